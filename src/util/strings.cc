@@ -1,0 +1,113 @@
+#include "util/strings.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cstdlib>
+
+namespace sat {
+
+std::vector<std::string> Split(std::string_view s, char sep) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    size_t pos = s.find(sep, start);
+    if (pos == std::string_view::npos) {
+      out.emplace_back(s.substr(start));
+      return out;
+    }
+    out.emplace_back(s.substr(start, pos - start));
+    start = pos + 1;
+  }
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+bool StartsWith(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+
+std::string ToLower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  return out;
+}
+
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t subst = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, subst});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+std::optional<std::string> ClosestMatch(std::string_view word, const std::vector<std::string>& candidates) {
+  std::optional<std::string> best;
+  size_t best_d = std::string::npos;
+  for (const auto& c : candidates) {
+    size_t d = EditDistance(ToLower(word), ToLower(c));
+    if (d < best_d) {
+      best_d = d;
+      best = c;
+    }
+  }
+  size_t allowed = std::max<size_t>(2, word.size() / 3);
+  if (!best || best_d > allowed) return std::nullopt;
+  return best;
+}
+
+std::optional<double> ParseDouble(std::string_view s) {
+  s = Trim(s);
+  if (s.empty()) return std::nullopt;
+  std::string tmp(s);
+  char* end = nullptr;
+  errno = 0;
+  double v = std::strtod(tmp.c_str(), &end);
+  if (errno != 0 || end != tmp.c_str() + tmp.size()) return std::nullopt;
+  return v;
+}
+
+std::optional<long long> ParseInt(std::string_view s) {
+  s = Trim(s);
+  long long v = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || ptr != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+std::optional<double> ParseDuration(std::string_view s) {
+  s = Trim(s);
+  if (s.empty()) return std::nullopt;
+  if (auto plain = ParseDouble(s)) return *plain >= 0 ? plain : std::nullopt;
+  double total = 0;
+  size_t i = 0;
+  while (i < s.size()) {
+    size_t j = i;
+    while (j < s.size() && (std::isdigit(static_cast<unsigned char>(s[j])) || s[j] == '.')) ++j;
+    if (j == i) return std::nullopt;
+    auto num = ParseDouble(s.substr(i, j - i));
+    if (!num) return std::nullopt;
+    size_t k = j;
+    while (k < s.size() && std::isalpha(static_cast<unsigned char>(s[k]))) ++k;
+    std::string_view unit = s.substr(j, k - j);
+    double mult;
+    if (unit == "ms") mult = 0.001;
+    else if (unit == "s") mult = 1;
+    else if (unit == "m" || unit == "min") mult = 60;
+    else if (unit == "h") mult = 3600;
+    else return std::nullopt;
+    total += *num * mult;
+    i = k;
+  }
+  return total;
+}
+
+}  // namespace sat

@@ -1,0 +1,463 @@
+// A stand-in for libnvidia-ml.so.1 on machines without an NVIDIA GPU. It exports the NVML C entry points
+// saturate uses, with nvml.h's ABI, and invents deterministic readings, so tests drive saturate's real loader
+// (src/telemetry/nvml.cc) through SATURATE_NVML_LIBRARY. It stands in for the hardware only.
+//
+// Built twice from this file:
+//   fake_nvml      a current driver: versioned (_v2/_v3) and unversioned names.
+//   fake_nvml_old  (-DFAKE_NVML_OLD) an old driver: no _v2/_v3 names, which take the original PCI and process
+//                  records, and no nvmlDeviceGetEnforcedPowerLimit or nvmlDeviceGetPcieThroughput.
+//
+// Behaviour, from the environment read when nvmlInit* first initialises (again after the last nvmlShutdown):
+//   FAKE_NVML_DEVICES=N              device count (default 2, at most 64)
+//   FAKE_NVML_NO_DRIVER=1            nvmlInit* fails with NVML_ERROR_DRIVER_NOT_LOADED
+//   FAKE_NVML_FAIL=sym1,sym2         those entry points answer NVML_ERROR_FUNCTION_NOT_FOUND (exported, but
+//                                    unknown to the kernel driver, as when the library is newer than it)
+//   FAKE_NVML_UNSUPPORTED=f1,f2      those fields answer NVML_ERROR_NOT_SUPPORTED; fields: name uuid pci util
+//                                    memory temperature power enforced_power_limit power_limit clocks
+//                                    pcie_link pcie_throughput pstate fan processes
+//   FAKE_NVML_UTIL=u0,u1,...         GPU utilisation % per device (the last repeats); default 40 + index
+//   FAKE_NVML_PROCS=pid:MiB,...      compute processes on device 0; MiB "na" is NVML_VALUE_NOT_AVAILABLE
+//   FAKE_NVML_GRAPHICS_PROCS=...     graphics processes on device 0, same form
+// A malformed variable makes nvmlInit* fail with NVML_ERROR_UNKNOWN; nvmlErrorString then says why.
+//
+// Readings of device i: "Fake NVIDIA H200", UUID GPU-fa4e0000-0000-4000-8000-<i as 12 hex digits>, PCI
+// 00000000:<0x18+i>:00.0, memory total 143771 MiB and used (i+1) GiB plus its processes' memory, memory
+// utilisation half the GPU's, 35+i C, 250+i W drawn, enforced limit 690 W, management limit 700 W, SM clock
+// 1980-i MHz, memory clock 2619 MHz, PCIe gen 5 x16, TX 1000+i KB/s, RX 2000+i KB/s, P<i mod 16>, fan 30+i %.
+// Single-threaded, like the tests that load it.
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+// ---- nvml.h's ABI, as far as saturate uses it ----
+
+typedef int nvmlReturn_t;
+typedef struct nvmlDevice_st* nvmlDevice_t;
+
+enum : nvmlReturn_t {
+  NVML_SUCCESS = 0,
+  NVML_ERROR_UNINITIALIZED = 1,
+  NVML_ERROR_INVALID_ARGUMENT = 2,
+  NVML_ERROR_NOT_SUPPORTED = 3,
+  NVML_ERROR_INSUFFICIENT_SIZE = 7,
+  NVML_ERROR_DRIVER_NOT_LOADED = 9,
+  NVML_ERROR_FUNCTION_NOT_FOUND = 13,
+  NVML_ERROR_UNKNOWN = 999,
+};
+enum { NVML_TEMPERATURE_GPU = 0 };
+enum { NVML_CLOCK_GRAPHICS = 0, NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2 };
+enum { NVML_PCIE_UTIL_TX_BYTES = 0, NVML_PCIE_UTIL_RX_BYTES = 1 };
+const unsigned long long NVML_VALUE_NOT_AVAILABLE = ~0ULL;
+
+typedef struct { unsigned long long total, free, used; } nvmlMemory_t;
+typedef struct { unsigned int gpu, memory; } nvmlUtilization_t;
+// Filled by nvmlDeviceGetPciInfo and _v2.
+typedef struct {
+  char busId[16];
+  unsigned int domain, bus, device, pciDeviceId, pciSubSystemId, reserved0, reserved1, reserved2, reserved3;
+} nvmlPciInfo_v1_t;
+// Filled by nvmlDeviceGetPciInfo_v3.
+typedef struct {
+  char busIdLegacy[16];
+  unsigned int domain, bus, device, pciDeviceId, pciSubSystemId;
+  char busId[32];
+} nvmlPciInfo_t;
+typedef struct { unsigned int pid; unsigned long long usedGpuMemory; } nvmlProcessInfo_v1_t;
+typedef struct {
+  unsigned int pid;
+  unsigned long long usedGpuMemory;
+  unsigned int gpuInstanceId, computeInstanceId;
+} nvmlProcessInfo_v2_t;
+
+struct nvmlDevice_st {
+  unsigned index;
+};
+
+namespace {
+
+constexpr unsigned kMaxDevices = 64;
+constexpr unsigned long long kMiB = 1ULL << 20;
+constexpr unsigned long long kMemoryTotalMiB = 143771;
+constexpr unsigned kPciDeviceId = 0x233510DE;  // H200 device id, NVIDIA vendor id
+
+struct FakeProcess {
+  unsigned pid;
+  unsigned long long used_bytes;
+};
+
+struct Config {
+  unsigned devices = 2;
+  bool no_driver = false;
+  std::set<std::string> failing, unsupported;
+  std::vector<unsigned> util;
+  std::vector<FakeProcess> compute, graphics;
+  std::string error;  // why the environment was rejected; empty when it was not
+};
+
+Config g_config;
+int g_init_count = 0;
+nvmlDevice_st g_devices[kMaxDevices];
+
+std::vector<std::string> EnvList(const char* name) {
+  std::vector<std::string> items;
+  const char* value = std::getenv(name);
+  std::stringstream in(value ? value : "");
+  for (std::string item; std::getline(in, item, ',');) {
+    if (!item.empty()) items.push_back(item);
+  }
+  return items;
+}
+
+bool ParseNumber(const std::string& text, unsigned long long& out) {
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) return false;
+  out = std::strtoull(text.c_str(), nullptr, 10);
+  return true;
+}
+
+std::vector<FakeProcess> ParseProcesses(const char* name, std::string& error) {
+  std::vector<FakeProcess> processes;
+  for (const std::string& item : EnvList(name)) {
+    size_t colon = item.find(':');
+    unsigned long long pid = 0, mib = 0;
+    std::string memory = colon == std::string::npos ? "" : item.substr(colon + 1);
+    if (!ParseNumber(item.substr(0, colon), pid) || (memory != "na" && !ParseNumber(memory, mib))) {
+      error = std::string("fake_nvml: ") + name + " entry '" + item + "' is not pid:MiB or pid:na";
+      continue;
+    }
+    processes.push_back({static_cast<unsigned>(pid), memory == "na" ? NVML_VALUE_NOT_AVAILABLE : mib * kMiB});
+  }
+  return processes;
+}
+
+Config ReadConfig() {
+  Config config;
+  const char* devices = std::getenv("FAKE_NVML_DEVICES");
+  unsigned long long count = 0;
+  if (devices != nullptr && (!ParseNumber(devices, count) || count > kMaxDevices)) {
+    config.error = "fake_nvml: FAKE_NVML_DEVICES must be a number from 0 to 64";
+  } else if (devices != nullptr) {
+    config.devices = static_cast<unsigned>(count);
+  }
+  const char* no_driver = std::getenv("FAKE_NVML_NO_DRIVER");
+  config.no_driver = no_driver != nullptr && std::strcmp(no_driver, "1") == 0;
+  for (const std::string& symbol : EnvList("FAKE_NVML_FAIL")) config.failing.insert(symbol);
+  for (const std::string& field : EnvList("FAKE_NVML_UNSUPPORTED")) config.unsupported.insert(field);
+  for (const std::string& item : EnvList("FAKE_NVML_UTIL")) {
+    unsigned long long pct = 0;
+    if (!ParseNumber(item, pct) || pct > 100) config.error = "fake_nvml: FAKE_NVML_UTIL entries must be 0..100";
+    config.util.push_back(static_cast<unsigned>(pct));
+  }
+  config.compute = ParseProcesses("FAKE_NVML_PROCS", config.error);
+  config.graphics = ParseProcesses("FAKE_NVML_GRAPHICS_PROCS", config.error);
+  return config;
+}
+
+nvmlReturn_t Init(const char* symbol) {
+  if (g_init_count == 0) g_config = ReadConfig();
+  if (g_config.failing.count(symbol)) return NVML_ERROR_FUNCTION_NOT_FOUND;
+  if (g_config.no_driver) return NVML_ERROR_DRIVER_NOT_LOADED;
+  if (!g_config.error.empty()) return NVML_ERROR_UNKNOWN;
+  for (unsigned i = 0; i < kMaxDevices; ++i) g_devices[i].index = i;
+  ++g_init_count;
+  return NVML_SUCCESS;
+}
+
+// The checks every entry point starts with (other than nvmlInit*): initialised, not made to fail.
+nvmlReturn_t Enter(const char* symbol) {
+  if (g_init_count == 0) return NVML_ERROR_UNINITIALIZED;
+  if (g_config.failing.count(symbol)) return NVML_ERROR_FUNCTION_NOT_FOUND;
+  return NVML_SUCCESS;
+}
+
+// Enter() for device queries: also a handle this library gave out, an output pointer, a supported field.
+nvmlReturn_t EnterDevice(const char* symbol, nvmlDevice_t device, const void* out, const char* field) {
+  if (nvmlReturn_t rc = Enter(symbol)) return rc;
+  std::less<const nvmlDevice_st*> before;  // a total order, even for pointers from elsewhere
+  if (before(device, g_devices) || !before(device, g_devices + g_config.devices) || out == nullptr) {
+    return NVML_ERROR_INVALID_ARGUMENT;
+  }
+  if (g_config.unsupported.count(field)) return NVML_ERROR_NOT_SUPPORTED;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t Count(const char* symbol, unsigned int* count) {
+  if (nvmlReturn_t rc = Enter(symbol)) return rc;
+  if (count == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  *count = g_config.devices;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t Handle(const char* symbol, unsigned int index, nvmlDevice_t* device) {
+  if (nvmlReturn_t rc = Enter(symbol)) return rc;
+  if (index >= g_config.devices || device == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  *device = &g_devices[index];
+  return NVML_SUCCESS;
+}
+
+// A device query whose answer is one number, `value(device index)`; nullopt stands for an enum argument
+// this fake does not know.
+template <class T, class Value>
+nvmlReturn_t Answer(const char* symbol, nvmlDevice_t device, const char* field, T* out, Value value) {
+  if (nvmlReturn_t rc = EnterDevice(symbol, device, out, field)) return rc;
+  std::optional<unsigned> answer = value(device->index);
+  if (!answer) return NVML_ERROR_INVALID_ARGUMENT;
+  *out = static_cast<T>(*answer);
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t CopyString(const std::string& value, char* out, unsigned int length) {
+  if (value.size() + 1 > length) return NVML_ERROR_INSUFFICIENT_SIZE;
+  std::memcpy(out, value.c_str(), value.size() + 1);
+  return NVML_SUCCESS;
+}
+
+unsigned Util(unsigned index) {
+  if (g_config.util.empty()) return 40 + index;
+  return g_config.util[index < g_config.util.size() ? index : g_config.util.size() - 1];
+}
+
+const std::vector<FakeProcess>& Processes(unsigned index, const std::vector<FakeProcess>& on_device0) {
+  static const std::vector<FakeProcess> none;
+  return index == 0 ? on_device0 : none;
+}
+
+unsigned long long UsedBytes(unsigned index) {
+  unsigned long long used = (index + 1) * 1024 * kMiB;
+  for (const auto* list : {&g_config.compute, &g_config.graphics}) {
+    for (const FakeProcess& p : Processes(index, *list)) {
+      if (p.used_bytes != NVML_VALUE_NOT_AVAILABLE) used += p.used_bytes;
+    }
+  }
+  return used;
+}
+
+template <class Record>
+nvmlReturn_t FillPci(const char* symbol, nvmlDevice_t device, Record* pci, char* legacy_bus_id) {
+  if (nvmlReturn_t rc = EnterDevice(symbol, device, pci, "pci")) return rc;
+  *pci = Record{};
+  pci->domain = 0;
+  pci->bus = 0x18 + device->index;
+  pci->device = 0;
+  pci->pciDeviceId = kPciDeviceId;
+  std::snprintf(legacy_bus_id, 16, "%04X:%02X:%02X.0", pci->domain, pci->bus, pci->device);
+  return NVML_SUCCESS;
+}
+
+// NVML's MIG fields outside MIG mode; the v1 record has none.
+void SetNoMig(nvmlProcessInfo_v1_t&) {}
+[[maybe_unused]] void SetNoMig(nvmlProcessInfo_v2_t& record) { record.gpuInstanceId = record.computeInstanceId = ~0u; }
+
+template <class Record>
+nvmlReturn_t ListProcesses(const char* symbol, nvmlDevice_t device, unsigned int* count, Record* infos,
+                           const std::vector<FakeProcess>& on_device0) {
+  if (nvmlReturn_t rc = EnterDevice(symbol, device, count, "processes")) return rc;
+  const std::vector<FakeProcess>& list = Processes(device->index, on_device0);
+  if (*count < list.size()) {
+    *count = static_cast<unsigned int>(list.size());
+    return NVML_ERROR_INSUFFICIENT_SIZE;
+  }
+  if (infos == nullptr && !list.empty()) return NVML_ERROR_INVALID_ARGUMENT;
+  for (size_t i = 0; i < list.size(); ++i) {
+    Record record{};
+    record.pid = list[i].pid;
+    record.usedGpuMemory = list[i].used_bytes;
+    SetNoMig(record);
+    infos[i] = record;
+  }
+  *count = static_cast<unsigned int>(list.size());
+  return NVML_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+// ---- Library ----
+
+const char* nvmlErrorString(nvmlReturn_t result) {
+  switch (result) {
+    case NVML_SUCCESS: return "Success";
+    case NVML_ERROR_UNINITIALIZED: return "Uninitialized";
+    case NVML_ERROR_INVALID_ARGUMENT: return "Invalid Argument";
+    case NVML_ERROR_NOT_SUPPORTED: return "Not Supported";
+    case NVML_ERROR_INSUFFICIENT_SIZE: return "Insufficient Size";
+    case NVML_ERROR_DRIVER_NOT_LOADED: return "Driver Not Loaded";
+    case NVML_ERROR_FUNCTION_NOT_FOUND: return "Function Not Found";
+    case NVML_ERROR_UNKNOWN: return g_config.error.empty() ? "Unknown Error" : g_config.error.c_str();
+    default: return "Unknown Error";
+  }
+}
+
+nvmlReturn_t nvmlInit(void) { return Init(__func__); }
+
+nvmlReturn_t nvmlShutdown(void) {
+  if (nvmlReturn_t rc = Enter(__func__)) return rc;
+  --g_init_count;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlSystemGetDriverVersion(char* version, unsigned int length) {
+  if (nvmlReturn_t rc = Enter(__func__)) return rc;
+  return CopyString("550.54.15", version, length);
+}
+
+nvmlReturn_t nvmlSystemGetNVMLVersion(char* version, unsigned int length) {
+  if (nvmlReturn_t rc = Enter(__func__)) return rc;
+  return CopyString("12.550.54.15", version, length);
+}
+
+nvmlReturn_t nvmlDeviceGetCount(unsigned int* count) { return Count(__func__, count); }
+
+nvmlReturn_t nvmlDeviceGetHandleByIndex(unsigned int index, nvmlDevice_t* device) {
+  return Handle(__func__, index, device);
+}
+
+// ---- Identity ----
+
+nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char* name, unsigned int length) {
+  if (nvmlReturn_t rc = EnterDevice(__func__, device, name, "name")) return rc;
+  return CopyString("Fake NVIDIA H200", name, length);
+}
+
+nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char* uuid, unsigned int length) {
+  if (nvmlReturn_t rc = EnterDevice(__func__, device, uuid, "uuid")) return rc;
+  char text[64];
+  std::snprintf(text, sizeof text, "GPU-fa4e0000-0000-4000-8000-%012x", device->index);
+  return CopyString(text, uuid, length);
+}
+
+nvmlReturn_t nvmlDeviceGetPciInfo(nvmlDevice_t device, nvmlPciInfo_v1_t* pci) {
+  return FillPci(__func__, device, pci, pci ? pci->busId : nullptr);
+}
+
+// ---- Readings ----
+
+nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t* utilization) {
+  if (nvmlReturn_t rc = EnterDevice(__func__, device, utilization, "util")) return rc;
+  utilization->gpu = Util(device->index);
+  utilization->memory = Util(device->index) / 2;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t* memory) {
+  if (nvmlReturn_t rc = EnterDevice(__func__, device, memory, "memory")) return rc;
+  memory->total = kMemoryTotalMiB * kMiB;
+  memory->used = UsedBytes(device->index);
+  memory->free = memory->total - memory->used;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, int sensor, unsigned int* celsius) {
+  return Answer(__func__, device, "temperature", celsius, [sensor](unsigned i) -> std::optional<unsigned> {
+    if (sensor != NVML_TEMPERATURE_GPU) return std::nullopt;
+    return 35 + i;
+  });
+}
+
+nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int* milliwatts) {
+  return Answer(__func__, device, "power", milliwatts, [](unsigned i) { return 250000 + 1000 * i; });
+}
+
+nvmlReturn_t nvmlDeviceGetPowerManagementLimit(nvmlDevice_t device, unsigned int* milliwatts) {
+  return Answer(__func__, device, "power_limit", milliwatts, [](unsigned) { return 700000u; });
+}
+
+nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, int type, unsigned int* mhz) {
+  return Answer(__func__, device, "clocks", mhz, [type](unsigned i) -> std::optional<unsigned> {
+    if (type == NVML_CLOCK_SM || type == NVML_CLOCK_GRAPHICS) return 1980 - i;
+    if (type == NVML_CLOCK_MEM) return 2619;
+    return std::nullopt;
+  });
+}
+
+nvmlReturn_t nvmlDeviceGetCurrPcieLinkGeneration(nvmlDevice_t device, unsigned int* generation) {
+  return Answer(__func__, device, "pcie_link", generation, [](unsigned) { return 5u; });
+}
+
+nvmlReturn_t nvmlDeviceGetCurrPcieLinkWidth(nvmlDevice_t device, unsigned int* lanes) {
+  return Answer(__func__, device, "pcie_link", lanes, [](unsigned) { return 16u; });
+}
+
+nvmlReturn_t nvmlDeviceGetPerformanceState(nvmlDevice_t device, int* pstate) {
+  return Answer(__func__, device, "pstate", pstate, [](unsigned i) { return i % 16; });
+}
+
+nvmlReturn_t nvmlDeviceGetFanSpeed(nvmlDevice_t device, unsigned int* percent) {
+  return Answer(__func__, device, "fan", percent, [](unsigned i) { return 30 + i; });
+}
+
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device, unsigned int* count,
+                                                  nvmlProcessInfo_v1_t* infos) {
+  return ListProcesses(__func__, device, count, infos, g_config.compute);
+}
+
+nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses(nvmlDevice_t device, unsigned int* count,
+                                                   nvmlProcessInfo_v1_t* infos) {
+  return ListProcesses(__func__, device, count, infos, g_config.graphics);
+}
+
+// ---- Entry points a current driver adds ----
+#ifndef FAKE_NVML_OLD
+
+nvmlReturn_t nvmlInit_v2(void) { return Init(__func__); }
+
+nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int* count) { return Count(__func__, count); }
+
+nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t* device) {
+  return Handle(__func__, index, device);
+}
+
+nvmlReturn_t nvmlDeviceGetPciInfo_v2(nvmlDevice_t device, nvmlPciInfo_v1_t* pci) {
+  return FillPci(__func__, device, pci, pci ? pci->busId : nullptr);
+}
+
+nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t* pci) {
+  nvmlReturn_t rc = FillPci(__func__, device, pci, pci ? pci->busIdLegacy : nullptr);
+  if (rc == NVML_SUCCESS) {
+    std::snprintf(pci->busId, sizeof pci->busId, "%08X:%02X:%02X.0", pci->domain, pci->bus, pci->device);
+  }
+  return rc;
+}
+
+nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t device, unsigned int* milliwatts) {
+  return Answer(__func__, device, "enforced_power_limit", milliwatts, [](unsigned) { return 690000u; });
+}
+
+nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t device, int counter, unsigned int* kb_per_s) {
+  return Answer(__func__, device, "pcie_throughput", kb_per_s, [counter](unsigned i) -> std::optional<unsigned> {
+    if (counter == NVML_PCIE_UTIL_TX_BYTES) return 1000 + i;
+    if (counter == NVML_PCIE_UTIL_RX_BYTES) return 2000 + i;
+    return std::nullopt;
+  });
+}
+
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t device, unsigned int* count,
+                                                     nvmlProcessInfo_v2_t* infos) {
+  return ListProcesses(__func__, device, count, infos, g_config.compute);
+}
+
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int* count,
+                                                     nvmlProcessInfo_v2_t* infos) {
+  return ListProcesses(__func__, device, count, infos, g_config.compute);
+}
+
+nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v2(nvmlDevice_t device, unsigned int* count,
+                                                      nvmlProcessInfo_v2_t* infos) {
+  return ListProcesses(__func__, device, count, infos, g_config.graphics);
+}
+
+nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t device, unsigned int* count,
+                                                      nvmlProcessInfo_v2_t* infos) {
+  return ListProcesses(__func__, device, count, infos, g_config.graphics);
+}
+
+#endif  // FAKE_NVML_OLD
+
+}  // extern "C"

@@ -2,11 +2,122 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "cli/command.h"
+#include "util/strings.h"
+
 namespace sat::cli {
 
+const std::vector<Command>& Commands() {
+  static const std::vector<Command> table = {
+      {"monitor", "sample GPUs (nvidia-smi compatible), CPU, RAM, disk and network, per process tree",
+       "saturate monitor --query-gpu=timestamp,utilization.gpu,memory.used --format=csv -l 1\n"
+       "  saturate monitor --query-host=cpu.util,mem.used,disk.read -c 10 -- python3 train.py",
+       &SetupMonitor},
+  };
+  return table;
+}
+
+namespace {
+
+std::vector<std::string> CommandNames() {
+  std::vector<std::string> names = {"help"};
+  for (const auto& c : Commands()) names.emplace_back(c.name);
+  return names;
+}
+
+void PrintOverview() {
+  fmt::print(
+      "saturate {} — get the most training throughput out of your GPUs\n\n"
+      "usage: saturate <command> [options] [-- CMD ARGS...]\n\ncommands:\n",
+      SATURATE_VERSION);
+  for (const auto& c : Commands()) fmt::print("  {:<10} {}\n", c.name, c.summary);
+  fmt::print("  {:<10} {}\n", "help", "list commands, or show one command's options: saturate help monitor");
+  fmt::print("\nEvery command takes --help (with an example) and --json.\n");
+}
+
+int Fail(const Error& e) {
+  fmt::print(stderr, "saturate: error: {}\n", e.message);
+  return e.exit_code;
+}
+
+// Builds the CLI11 app for one command; `action` receives what runs after parsing.
+std::unique_ptr<CLI::App> MakeApp(const Command& c, Action* action) {
+  auto app = std::make_unique<CLI::App>(std::string(c.summary), "saturate " + std::string(c.name));
+  app->footer(fmt::format("example:\n  {}", c.example));
+  app->set_version_flag("--version", SATURATE_VERSION);
+  *action = c.setup(*app);
+  return app;
+}
+
+}  // namespace
+
 int Main(int argc, char** argv) {
-  fmt::print("saturate {}\n", SATURATE_VERSION);
-  return 0;
+  if (argc < 2) {
+    PrintOverview();
+    return kExitUsage;
+  }
+  std::string first = argv[1];
+  if (first == "--version" || first == "-V") {
+    fmt::print("saturate {}\n", SATURATE_VERSION);
+    return kExitOk;
+  }
+  if (first == "--help" || first == "-h") {
+    PrintOverview();
+    return kExitOk;
+  }
+  if (first == "help") {
+    if (argc < 3) {
+      PrintOverview();
+      return kExitOk;
+    }
+    first = argv[2];
+    for (const auto& c : Commands()) {
+      if (c.name == first) {
+        Action action;
+        auto app = MakeApp(c, &action);
+        fmt::print("{}", app->help());
+        return kExitOk;
+      }
+    }
+  }
+  for (const auto& c : Commands()) {
+    if (c.name != first) continue;
+    Action action;
+    auto app = MakeApp(c, &action);
+    try {
+      // argv[1] is the command name, which CLI11 would take as a positional argument.
+      // nvidia-smi spells -lms with one dash; CLI11 takes multi-letter options with two.
+      std::vector<std::string> args;
+      bool after_dashes = false;
+      for (int i = 2; i < argc; ++i) {
+        std::string a = argv[i];
+        if (a == "--") after_dashes = true;
+        if (!after_dashes && a == "-lms") a = "--loop-ms";
+        if (!after_dashes && StartsWith(a, "-lms=")) a = "--loop-ms=" + a.substr(5);
+        args.push_back(std::move(a));
+      }
+      std::reverse(args.begin(), args.end());
+      app->parse(args);
+    } catch (const CLI::CallForHelp&) {
+      fmt::print("{}", app->help());
+      return kExitOk;
+    } catch (const CLI::CallForVersion&) {
+      fmt::print("saturate {}\n", SATURATE_VERSION);
+      return kExitOk;
+    } catch (const CLI::ParseError& e) {
+      return Fail(UsageError(fmt::format("{}: {}\n  (see 'saturate {} --help')", c.name, e.what(), c.name)));
+    }
+    Status st = action();
+    return st.ok() ? kExitOk : Fail(st.error());
+  }
+  std::string msg = fmt::format("unknown command '{}'", first);
+  if (auto guess = ClosestMatch(first, CommandNames())) msg += fmt::format("; did you mean '{}'?", *guess);
+  msg += " (see 'saturate help')";
+  return Fail(UsageError(msg));
 }
 
 }  // namespace sat::cli

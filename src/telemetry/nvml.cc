@@ -465,7 +465,7 @@ Result<std::unique_ptr<GpuBackend>> OpenNvml(const std::string& path) {
   LibraryHandle library(dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL));
   if (!library) {
     const char* why = dlerror();
-    return Error{fmt::format("no NVIDIA driver found ({}: {})", path, why ? why : "cannot be loaded")};
+    return Error{fmt::format("no NVIDIA driver found ({})", why ? std::string(why) : path + ": cannot be loaded")};
   }
   auto backend = std::make_unique<NvmlBackend>(path, std::move(library));
   if (Status status = backend->Start(); !status.ok()) return status.error();

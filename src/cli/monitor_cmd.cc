@@ -1,0 +1,252 @@
+// `saturate monitor`: nvidia-smi's query interface plus the host and a watched process tree.
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+
+#include <chrono>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <thread>
+
+#include "cli/command.h"
+#include "cli/gpu_setup.h"
+#include "monitor/csv_writer.h"
+#include "monitor/fields.h"
+#include "monitor/format.h"
+#include "monitor/human_view.h"
+#include "monitor/json_writer.h"
+#include "monitor/query.h"
+#include "run/interrupt.h"
+#include "run/runner.h"
+#include "telemetry/sampler.h"
+#include "util/strings.h"
+
+namespace sat::cli {
+namespace {
+
+struct MonitorOptions {
+  std::string query_gpu, query_host, format, filename, ids, proc_root = "/proc", sys_root = "/sys";
+  double loop_s = 0;
+  long loop_ms = 0;
+  long count = 0;
+  long pid = 0;
+  bool json = false;
+  bool list_fields = false;
+  std::vector<std::string> command;
+};
+
+void ListFields(std::ostream& out) {
+  for (const auto& f : monitor::AllFields()) {
+    std::string names(f.name());
+    for (size_t i = 1; i < f.names.size(); ++i) names += fmt::format(" (alias {})", f.names[i]);
+    std::string_view scope = f.scope == monitor::Scope::kGpu    ? "--query-gpu"
+                             : f.scope == monitor::Scope::kHost ? "--query-host"
+                                                                : "--query-host, with --pid or -- CMD";
+    out << fmt::format("{:<28} {:<8} {:<36} {}\n", names, f.unit.empty() ? "" : fmt::format("[{}]", f.unit), scope,
+                       f.help);
+  }
+}
+
+// Something that formats samples: CSV, JSON lines, or the human view.
+class Presenter {
+ public:
+  virtual ~Presenter() = default;
+  virtual void Begin(std::ostream& out) {}
+  virtual void Write(std::ostream& out, const telemetry::Sample& s) = 0;
+};
+
+class CsvPresenter : public Presenter {
+ public:
+  CsvPresenter(monitor::Query q, monitor::Format f) : writer_(std::move(q), f) {}
+  void Begin(std::ostream& out) override { writer_.WriteHeader(out); }
+  void Write(std::ostream& out, const telemetry::Sample& s) override { writer_.WriteSample(out, s); }
+
+ private:
+  monitor::CsvWriter writer_;
+};
+
+class JsonPresenter : public Presenter {
+ public:
+  explicit JsonPresenter(monitor::Query q) : writer_(std::move(q)) {}
+  void Write(std::ostream& out, const telemetry::Sample& s) override { writer_.WriteSample(out, s); }
+
+ private:
+  monitor::JsonWriter writer_;
+};
+
+class HumanPresenter : public Presenter {
+ public:
+  HumanPresenter(monitor::HumanOptions o, bool redraw) : view_(std::move(o)), redraw_(redraw) {}
+  void Write(std::ostream& out, const telemetry::Sample& s) override {
+    auto lines = view_.Lines(s);
+    if (redraw_) out << monitor::RedrawPrefix(previous_);
+    for (const auto& l : lines) out << l << '\n';
+    if (!redraw_) out << '\n';
+    previous_ = lines.size();
+  }
+
+ private:
+  monitor::HumanView view_;
+  bool redraw_;
+  size_t previous_ = 0;
+};
+
+size_t TerminalWidth() {
+  if (const char* c = getenv("COLUMNS")) {
+    if (auto v = ParseInt(c); v && *v > 0) return static_cast<size_t>(*v);
+  }
+  return 120;
+}
+
+Status RunMonitor(const MonitorOptions& o) {
+  if (o.list_fields) {
+    ListFields(std::cout);
+    return Status::Ok();
+  }
+  // The interval: -lms wins over -l; without either, a query prints one sample (as nvidia-smi does) and the
+  // other views refresh every second.
+  if (o.loop_ms < 0 || o.loop_s < 0) return UsageError("the loop interval must be positive");
+  double interval_s = o.loop_ms > 0 ? o.loop_ms / 1000.0 : o.loop_s;
+  if (interval_s > 0 && interval_s < telemetry::Sampler::kMinIntervalS)
+    return UsageError(fmt::format("loop interval {} ms is below the minimum of 10 ms", interval_s * 1000));
+  if (o.count < 0) return UsageError(fmt::format("-c/--count must be at least 1, not {}", o.count));
+  bool watching = !o.command.empty() || o.pid > 0;
+  if (!o.command.empty() && o.pid > 0) return UsageError("give either --pid or a command after --, not both");
+  if (o.pid < 0) return UsageError(fmt::format("--pid {} is not a process id", o.pid));
+  if (o.pid > 0 && kill(static_cast<pid_t>(o.pid), 0) != 0 && errno == ESRCH)
+    return UsageError(fmt::format("--pid {}: no such process", o.pid));
+
+  monitor::Format format;
+  if (!o.format.empty()) {
+    auto f = monitor::ParseFormat(o.format);
+    if (!f) return f.error();
+    format = *f;
+  }
+  if (o.json) format.kind = monitor::OutputKind::kJson;
+  auto query = monitor::ParseQuery(o.query_gpu, o.query_host, watching);
+  if (!query) return query.error();
+  if (format.kind == monitor::OutputKind::kCsv && query->empty())
+    return UsageError("--format=csv needs --query-gpu and/or --query-host (see --list-fields)");
+  if (format.kind == monitor::OutputKind::kHuman && !query->empty()) format.kind = monitor::OutputKind::kCsv;
+  bool once = interval_s == 0 && !watching && !query->empty() && o.count == 0;
+  if (interval_s == 0) interval_s = 1.0;
+  long count = once ? 1 : o.count;
+
+  auto gpu = OpenGpus(o.ids);
+  if (!gpu) return gpu.error();
+  // Said once, on stderr so CSV and JSON stay clean; the human view shows it in its own note line.
+  if (!gpu->backend && format.kind != monitor::OutputKind::kHuman)
+    fmt::print(stderr, "saturate: {}; GPU fields read N/A\n", gpu->note);
+
+  // Output: a file (-f) or stdout.
+  std::ofstream file;
+  if (!o.filename.empty()) {
+    file.open(o.filename, std::ios::out | std::ios::trunc);
+    if (!file) return Error{fmt::format("cannot write -f {}: {}", o.filename, strerror(errno))};
+  }
+  std::ostream& out = o.filename.empty() ? std::cout : file;
+
+  std::unique_ptr<Presenter> presenter;
+  switch (format.kind) {
+    case monitor::OutputKind::kCsv: presenter = std::make_unique<CsvPresenter>(*query, format); break;
+    case monitor::OutputKind::kJson: presenter = std::make_unique<JsonPresenter>(*query); break;
+    case monitor::OutputKind::kHuman: {
+      monitor::HumanOptions h;
+      h.gpu_backend = gpu->backend != nullptr;
+      h.no_backend_reason = gpu->note;
+      bool tty = o.filename.empty() && isatty(STDOUT_FILENO);
+      h.width = tty ? TerminalWidth() : 0;
+      presenter = std::make_unique<HumanPresenter>(h, tty && o.command.empty());
+      break;
+    }
+  }
+
+  telemetry::SamplerOptions so;
+  so.interval_s = interval_s;
+  so.capacity = 16;
+  so.roots = {o.proc_root, o.sys_root};
+  so.gpu = gpu->backend.get();
+  so.gpu_indices = gpu->indices;
+  auto sampler = telemetry::Sampler::Create(so);
+  if (!sampler) return sampler.error();
+
+  run::InstallInterruptHandlers();
+  std::unique_ptr<run::Run> child;
+  if (!o.command.empty()) {
+    run::RunSpec spec;
+    spec.argv = o.command;
+    spec.echo = true;
+    auto r = run::Run::Start(spec);
+    if (!r) return r.error();
+    child = std::move(*r);
+    if (auto done = child->Poll(); done && done->exit_class == run::ExitClass::kStartFailed)
+      return Error{done->detail};
+    (*sampler)->Watch(child->pid());
+  } else if (o.pid > 0) {
+    (*sampler)->Watch(static_cast<pid_t>(o.pid));
+  }
+
+  // A priming sample gives the first printed sample its rates (CPU, disk, network need two readings).
+  (*sampler)->SampleOnce();
+  using Clock = std::chrono::steady_clock;
+  auto prime_wait = std::chrono::duration<double>(std::min(interval_s, 0.2));
+  std::this_thread::sleep_for(prime_wait);
+
+  presenter->Begin(out);
+  auto start = Clock::now();
+  for (long k = 0;; ++k) {
+    telemetry::Sample s = (*sampler)->SampleOnce();
+    presenter->Write(out, s);
+    out.flush();
+    if (count > 0 && k + 1 >= count) break;
+    if (o.pid > 0 && s.tree && !s.tree->alive) break;
+    if (child && child->Poll()) break;
+    // Sleep to the next slot of a fixed schedule, waking early for an interrupt or the child's end.
+    auto next = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>((k + 1) * interval_s));
+    while (Clock::now() < next && !run::Interrupted() && !(child && child->Poll()))
+      std::this_thread::sleep_for(std::min<Clock::duration>(next - Clock::now(), std::chrono::milliseconds(20)));
+    if (run::Interrupted()) break;
+    if (child && child->Poll()) {
+      // One last sample shows the tree as it ended.
+      presenter->Write(out, (*sampler)->SampleOnce());
+      break;
+    }
+  }
+  if (child) {
+    child->RequestStop();
+    run::RunOutcome outcome = child->Wait();
+    if (run::Interrupted()) return Error{"interrupted", kExitInterrupted};
+    if (outcome.exit_class != run::ExitClass::kFinished && outcome.exit_class != run::ExitClass::kStopped)
+      fmt::print(stderr, "saturate: the command {}: {}\n", run::ExitClassName(outcome.exit_class), outcome.detail);
+  }
+  if (run::Interrupted()) return Error{"interrupted", kExitInterrupted};
+  return Status::Ok();
+}
+
+}  // namespace
+
+// nvidia-smi spells some options with one dash and several letters (-lms); CLI11 wants them long.
+Action SetupMonitor(CLI::App& app) {
+  auto o = std::make_shared<MonitorOptions>();
+  app.add_option("--query-gpu", o->query_gpu, "GPU fields, comma-separated, nvidia-smi names (see --list-fields)");
+  app.add_option("--query-host", o->query_host, "host fields (cpu.util, mem.used, disk.read, net.rx, ...) and proc.* fields");
+  app.add_option("--format", o->format, "csv[,noheader][,nounits] or json");
+  app.add_flag("--json", o->json, "JSON lines, numbers as numbers, null for N/A (same as --format=json)");
+  app.add_option("-l,--loop", o->loop_s, "sample every SEC seconds");
+  app.add_option("--lms,--loop-ms", o->loop_ms, "sample every MS milliseconds (at least 10); also spelled -lms");
+  app.add_option("-c,--count", o->count, "stop after COUNT samples");
+  app.add_option("-i,--id", o->ids, "GPU indexes to show, comma-separated (default: all)");
+  app.add_option("-f,--filename", o->filename, "write samples to FILE instead of stdout");
+  app.add_option("--pid", o->pid, "watch the process tree rooted at PID (adds proc.* fields)");
+  app.add_flag("--list-fields", o->list_fields, "list every field with its unit and exit");
+  app.add_option("--proc-root", o->proc_root, "where /proc is (for tests)")->group("");
+  app.add_option("--sys-root", o->sys_root, "where /sys is (for tests)")->group("");
+  app.add_option("command", o->command, "a command to start and watch until it exits (after --)");
+  return [o] { return RunMonitor(*o); };
+}
+
+}  // namespace sat::cli

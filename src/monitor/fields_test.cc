@@ -1,0 +1,91 @@
+#include "monitor/fields.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "monitor/test_samples.h"
+
+namespace sat::monitor {
+namespace {
+
+TEST(CellText, NumbersCarryTheUnitAfterASpace) {
+  EXPECT_EQ(CellText(Number{82, 0}, "%", true), "82 %");
+  EXPECT_EQ(CellText(Number{85.12, 2}, "W", true), "85.12 W");
+  EXPECT_EQ(CellText(Number{700, 2}, "W", true), "700.00 W");
+  EXPECT_EQ(CellText(Number{1.5, 2}, "MiB/s", true), "1.50 MiB/s");
+  EXPECT_EQ(CellText(Number{37, 0}, "", true), "37");
+}
+
+TEST(CellText, NoUnitsDropsTheUnitOnly) {
+  EXPECT_EQ(CellText(Number{82, 0}, "%", false), "82");
+  EXPECT_EQ(CellText(Number{700, 2}, "W", false), "700.00");
+}
+
+TEST(CellText, MissingIsBracketedNaWithOrWithoutUnits) {
+  EXPECT_EQ(CellText(Cell{}, "%", true), "[N/A]");
+  EXPECT_EQ(CellText(Cell{}, "%", false), "[N/A]");
+  EXPECT_EQ(CellText(std::string("P0"), "", true), "P0");
+}
+
+TEST(NvidiaTimestamp, LocalTimeWithMilliseconds) {
+  testing::UseUtc();
+  EXPECT_EQ(NvidiaTimestamp(testing::kCaptureTime), "2026/09/01 20:41:56.941");
+  EXPECT_EQ(NvidiaTimestamp(1714557600.0), "2024/05/01 10:00:00.000");
+  // 999.6 ms rounds into the next second rather than printing ".1000".
+  EXPECT_EQ(NvidiaTimestamp(1714557600.9996), "2024/05/01 10:00:01.000");
+}
+
+TEST(Fields, AliasesFindTheSameField) {
+  EXPECT_EQ(FindField("gpu_name"), FindField("name"));
+  EXPECT_EQ(FindField("gpu_uuid"), FindField("uuid"));
+  EXPECT_EQ(FindField("gpu_bus_id"), FindField("pci.bus_id"));
+  EXPECT_EQ(FindField("clocks.sm"), FindField("clocks.current.sm"));
+  EXPECT_EQ(FindField("clocks.mem"), FindField("clocks.current.memory"));
+  EXPECT_EQ(FindField("clocks.sm")->name(), "clocks.current.sm");
+  EXPECT_EQ(FindField("utilisation.gpu"), nullptr);
+}
+
+TEST(Fields, EveryNameIsUniqueAndEveryFieldHasTheReaderOfItsScope) {
+  std::set<std::string_view> seen;
+  for (const Field& f : AllFields()) {
+    for (std::string_view n : f.names) EXPECT_TRUE(seen.insert(n).second) << "duplicate name " << n;
+    EXPECT_EQ(f.sample != nullptr, f.scope == Scope::kSample) << f.name();
+    EXPECT_EQ(f.gpu != nullptr, f.scope == Scope::kGpu) << f.name();
+    EXPECT_EQ(f.host != nullptr, f.scope == Scope::kHost) << f.name();
+    EXPECT_EQ(f.tree != nullptr, f.scope == Scope::kProc) << f.name();
+  }
+}
+
+TEST(Fields, ReadGivesNaNeverZero) {
+  telemetry::Sample s = testing::IdleSample();
+  const telemetry::GpuSample& gpu = s.gpus[0];
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(FindField("fan.speed")->Read(s, &gpu)));
+  // A reading of 0 is a value, not N/A.
+  EXPECT_TRUE(std::holds_alternative<Number>(FindField("memory.used")->Read(s, &gpu)));
+  // A GPU field on a row without a GPU, a tree field without a tree.
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(FindField("utilization.gpu")->Read(s, nullptr)));
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(FindField("proc.cpu")->Read(s, nullptr)));
+  // Empty strings mean unknown.
+  telemetry::GpuSample nameless = gpu;
+  nameless.name.clear();
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(FindField("name")->Read(s, &nameless)));
+}
+
+TEST(Fields, MemoryIsWholeMiBRoundedDown) {
+  telemetry::Sample s = testing::TwoGpuSample();
+  Cell used = FindField("memory.used")->Read(s, &s.gpus[1]);
+  EXPECT_EQ(CellText(used, "MiB", true), "5959 MiB");
+}
+
+TEST(Fields, ListingShowsNamesUnitsAndGroups) {
+  std::string listing = FieldListing();
+  EXPECT_NE(listing.find("GPU fields (--query-gpu)"), std::string::npos);
+  EXPECT_NE(listing.find("\"clocks.current.sm\" or \"clocks.sm\" [MHz]"), std::string::npos);
+  EXPECT_NE(listing.find("\"temperature.gpu\"\n"), std::string::npos);
+  EXPECT_NE(listing.find("\"cpu.util\" [%]"), std::string::npos);
+  EXPECT_NE(listing.find("\"proc.gpu.memory\" [MiB]"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sat::monitor

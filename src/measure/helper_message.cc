@@ -1,0 +1,182 @@
+#include "measure/helper_message.h"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <utility>
+
+namespace sat::measure {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr int kProtocolVersion = 1;
+constexpr std::array<MessageType, 5> kTypes = {MessageType::kHello, MessageType::kKnob, MessageType::kProgress,
+                                               MessageType::kDone, MessageType::kMetrics};
+
+// Typed reads of one JSON object's fields; the first problem is kept and later reads are harmless.
+class FieldReader {
+ public:
+  explicit FieldReader(const json& object, std::string where = "") : object_(object), where_(std::move(where)) {}
+
+  const std::string& error() const { return error_; }
+
+  // The field, or null when it is absent or JSON null (an error when `required`).
+  const json* Find(const char* key, bool required) {
+    auto it = object_.find(key);
+    if (it != object_.end() && !it->is_null()) return &*it;
+    if (required) Fail(fmt::format("missing field '{}{}'", where_, key));
+    return nullptr;
+  }
+
+  void String(const char* key, std::string& out, bool required) {
+    if (const json* v = Find(key, required)) {
+      if (v->is_string()) {
+        out = v->get<std::string>();
+      } else {
+        Fail(fmt::format("field '{}{}' is not a string", where_, key));
+      }
+    }
+  }
+
+  // A number that must not be negative: counters, times, byte counts.
+  template <class T>
+  void Count(const char* key, T& out, bool required) {
+    if (const json* v = Find(key, required)) {
+      if (!v->is_number()) {
+        Fail(fmt::format("field '{}{}' is not a number", where_, key));
+      } else if (v->get<double>() < 0) {
+        Fail(fmt::format("field '{}{}' is negative", where_, key));
+      } else {
+        out = v->get<T>();
+      }
+    }
+  }
+
+  template <class T>
+  void Count(const char* key, std::optional<T>& out) {
+    T value{};
+    if (Find(key, false) == nullptr) return;
+    Count(key, value, false);
+    if (error_.empty()) out = value;
+  }
+
+  // An object of name -> number; null values are left out, other types are an error.
+  void NumberMap(const char* key, std::map<std::string, double>& out) {
+    const json* v = Find(key, false);
+    if (v == nullptr) return;
+    if (!v->is_object()) return Fail(fmt::format("field '{}{}' is not an object", where_, key));
+    for (const auto& [name, value] : v->items()) {
+      if (value.is_number()) {
+        out[name] = value.get<double>();
+      } else if (!value.is_null()) {
+        return Fail(fmt::format("field '{}{}.{}' is not a number", where_, key, name));
+      }
+    }
+  }
+
+  void Fail(std::string message) {
+    if (error_.empty()) error_ = std::move(message);
+  }
+
+ private:
+  const json& object_;
+  std::string where_;
+  std::string error_;
+};
+
+std::optional<MessageType> TypeFromName(std::string_view name) {
+  for (MessageType type : kTypes) {
+    if (MessageTypeName(type) == name) return type;
+  }
+  return std::nullopt;
+}
+
+void ReadProgress(FieldReader& in, HelperMessage& m) {
+  in.Count("steps", m.steps, true);
+  in.Count("samples", m.samples, true);
+  in.Count("wait_s", m.wait_s, false);
+  in.Count("step_s", m.step_s, false);
+  in.NumberMap("phases", m.phases);
+  in.NumberMap("metrics", m.metrics);
+  if (const json* mem = in.Find("mem", false)) {
+    if (!mem->is_object()) return in.Fail("field 'mem' is not an object");
+    FieldReader mem_in(*mem, "mem.");
+    mem_in.Count("allocated", m.mem_allocated_bytes);
+    mem_in.Count("reserved", m.mem_reserved_bytes);
+    mem_in.Count("peak", m.mem_peak_bytes);
+    in.Fail(mem_in.error());
+  }
+  if (m.type == MessageType::kDone) in.String("reason", m.done_reason, true);
+}
+
+}  // namespace
+
+std::string_view MessageTypeName(MessageType type) {
+  switch (type) {
+    case MessageType::kHello: return "hello";
+    case MessageType::kKnob: return "knob";
+    case MessageType::kProgress: return "progress";
+    case MessageType::kDone: return "done";
+    case MessageType::kMetrics: return "metrics";
+  }
+  return "?";
+}
+
+Result<HelperMessage> ParseHelperMessage(std::string_view datagram) {
+  HelperMessage m;
+  m.raw = json::parse(datagram, nullptr, /*allow_exceptions=*/false);
+  if (m.raw.is_discarded()) return Error{"not valid JSON"};
+  if (!m.raw.is_object()) return Error{"not a JSON object"};
+  FieldReader in(m.raw);
+
+  // The header every message carries.
+  const json* version = in.Find("v", true);
+  if (version != nullptr && *version != kProtocolVersion) {
+    return Error{fmt::format("protocol version {} (this saturate speaks {})", version->dump(), kProtocolVersion)};
+  }
+  std::string type;
+  in.String("type", type, true);
+  in.String("run", m.run, true);
+  const json* pid = in.Find("pid", true);
+  if (pid != nullptr && !pid->is_number_integer()) in.Fail("field 'pid' is not an integer");
+  in.Count("t", m.t, true);
+  if (!in.error().empty()) return Error{in.error()};
+  m.pid = pid->get<int64_t>();
+  const std::optional<MessageType> known = TypeFromName(type);
+  if (!known) return Error{fmt::format("unknown message type '{}'", type)};
+  m.type = *known;
+
+  // The fields of each type.
+  switch (m.type) {
+    case MessageType::kHello: {
+      in.String("mode", m.mode, false);
+      in.String("python", m.python, false);
+      in.String("device", m.device, false);
+      std::string torch;
+      if (in.Find("torch", false) != nullptr) {
+        in.String("torch", torch, false);
+        m.torch = torch;
+      }
+      break;
+    }
+    case MessageType::kKnob: {
+      in.String("name", m.knob_name, true);
+      in.String("source", m.knob_source, false);
+      if (const json* v = in.Find("value", false)) m.knob_value = *v;
+      if (const json* v = in.Find("default", false)) m.knob_default = *v;
+      break;
+    }
+    case MessageType::kProgress:
+    case MessageType::kDone: ReadProgress(in, m); break;
+    case MessageType::kMetrics:
+      in.NumberMap("metrics", m.metrics);
+      in.Count("steps", m.steps, false);
+      in.Count("samples", m.samples, false);
+      break;
+  }
+  if (!in.error().empty()) return Error{in.error()};
+  return m;
+}
+
+}  // namespace sat::measure

@@ -1,0 +1,80 @@
+#include "measure/progress.h"
+
+#include <utility>
+
+namespace sat::measure {
+namespace {
+
+double Share(double part, double whole) { return whole > 0 ? part / whole : 0; }
+
+template <class T>
+void KeepMax(std::optional<T>& best, const std::optional<T>& candidate) {
+  if (candidate && (!best || *candidate > *best)) best = candidate;
+}
+
+}  // namespace
+
+double ProgressTotals::WaitShare() const { return Share(wait_s, wait_s + step_s); }
+double ProgressTotals::StepShare() const { return Share(step_s, wait_s + step_s); }
+
+std::map<std::string, double> ProgressTotals::PhaseShares() const {
+  std::map<std::string, double> shares;
+  for (const auto& [name, seconds] : phases_s) shares[name] = Share(seconds, wait_s + step_s);
+  return shares;
+}
+
+ProgressAggregator::ProgressAggregator(std::string run_id) : run_id_(std::move(run_id)) {}
+
+std::optional<Observation> ProgressAggregator::Add(const HelperMessage& message) {
+  const HelperMessage& m = message;
+  if (m.run != run_id_ || (m.type != MessageType::kProgress && m.type != MessageType::kDone)) return std::nullopt;
+  const Counters now{m.t, m.steps, m.samples, m.wait_s, m.step_s, m.phases};
+  KeepMax(totals_.mem_peak_bytes, m.mem_peak_bytes);
+  KeepMax(totals_.mem_reserved_bytes, m.mem_reserved_bytes);
+
+  auto [it, first_report] = processes_.try_emplace(m.pid);
+  Process& p = it->second;
+  if (m.type == MessageType::kDone) {
+    p.done = true;
+    totals_.done_reason = m.done_reason;
+  }
+  std::optional<Observation> observation;
+  const bool went_back = now.steps < p.last.steps || now.samples < p.last.samples || now.wait_s < p.last.wait_s ||
+                         now.step_s < p.last.step_s;
+  if (!first_report && went_back) {
+    // The helper started counting again: keep what was counted before, and take this report as a new baseline.
+    ++resets_;
+    p.carried.Add(p.last);
+  } else if (!first_report && now.t > p.last.t) {
+    observation = Observation{now.t, now.t - p.last.t, now.samples - p.last.samples, m.pid};
+  }
+  p.last = now;
+  Recount();
+  return observation;
+}
+
+void ProgressAggregator::Counters::Add(const Counters& other) {
+  steps += other.steps;
+  samples += other.samples;
+  wait_s += other.wait_s;
+  step_s += other.step_s;
+  for (const auto& [name, seconds] : other.phases_s) phases_s[name] += seconds;
+}
+
+void ProgressAggregator::Recount() {
+  Counters sum;
+  totals_.processes_done = 0;
+  for (const auto& [pid, p] : processes_) {
+    sum.Add(p.carried);
+    sum.Add(p.last);
+    totals_.processes_done += p.done ? 1 : 0;
+  }
+  totals_.processes = static_cast<int>(processes_.size());
+  totals_.steps = sum.steps;
+  totals_.samples = sum.samples;
+  totals_.wait_s = sum.wait_s;
+  totals_.step_s = sum.step_s;
+  totals_.phases_s = std::move(sum.phases_s);
+}
+
+}  // namespace sat::measure

@@ -1,0 +1,28 @@
+// Process-wide interrupt state: SIGINT, SIGTERM and SIGHUP set a flag instead of killing saturate, so the
+// program can stop its runs (which live in their own process groups and do not see the terminal's Ctrl-C),
+// write what it measured, and exit with 130.
+//
+// Runs watch this flag themselves (RunSpec::stop_on_interrupt): an interrupt starts their stop ladder, a
+// second interrupt (an impatient second Ctrl-C) sends SIGKILL at once. Callers' own loops check
+// Interrupted() between runs.
+#pragma once
+
+namespace sat::run {
+
+// Installs the handlers (idempotent, thread-safe). The handlers only bump an atomic counter and remember the
+// first signal; every further signal counts again (no SA_RESETHAND).
+void InstallInterruptHandlers();
+
+// True once any of the signals arrived since the last ClearInterrupt(). Async-signal-safe, any thread.
+bool Interrupted();
+
+// How many interrupt signals arrived since the last ClearInterrupt().
+int InterruptCount();
+
+// The first signal that arrived (SIGINT, SIGTERM or SIGHUP), 0 if none; for an exit code of 128 + signal.
+int InterruptSignal();
+
+// Forgets earlier interrupts: for tests, and for an interactive caller that has fully handled one.
+void ClearInterrupt();
+
+}  // namespace sat::run

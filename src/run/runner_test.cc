@@ -1,0 +1,363 @@
+#include "run/runner.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+#include "run/interrupt.h"
+#include "run/process_tree.h"
+#include "util/strings.h"
+
+namespace sat::run {
+namespace {
+
+constexpr const char* kPython = "/usr/bin/python3";
+// Generous: only a broken runner waits this long, and the machine running tests may be busy.
+constexpr double kPatience = 20;
+
+// Collects on_line calls from the supervisor thread; lets the test wait for a line.
+class Lines {
+ public:
+  std::function<void(Stream, std::string_view)> Callback() {
+    return [this](Stream s, std::string_view line) {
+      std::lock_guard lock(mu_);
+      (s == Stream::kStdout ? out_ : err_).emplace_back(line);
+      cv_.notify_all();
+    };
+  }
+  // Waits until a stdout line starts with `prefix`; returns it, or "" after kPatience.
+  std::string WaitFor(std::string_view prefix) {
+    std::unique_lock lock(mu_);
+    std::string found;
+    cv_.wait_for(lock, std::chrono::duration<double>(kPatience), [&] {
+      for (const std::string& l : out_) {
+        if (StartsWith(l, prefix)) found = l;
+      }
+      return !found.empty();
+    });
+    return found;
+  }
+  std::vector<std::string> out() {
+    std::lock_guard lock(mu_);
+    return out_;
+  }
+  std::vector<std::string> err() {
+    std::lock_guard lock(mu_);
+    return err_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::string> out_, err_;
+};
+
+RunSpec Spec(std::vector<std::string> argv) {
+  RunSpec spec;
+  spec.argv = std::move(argv);
+  spec.stop_grace_s = 0.3;
+  spec.term_grace_s = 0.3;
+  return spec;
+}
+
+RunOutcome RunToEnd(RunSpec spec) {
+  auto run = Run::Start(std::move(spec));
+  EXPECT_TRUE(run.ok()) << run.error().message;
+  auto outcome = (*run)->WaitFor(kPatience);
+  EXPECT_TRUE(outcome.has_value()) << "the run did not end";
+  return outcome.value_or(RunOutcome{});
+}
+
+// True when no process with this pid exists any more, not even a zombie.
+bool Gone(pid_t pid) { return kill(pid, 0) != 0 && errno == ESRCH; }
+
+std::string ReadFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::filesystem::path TempDir(const std::string& name) {
+  auto dir = std::filesystem::path(testing::TempDir()) / (name + "_" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+double SecondsSince(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+TEST(Runner, ArgvArrivesVerbatimWithoutAShell) {
+  auto o = RunToEnd(Spec({"printf", "%s|%s|%s\n", "a b", "$HOME", "*"}));
+  EXPECT_EQ(o.exit_class, ExitClass::kFinished) << o.detail;
+  EXPECT_EQ(o.exit_code, 0);
+  EXPECT_EQ(o.stdout_tail, (std::vector<std::string>{"a b|$HOME|*"}));
+}
+
+TEST(Runner, ShellModeJoinsWordsForSh) {
+  RunSpec spec = Spec({"echo $((1 + 2))", "words"});
+  spec.shell = true;
+  EXPECT_EQ(RunToEnd(std::move(spec)).stdout_tail, (std::vector<std::string>{"3 words"}));
+}
+
+TEST(Runner, InjectsEnvironmentPythonPathAndTreeMarker) {
+  RunSpec spec = Spec({"/bin/sh", "-c", "echo \"$SAT_TEST_VAR\"; echo \"$PYTHONPATH\"; echo \"$SATURATE_RUN_TREE\""});
+  spec.env = {{"SAT_TEST_VAR", "hello world"}};
+  spec.pythonpath_prepend = {"/opt/saturate/python"};
+  auto o = RunToEnd(std::move(spec));
+  ASSERT_EQ(o.stdout_tail.size(), 3u);
+  EXPECT_EQ(o.stdout_tail[0], "hello world");
+  EXPECT_TRUE(StartsWith(o.stdout_tail[1], "/opt/saturate/python")) << o.stdout_tail[1];
+  EXPECT_TRUE(StartsWith(o.stdout_tail[2], std::to_string(getpid()) + ".")) << o.stdout_tail[2];
+}
+
+TEST(Runner, WritesRawLogsSplitsCarriageReturnsAndUsesCwd) {
+  auto dir = TempDir("runner_logs");
+  Lines lines;
+  RunSpec spec = Spec({"/bin/sh", "-c", "printf 'step\\r 50%%\\r100%%\\n'; pwd; printf 'oops\\n' >&2"});
+  spec.log_dir = (dir / "logs").string();
+  spec.cwd = dir.string();
+  spec.on_line = lines.Callback();
+  auto o = RunToEnd(std::move(spec));
+  EXPECT_EQ(o.exit_class, ExitClass::kFinished) << o.detail;
+  EXPECT_EQ(ReadFile(dir / "logs" / "stdout.log"), "step\r 50%\r100%\n" + dir.string() + "\n");
+  EXPECT_EQ(ReadFile(dir / "logs" / "stderr.log"), "oops\n");
+  EXPECT_EQ(lines.out(), (std::vector<std::string>{"step", " 50%", "100%", dir.string()}));
+  EXPECT_EQ(lines.err(), (std::vector<std::string>{"oops"}));
+  EXPECT_TRUE(o.log_error.empty());
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Runner, KeepsABoundedTailAndTheLastLineWithoutABreak) {
+  RunSpec spec = Spec({"/bin/sh", "-c", "seq 1 100; printf 'no newline'"});
+  spec.tail_lines = 3;
+  EXPECT_EQ(RunToEnd(std::move(spec)).stdout_tail, (std::vector<std::string>{"99", "100", "no newline"}));
+}
+
+TEST(Runner, EchoesRawOutput) {
+  RunSpec spec = Spec({"printf", "echoed\\r"});
+  spec.echo = true;
+  testing::internal::CaptureStdout();
+  RunToEnd(std::move(spec));
+  EXPECT_EQ(testing::internal::GetCapturedStdout(), "echoed\r");
+}
+
+TEST(Runner, StartFailureNamesTheProgramAndTheReason) {
+  auto o = RunToEnd(Spec({"pyhton-does-not-exist", "train.py"}));
+  EXPECT_EQ(o.exit_class, ExitClass::kStartFailed);
+  EXPECT_EQ(o.detail, "cannot run 'pyhton-does-not-exist': No such file or directory (searched PATH)");
+  EXPECT_EQ(o.exit_code, -1);
+
+  auto bad_dir = Spec({"true"});
+  bad_dir.cwd = "/no/such/dir";
+  auto o2 = RunToEnd(std::move(bad_dir));
+  EXPECT_EQ(o2.exit_class, ExitClass::kStartFailed);
+  EXPECT_NE(o2.detail.find("cannot change directory to '/no/such/dir'"), std::string::npos) << o2.detail;
+}
+
+TEST(Runner, SaturateMistakesAreErrors) {
+  EXPECT_FALSE(Run::Start(Spec({})).ok());
+  RunSpec spec = Spec({"true"});
+  spec.log_dir = "/proc/no-logs-here";
+  auto r = Run::Start(std::move(spec));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("cannot create log folder"), std::string::npos);
+}
+
+TEST(Runner, ExitCodesAndCrashes) {
+  auto o = RunToEnd(Spec({"/bin/sh", "-c", "echo 'ValueError: bad config' >&2; exit 3"}));
+  EXPECT_EQ(o.exit_class, ExitClass::kFailed);
+  EXPECT_EQ(o.exit_code, 3);
+  EXPECT_EQ(o.detail, "exited with code 3: ValueError: bad config");
+
+  auto crash = RunToEnd(Spec({"/bin/sh", "-c", "kill -SEGV $$"}));
+  EXPECT_EQ(crash.exit_class, ExitClass::kFailed);
+  EXPECT_EQ(crash.term_signal, SIGSEGV);
+  EXPECT_EQ(crash.exit_code, -1);
+}
+
+TEST(Runner, ClassifiesAGpuOomFromPython) {
+  auto o = RunToEnd(
+      Spec({kPython, "-c", "raise RuntimeError('CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0)')"}));
+  EXPECT_EQ(o.exit_class, ExitClass::kGpuOom) << o.detail;
+  EXPECT_EQ(o.exit_code, 1);
+  EXPECT_NE(o.detail.find("Tried to allocate 2.00 GiB"), std::string::npos) << o.detail;
+}
+
+TEST(Runner, StopEndsAPoliteProcessWithSigint) {
+  auto run = Run::Start(Spec({"sleep", "30"}));
+  ASSERT_TRUE(run.ok());
+  EXPECT_GT((*run)->pid(), 0);
+  EXPECT_EQ((*run)->pgid(), (*run)->pid());
+  EXPECT_FALSE((*run)->Poll().has_value());
+  (*run)->RequestStop();
+  auto o = (*run)->WaitFor(kPatience);
+  ASSERT_TRUE(o.has_value());
+  EXPECT_EQ(o->exit_class, ExitClass::kStopped);
+  EXPECT_EQ(o->term_signal, SIGINT);
+  EXPECT_EQ(o->detail, "stopped on request, ended after SIGINT (killed by SIGINT)");
+  EXPECT_TRUE((*run)->Poll().has_value());
+}
+
+TEST(Runner, StopEscalatesToSigkillForAStubbornProcess) {
+  Lines lines;
+  RunSpec spec = Spec({"/bin/sh", "-c", "trap '' INT TERM; echo ready; sleep 30"});
+  spec.on_line = lines.Callback();
+  auto run = Run::Start(std::move(spec));
+  ASSERT_TRUE(run.ok());
+  ASSERT_EQ(lines.WaitFor("ready"), "ready");
+  auto asked = std::chrono::steady_clock::now();
+  (*run)->RequestStop();
+  auto o = (*run)->Wait();
+  EXPECT_EQ(o.exit_class, ExitClass::kStopped);
+  EXPECT_EQ(o.term_signal, SIGKILL);
+  EXPECT_NE(o.detail.find("with SIGKILL after it ignored SIGINT and SIGTERM"), std::string::npos) << o.detail;
+  EXPECT_GE(SecondsSince(asked), 0.55);  // both graces were honoured
+  EXPECT_LT(SecondsSince(asked), 10);
+}
+
+TEST(Runner, TimeLimitStopsAndMarksTimedOut) {
+  // A quiet command, and one that floods its output (the supervisor must still get round to the clock).
+  for (std::vector<std::string> argv : {std::vector<std::string>{"sleep", "30"}, {"yes", "flood"}}) {
+    RunSpec spec = Spec(argv);
+    spec.time_limit_s = 0.3;
+    auto o = RunToEnd(std::move(spec));
+    EXPECT_EQ(o.exit_class, ExitClass::kTimedOut) << argv[0] << ": " << o.detail;
+    EXPECT_GE(o.duration_s, 0.3);
+    EXPECT_LT(o.duration_s, 10);
+  }
+}
+
+// A trainer-like tree: a worker in the group, a child in a new session, and a double-forked grandchild that
+// calls setsid and ignores SIGINT and SIGTERM. Each prints "pid N"; the parent prints "ready" last.
+constexpr const char* kTreeScript = R"(
+import os, signal, subprocess, sys, time
+worker = subprocess.Popen(['sleep', '60'])
+session = subprocess.Popen(['sleep', '60'], start_new_session=True)
+print('pid', worker.pid); print('pid', session.pid); sys.stdout.flush()
+middle = os.fork()
+if middle == 0:
+    os.setsid()
+    if os.fork() == 0:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        print('pid', os.getpid(), flush=True)
+        time.sleep(60)
+    os._exit(0)
+os.waitpid(middle, 0)
+time.sleep(0.2)
+print('ready', flush=True)
+time.sleep(60)
+)";
+
+std::vector<pid_t> PrintedPids(Lines& lines) {
+  std::vector<pid_t> pids;
+  for (const std::string& l : lines.out()) {
+    if (StartsWith(l, "pid ")) pids.push_back(static_cast<pid_t>(ParseInt(l.substr(4)).value_or(0)));
+  }
+  return pids;
+}
+
+TEST(Runner, StopLeavesNoSurvivorsInAnyGroupOrSession) {
+  Lines lines;
+  RunSpec spec = Spec({kPython, "-c", kTreeScript});
+  spec.on_line = lines.Callback();
+  auto run = Run::Start(std::move(spec));
+  ASSERT_TRUE(run.ok());
+  ASSERT_EQ(lines.WaitFor("ready"), "ready");
+  std::vector<pid_t> pids = PrintedPids(lines);
+  ASSERT_EQ(pids.size(), 3u);
+  pids.push_back((*run)->pid());
+  for (pid_t pid : pids) ASSERT_FALSE(Gone(pid)) << pid;
+
+  (*run)->RequestStop();
+  auto o = (*run)->Wait();
+  EXPECT_EQ(o.exit_class, ExitClass::kStopped) << o.detail;
+  for (pid_t pid : pids) EXPECT_TRUE(Gone(pid)) << "survivor or unreaped zombie: " << pid;
+}
+
+TEST(Runner, LeftoversOfAFinishedCommandAreKilled) {
+  // A background job of a non-interactive shell ignores SIGINT; the leftover cleanup starts at SIGTERM.
+  auto o = RunToEnd(Spec({"/bin/sh", "-c", "sleep 30 & echo \"pid $!\""}));
+  EXPECT_EQ(o.exit_class, ExitClass::kFinished) << o.detail;
+  EXPECT_EQ(o.leftover_processes, 1);
+  ASSERT_EQ(o.stdout_tail.size(), 1u);
+  pid_t pid = static_cast<pid_t>(ParseInt(o.stdout_tail[0].substr(4)).value_or(0));
+  ASSERT_GT(pid, 0);
+  EXPECT_TRUE(Gone(pid));
+}
+
+TEST(Runner, InterruptOfSaturateStopsRuns) {
+  InstallInterruptHandlers();
+  ClearInterrupt();
+  auto run = Run::Start(Spec({"sleep", "30"}));
+  ASSERT_TRUE(run.ok());
+  ASSERT_EQ(raise(SIGINT), 0);
+  auto o = (*run)->WaitFor(kPatience);
+  ClearInterrupt();
+  ASSERT_TRUE(o.has_value());
+  EXPECT_EQ(o->exit_class, ExitClass::kStopped);
+  EXPECT_NE(o->detail.find("saturate was interrupted"), std::string::npos) << o->detail;
+}
+
+TEST(Runner, SecondInterruptSkipsTheGrace) {
+  InstallInterruptHandlers();
+  ClearInterrupt();
+  Lines lines;
+  RunSpec spec = Spec({"/bin/sh", "-c", "trap '' INT TERM; echo ready; sleep 30"});
+  spec.stop_grace_s = spec.term_grace_s = 60;
+  spec.on_line = lines.Callback();
+  auto run = Run::Start(std::move(spec));
+  ASSERT_TRUE(run.ok());
+  ASSERT_EQ(lines.WaitFor("ready"), "ready");
+  ASSERT_EQ(raise(SIGINT), 0);
+  ASSERT_EQ(raise(SIGINT), 0);
+  auto o = (*run)->WaitFor(kPatience);
+  ClearInterrupt();
+  ASSERT_TRUE(o.has_value());
+  EXPECT_EQ(o->term_signal, SIGKILL);
+}
+
+TEST(Runner, IgnoresInterruptsWhenAsked) {
+  InstallInterruptHandlers();
+  ClearInterrupt();
+  RunSpec spec = Spec({"sleep", "0.5"});
+  spec.stop_on_interrupt = false;
+  auto run = Run::Start(std::move(spec));
+  ASSERT_TRUE(run.ok());
+  ASSERT_EQ(raise(SIGINT), 0);
+  auto o = (*run)->WaitFor(kPatience);
+  ClearInterrupt();
+  ASSERT_TRUE(o.has_value());
+  EXPECT_EQ(o->exit_class, ExitClass::kFinished) << o->detail;
+}
+
+TEST(Runner, StopAllRunsAndDestructorLeaveNothingRunning) {
+  auto a = Run::Start(Spec({"sleep", "30"}));
+  auto b = Run::Start(Spec({"sleep", "30"}));
+  ASSERT_TRUE(a.ok() && b.ok());
+  StopAllRuns();
+  ASSERT_TRUE((*a)->Poll().has_value());
+  ASSERT_TRUE((*b)->Poll().has_value());
+  EXPECT_EQ((*a)->Poll()->exit_class, ExitClass::kStopped);
+
+  pid_t pid;
+  {
+    auto c = Run::Start(Spec({"sleep", "30"}));
+    ASSERT_TRUE(c.ok());
+    pid = (*c)->pid();
+  }
+  EXPECT_TRUE(Gone(pid));
+}
+
+}  // namespace
+}  // namespace sat::run

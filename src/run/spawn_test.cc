@@ -1,0 +1,64 @@
+#include "run/spawn.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "run/environment.h"
+
+namespace sat::run {
+namespace {
+
+TEST(Spawn, ResolvesLikeExecvp) {
+  EXPECT_EQ(ResolveProgram("sh", "/nonexistent::/bin").value(), "/bin/sh");
+  EXPECT_EQ(ResolveProgram("./local/tool", "/bin").value(), "./local/tool");
+  auto missing = ResolveProgram("no-such-program-4711", "/bin:/usr/bin");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().message, "cannot run 'no-such-program-4711': No such file or directory (searched PATH)");
+  EXPECT_FALSE(ResolveProgram("", "/bin").ok());
+}
+
+TEST(Spawn, ReportsAFileThatIsNotExecutable) {
+  auto dir = std::filesystem::path(testing::TempDir()) / ("spawn_noexec_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "script") << "#!/bin/sh\n";
+  chmod((dir / "script").c_str(), 0644);
+  auto r = ResolveProgram("script", dir.string());
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message, "cannot run 'script': Permission denied");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Spawn, ChildLeadsItsOwnGroupAndPipesCarryOutput) {
+  auto child = Spawn({{"/bin/sh", "-c", "echo out; echo err >&2"}, CurrentEnvironment(), ""});
+  ASSERT_TRUE(child.ok()) << child.error().message;
+  EXPECT_EQ(getpgid(child->pid), child->pid);
+  int status = 0;
+  ASSERT_EQ(waitpid(child->pid, &status, 0), child->pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  char buf[16] = {};
+  EXPECT_EQ(read(child->stdout_read.get(), buf, sizeof buf), 4);
+  EXPECT_STREQ(buf, "out\n");
+}
+
+TEST(Spawn, ExecFailureComesBackAsErrno) {
+  auto dir = std::filesystem::path(testing::TempDir()) / ("spawn_badexec_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "garbage") << "\x7f\x01not an executable";
+  chmod((dir / "garbage").c_str(), 0755);
+  auto r = Spawn({{(dir / "garbage").string()}, CurrentEnvironment(), ""});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message, "cannot run '" + (dir / "garbage").string() + "': Exec format error");
+  std::filesystem::remove_all(dir);
+
+  auto bad_dir = Spawn({{"/bin/true"}, CurrentEnvironment(), "/no/such/dir"});
+  ASSERT_FALSE(bad_dir.ok());
+  EXPECT_EQ(bad_dir.error().message,
+            "cannot start '/bin/true': cannot change directory to '/no/such/dir': No such file or directory");
+}
+
+}  // namespace
+}  // namespace sat::run

@@ -1,0 +1,83 @@
+#include "sim/model.h"
+
+#include <gtest/gtest.h>
+
+namespace sat::sim {
+namespace {
+
+SimRun Small() {
+  SimRun r;
+  r.id = "r";
+  r.shape = "s";
+  r.duration_s = 100;
+  r.mem_gib = 10;
+  r.peak_gib = 12;
+  r.gpu_util = 0.5;
+  return r;
+}
+
+TEST(GpuShareFactor, OneRunUnderCapacityRunsAtSoloSpeed) { EXPECT_DOUBLE_EQ(GpuShareFactor(0.9, 1, 1.0, 0.05), 1.0); }
+
+TEST(GpuShareFactor, RunsThatFitTheCapacityPayOnlyTheSwitchOverhead) {
+  EXPECT_DOUBLE_EQ(GpuShareFactor(0.8, 2, 1.0, 0.05), 0.95);
+  EXPECT_DOUBLE_EQ(GpuShareFactor(0.9, 3, 1.0, 0.1), 0.9 * 0.9);
+}
+
+TEST(GpuShareFactor, OversubscribedComputeIsSharedInProportion) {
+  // Two runs of 0.8: each gets 1/1.6 of its solo speed, less one switch overhead.
+  EXPECT_DOUBLE_EQ(GpuShareFactor(1.6, 2, 1.0, 0.05), 0.625 * 0.95);
+  EXPECT_DOUBLE_EQ(GpuShareFactor(1.6, 2, 2.0, 0.0), 1.0);
+}
+
+TEST(HostCpuFactor, SlowsEveryoneWhenCoresAreOversubscribed) {
+  EXPECT_DOUBLE_EQ(HostCpuFactor(32, 64), 1.0);
+  EXPECT_DOUBLE_EQ(HostCpuFactor(64, 64), 1.0);
+  EXPECT_DOUBLE_EQ(HostCpuFactor(128, 64), 0.5);
+}
+
+TEST(Validate, AcceptsWellFormedRuns) {
+  EXPECT_TRUE(Validate(SimConfig{}, {Small(), Small()}).ok());
+  EXPECT_TRUE(Validate(SimConfig{}, {}).ok());
+}
+
+TEST(Validate, RejectsARunThatCannotFitAlone) {
+  SimRun r = Small();
+  r.mem_gib = 70;
+  r.peak_gib = 81;
+  Status st = Validate(SimConfig{}, {Small(), r});
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().exit_code, kExitUsage);
+  EXPECT_NE(st.message().find("run 1"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("even alone"), std::string::npos) << st.message();
+}
+
+TEST(Validate, RejectsOutOfRangeRunFields) {
+  auto with = [](auto edit) {
+    SimRun r = Small();
+    edit(r);
+    return Validate(SimConfig{}, {r});
+  };
+  EXPECT_FALSE(with([](SimRun& r) { r.duration_s = 0; }).ok());
+  EXPECT_FALSE(with([](SimRun& r) { r.peak_gib = r.mem_gib - 1; }).ok());
+  EXPECT_FALSE(with([](SimRun& r) { r.gpu_util = 0; }).ok());
+  EXPECT_FALSE(with([](SimRun& r) { r.gpu_util = 1.5; }).ok());
+  EXPECT_FALSE(with([](SimRun& r) { r.cpu_cores = -1; }).ok());
+  EXPECT_FALSE(with([](SimRun& r) { r.startup_s = -1; }).ok());
+  EXPECT_FALSE(with([](SimRun& r) { r.mem_gib = 0; }).ok());
+}
+
+TEST(Validate, RejectsOutOfRangeClusters) {
+  auto with = [](auto edit) {
+    SimConfig c;
+    edit(c);
+    return Validate(c, {});
+  };
+  EXPECT_FALSE(with([](SimConfig& c) { c.gpus = 0; }).ok());
+  EXPECT_FALSE(with([](SimConfig& c) { c.gpus_per_node = 0; }).ok());
+  EXPECT_FALSE(with([](SimConfig& c) { c.switch_overhead = 1; }).ok());
+  EXPECT_FALSE(with([](SimConfig& c) { c.oom_retry_s = 0; }).ok());
+  EXPECT_FALSE(with([](SimConfig& c) { c.cpu_cores_per_node = 0; }).ok());
+}
+
+}  // namespace
+}  // namespace sat::sim

@@ -1,0 +1,787 @@
+#include "sweep/journal.h"
+
+#include <fmt/format.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <functional>
+#include <mutex>
+#include <set>
+#include <type_traits>
+
+#include "run/process_tree.h"
+#include "util/strings.h"
+
+namespace sat::sweep {
+namespace {
+
+// Schema migrations, applied in order; the schema_version table holds how many have been applied. A new
+// version appends an entry and never edits an old one.
+constexpr const char* kMigrations[] = {
+    R"sql(
+CREATE TABLE sweep (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  spec_path TEXT NOT NULL,
+  spec_hash TEXT NOT NULL,
+  seed INTEGER NOT NULL,  -- the uint64 seed's bits
+  metric_name TEXT,
+  metric_goal TEXT CHECK (metric_goal IN ('minimize', 'maximize')),
+  created_unix REAL NOT NULL
+);
+CREATE TABLE runs (
+  key TEXT PRIMARY KEY,
+  idx INTEGER NOT NULL UNIQUE,
+  params_json TEXT NOT NULL,
+  state TEXT NOT NULL DEFAULT 'queued' CHECK (state IN ('queued', 'running', 'done', 'failed', 'retrying')),
+  attempts INTEGER NOT NULL DEFAULT 0 CHECK (attempts >= 0),
+  failures INTEGER NOT NULL DEFAULT 0 CHECK (failures >= 0),
+  best_metrics_json TEXT NOT NULL DEFAULT '{}',
+  throughput_samples_per_s REAL,
+  peak_gpu_memory_bytes INTEGER,
+  cpu_pct REAL,
+  rss_bytes INTEGER,
+  gpu_index INTEGER,
+  started_unix REAL,
+  finished_unix REAL
+);
+CREATE TABLE attempts (
+  id INTEGER PRIMARY KEY,
+  run_key TEXT NOT NULL REFERENCES runs(key),
+  attempt_no INTEGER NOT NULL CHECK (attempt_no >= 1),
+  started_unix REAL NOT NULL,
+  ended_unix REAL,
+  exit_class TEXT,
+  exit_code INTEGER,
+  signal INTEGER,
+  detail TEXT NOT NULL DEFAULT '',
+  log_dir TEXT NOT NULL,
+  gpu_index INTEGER,
+  pid INTEGER NOT NULL,
+  owner_pid INTEGER NOT NULL,
+  owner_start_ticks INTEGER NOT NULL,
+  owner_boot_id TEXT NOT NULL,
+  UNIQUE (run_key, attempt_no)
+);
+CREATE INDEX attempts_open ON attempts (run_key) WHERE ended_unix IS NULL;
+CREATE TABLE metrics (
+  id INTEGER PRIMARY KEY,
+  run_key TEXT NOT NULL REFERENCES runs(key),
+  attempt_id INTEGER NOT NULL REFERENCES attempts(id),
+  name TEXT NOT NULL,
+  value REAL NOT NULL,
+  step INTEGER,
+  time_unix REAL NOT NULL
+);
+CREATE INDEX metrics_by_run ON metrics (run_key);
+)sql",
+};
+constexpr int kSchemaVersion = static_cast<int>(std::size(kMigrations));
+
+constexpr std::string_view kInterrupted = "interrupted";
+
+constexpr const char* kRunColumns =
+    "key, idx, params_json, state, attempts, failures, best_metrics_json, throughput_samples_per_s, "
+    "peak_gpu_memory_bytes, cpu_pct, rss_bytes, gpu_index, started_unix, finished_unix";
+
+constexpr const char* kAttemptColumns =
+    "id, run_key, attempt_no, started_unix, ended_unix, exit_class, exit_code, signal, detail, log_dir, gpu_index, "
+    "pid, owner_pid, owner_start_ticks, owner_boot_id";
+
+double NowUnix() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
+
+std::optional<RunState> RunStateFromName(std::string_view name) {
+  for (RunState s : {RunState::kQueued, RunState::kRunning, RunState::kDone, RunState::kFailed, RunState::kRetrying}) {
+    if (RunStateName(s) == name) return s;
+  }
+  return std::nullopt;
+}
+
+// The saturate process that owns an attempt: pid and start time identify it across pid reuse, the boot id
+// across reboots.
+struct Owner {
+  pid_t pid = 0;
+  uint64_t start_ticks = 0;
+  std::string boot_id;
+};
+
+std::string BootId() {
+  std::ifstream in("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  std::getline(in, id);
+  return std::string(Trim(id));
+}
+
+Owner Self() {
+  Owner self;
+  self.pid = getpid();
+  if (auto entry = run::ReadProcEntry(self.pid)) self.start_ticks = entry->start_ticks;
+  self.boot_id = BootId();
+  return self;
+}
+
+bool SameOwner(const AttemptRecord& a, const Owner& o) {
+  return a.owner_pid == o.pid && a.owner_start_ticks == o.start_ticks && a.owner_boot_id == o.boot_id;
+}
+
+bool OwnerAlive(const AttemptRecord& a) {
+  const std::string boot = BootId();
+  if (!boot.empty() && a.owner_boot_id != boot) return false;
+  auto entry = run::ReadProcEntry(a.owner_pid);
+  return entry && !entry->zombie() && entry->start_ticks == a.owner_start_ticks;
+}
+
+// A prepared statement; finalised on destruction.
+class Stmt {
+ public:
+  Stmt(sqlite3* db, std::string_view sql) {
+    rc_ = sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &stmt_, nullptr);
+  }
+  ~Stmt() { sqlite3_finalize(stmt_); }
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+
+  Stmt& Bind(int i, int64_t v) { return Check(sqlite3_bind_int64(stmt_, i, v)); }
+  Stmt& Bind(int i, int v) { return Bind(i, static_cast<int64_t>(v)); }
+  Stmt& Bind(int i, double v) { return Check(sqlite3_bind_double(stmt_, i, v)); }
+  Stmt& Bind(int i, std::string_view v) {
+    return Check(sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT));
+  }
+  Stmt& Bind(int i, std::nullopt_t) { return Check(sqlite3_bind_null(stmt_, i)); }
+  template <class T>
+  Stmt& Bind(int i, const std::optional<T>& v) {
+    return v ? Bind(i, *v) : Bind(i, std::nullopt);
+  }
+  Stmt& Bind(int i, uint64_t v) { return Bind(i, static_cast<int64_t>(v)); }
+
+  // Makes the statement ready to bind and step again.
+  void Reset() {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+    if (stmt_) rc_ = SQLITE_OK;
+  }
+
+  // SQLITE_ROW, SQLITE_DONE, or an error code (also for an earlier prepare or bind failure).
+  int Step() {
+    if (rc_ != SQLITE_OK) return rc_;
+    return sqlite3_step(stmt_);
+  }
+
+  bool Null(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
+  int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
+  double Real(int col) const { return sqlite3_column_double(stmt_, col); }
+  std::string Text(int col) const {
+    const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, col));
+    return p ? std::string(p, static_cast<size_t>(sqlite3_column_bytes(stmt_, col))) : std::string();
+  }
+  std::optional<int64_t> OptInt(int col) const { return Null(col) ? std::nullopt : std::optional(Int(col)); }
+  std::optional<double> OptReal(int col) const { return Null(col) ? std::nullopt : std::optional(Real(col)); }
+  std::optional<int> OptInt32(int col) const {
+    return Null(col) ? std::nullopt : std::optional(static_cast<int>(Int(col)));
+  }
+
+ private:
+  Stmt& Check(int rc) {
+    if (rc_ == SQLITE_OK) rc_ = rc;
+    return *this;
+  }
+  sqlite3_stmt* stmt_ = nullptr;
+  int rc_ = SQLITE_OK;
+};
+
+std::string FirstColumn(const Stmt& s) { return s.Text(0); }
+
+RunRecord ReadRun(const Stmt& s) {
+  RunRecord r;
+  r.key = s.Text(0);
+  r.index = s.Int(1);
+  r.params = nlohmann::json::parse(s.Text(2), nullptr, /*allow_exceptions=*/false);
+  r.state = RunStateFromName(s.Text(3)).value_or(RunState::kQueued);
+  r.attempts = static_cast<int>(s.Int(4));
+  r.failures = static_cast<int>(s.Int(5));
+  r.best_metrics = nlohmann::json::parse(s.Text(6), nullptr, /*allow_exceptions=*/false);
+  if (!r.best_metrics.is_object()) r.best_metrics = nlohmann::json::object();
+  r.measurements.throughput_samples_per_s = s.OptReal(7);
+  if (auto v = s.OptInt(8)) r.measurements.peak_gpu_memory_bytes = static_cast<uint64_t>(*v);
+  r.measurements.cpu_pct = s.OptReal(9);
+  if (auto v = s.OptInt(10)) r.measurements.rss_bytes = static_cast<uint64_t>(*v);
+  r.gpu_index = s.OptInt32(11);
+  r.started_unix = s.OptReal(12);
+  r.finished_unix = s.OptReal(13);
+  return r;
+}
+
+AttemptRecord ReadAttempt(const Stmt& s) {
+  AttemptRecord a;
+  a.id = s.Int(0);
+  a.run_key = s.Text(1);
+  a.attempt_no = static_cast<int>(s.Int(2));
+  a.started_unix = s.Real(3);
+  a.ended_unix = s.OptReal(4);
+  a.exit_class = s.Text(5);
+  a.exit_code = s.OptInt32(6);
+  a.term_signal = s.OptInt32(7);
+  a.detail = s.Text(8);
+  a.log_dir = s.Text(9);
+  a.gpu_index = s.OptInt32(10);
+  a.pid = static_cast<pid_t>(s.Int(11));
+  a.owner_pid = static_cast<pid_t>(s.Int(12));
+  a.owner_start_ticks = static_cast<uint64_t>(s.Int(13));
+  a.owner_boot_id = s.Text(14);
+  return a;
+}
+
+// Per metric name: the best value by `metric`'s goal for the sweep's metric, the last value for the others.
+nlohmann::json Summarise(const std::vector<MetricPoint>& points, const std::optional<MetricSpec>& metric) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& p : points) {
+    const bool ranked = metric && metric->name == p.name && out.contains(p.name);
+    if (ranked) {
+      const double best = out[p.name].get<double>();
+      const bool better = metric->goal == Goal::kMinimize ? p.value < best : p.value > best;
+      if (better) out[p.name] = p.value;
+    } else {
+      out[p.name] = p.value;
+    }
+  }
+  return out;
+}
+
+std::optional<double> MetricOf(const RunRecord& r, const std::optional<MetricSpec>& metric) {
+  if (!metric) return std::nullopt;
+  auto it = r.best_metrics.find(metric->name);
+  if (it == r.best_metrics.end() || !it->is_number()) return std::nullopt;
+  return it->get<double>();
+}
+
+std::string CsvCell(std::string_view text) {
+  if (text.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(text);
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+template <class T>
+std::string Cell(const std::optional<T>& v) {
+  if (!v) return "";
+  if constexpr (std::is_floating_point_v<T>) return PyFloatRepr(*v);
+  return std::to_string(*v);
+}
+
+template <class T>
+nlohmann::json JsonOrNull(const std::optional<T>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+}  // namespace
+
+std::string_view RunStateName(RunState s) {
+  switch (s) {
+    case RunState::kQueued: return "queued";
+    case RunState::kRunning: return "running";
+    case RunState::kDone: return "done";
+    case RunState::kFailed: return "failed";
+    case RunState::kRetrying: return "retrying";
+  }
+  return "?";
+}
+
+bool CountsAsFailure(run::ExitClass c) { return c != run::ExitClass::kFinished && c != run::ExitClass::kStopped; }
+
+RunState StateAfterAttempt(run::ExitClass c, int failures_before, const RetryPolicy& policy) {
+  switch (c) {
+    case run::ExitClass::kFinished: return RunState::kDone;
+    case run::ExitClass::kStopped: return RunState::kQueued;
+    case run::ExitClass::kStartFailed:
+    case run::ExitClass::kTimedOut: return RunState::kFailed;
+    default: return failures_before + 1 <= policy.retries ? RunState::kRetrying : RunState::kFailed;
+  }
+}
+
+class Journal::Db {
+ public:
+  std::string path;
+  sqlite3* handle = nullptr;
+  mutable std::mutex mu;
+
+  ~Db() { sqlite3_close_v2(handle); }
+
+  Error Fail(std::string_view what) const {
+    return Error{fmt::format("journal {}: {}: {}", path, what, sqlite3_errmsg(handle)), kExitFailure};
+  }
+
+  Status Exec(const char* sql, std::string_view what) {
+    if (sqlite3_exec(handle, sql, nullptr, nullptr, nullptr) != SQLITE_OK) return Fail(what);
+    return Status::Ok();
+  }
+
+  // Runs `body` as one write transaction (BEGIN IMMEDIATE takes the write lock up front, so two processes
+  // never both read and then fail to upgrade). Rolls back when `body` fails.
+  Status Transaction(const std::function<Status()>& body) {
+    if (auto s = Exec("BEGIN IMMEDIATE", "cannot start a transaction"); !s.ok()) return s;
+    Status result = body();
+    if (result.ok()) result = Exec("COMMIT", "cannot commit");
+    if (!result.ok()) sqlite3_exec(handle, "ROLLBACK", nullptr, nullptr, nullptr);
+    return result;
+  }
+
+  Status Migrate() {
+    return Transaction([&]() -> Status {
+      if (auto s = Exec("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)", "cannot read schema");
+          !s.ok()) {
+        return s;
+      }
+      Stmt get(handle, "SELECT version FROM schema_version");
+      int rc = get.Step();
+      if (rc != SQLITE_ROW && rc != SQLITE_DONE) return Fail("cannot read the schema version");
+      const int version = rc == SQLITE_ROW ? static_cast<int>(get.Int(0)) : 0;
+      if (version > kSchemaVersion) {
+        return Error{fmt::format("journal {} was written by a newer saturate (schema {}; this one knows up to {})",
+                                 path, version, kSchemaVersion),
+                     kExitUsage};
+      }
+      if (version == 0) {
+        Stmt others(handle, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name != 'schema_version'");
+        if (others.Step() != SQLITE_ROW) return Fail("cannot list tables");
+        if (others.Int(0) > 0) {
+          return Error{fmt::format("{} is an SQLite database but not a saturate sweep journal", path), kExitUsage};
+        }
+      }
+      for (int v = version; v < kSchemaVersion; ++v) {
+        if (auto s = Exec(kMigrations[v], "cannot create the schema"); !s.ok()) return s;
+      }
+      if (version == kSchemaVersion) return Status::Ok();
+      Stmt set(handle, version == 0 ? "INSERT INTO schema_version (version) VALUES (?)"
+                                    : "UPDATE schema_version SET version = ?");
+      if (set.Bind(1, kSchemaVersion).Step() != SQLITE_DONE) return Fail("cannot record the schema version");
+      return Status::Ok();
+    });
+  }
+
+  Result<std::optional<SweepInfo>> ReadSweep() const {
+    Stmt s(handle, "SELECT spec_path, spec_hash, seed, metric_name, metric_goal FROM sweep WHERE id = 1");
+    const int rc = s.Step();
+    if (rc == SQLITE_DONE) return std::optional<SweepInfo>();
+    if (rc != SQLITE_ROW) return Fail("cannot read the sweep");
+    SweepInfo info{s.Text(0), s.Text(1), static_cast<uint64_t>(s.Int(2)), std::nullopt};
+    if (!s.Null(3)) {
+      info.metric = MetricSpec{s.Text(3), s.Text(4) == "maximize" ? Goal::kMaximize : Goal::kMinimize, std::nullopt};
+    }
+    return std::optional<SweepInfo>(std::move(info));
+  }
+
+  // Every row of `sql`, with `key` bound to its parameter if given, each read by `read`.
+  template <class T>
+  Result<std::vector<T>> Rows(const std::string& sql, std::optional<std::string_view> key,
+                              T (*read)(const Stmt&)) const {
+    Stmt s(handle, sql);
+    if (key) s.Bind(1, *key);
+    std::vector<T> rows;
+    int rc;
+    while ((rc = s.Step()) == SQLITE_ROW) rows.push_back(read(s));
+    if (rc != SQLITE_DONE) return Fail("cannot read the journal");
+    return rows;
+  }
+
+  Result<std::vector<RunRecord>> ReadRuns(std::string_view where, std::optional<std::string_view> key) const {
+    return Rows(fmt::format("SELECT {} FROM runs {} ORDER BY idx", kRunColumns, where), key, ReadRun);
+  }
+
+  Result<std::vector<AttemptRecord>> ReadAttempts(std::string_view where, std::optional<std::string_view> key) const {
+    return Rows(fmt::format("SELECT {} FROM attempts {} ORDER BY run_key, attempt_no", kAttemptColumns, where), key,
+                ReadAttempt);
+  }
+};
+
+Journal::Journal(std::unique_ptr<Db> db) : db_(std::move(db)) {}
+Journal::~Journal() = default;
+
+const std::string& Journal::path() const { return db_->path; }
+
+Result<std::unique_ptr<Journal>> Journal::Open(const std::string& path) {
+  auto db = std::make_unique<Db>();
+  db->path = path;
+  if (sqlite3_open_v2(path.c_str(), &db->handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                      nullptr) != SQLITE_OK) {
+    return db->Fail("cannot open");
+  }
+  sqlite3_busy_timeout(db->handle, 10000);
+  // WAL keeps readers (`sweep status`) from blocking the writer; it must be set outside a transaction.
+  {
+    Stmt wal(db->handle, "PRAGMA journal_mode = WAL");
+    if (wal.Step() != SQLITE_ROW) return db->Fail("cannot open");
+    if (wal.Text(0) != "wal") {
+      return Error{fmt::format("journal {}: this file system does not support SQLite's WAL mode (journal mode "
+                               "'{}'); put the journal on a local disk",
+                               path, wal.Text(0)),
+                   kExitFailure};
+    }
+  }
+  if (auto s = db->Exec("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON", "cannot configure"); !s.ok()) {
+    return s.error();
+  }
+  if (auto s = db->Migrate(); !s.ok()) return s.error();
+  return std::unique_ptr<Journal>(new Journal(std::move(db)));
+}
+
+Status Journal::EnsureRuns(const SweepInfo& sweep, const std::vector<RunParams>& runs) {
+  std::lock_guard lock(db_->mu);
+  sqlite3* h = db_->handle;
+  return db_->Transaction([&]() -> Status {
+    auto existing = db_->ReadSweep();
+    if (!existing.ok()) return existing.error();
+    const std::optional<std::string> metric_name = sweep.metric ? std::optional(sweep.metric->name) : std::nullopt;
+    const std::optional<std::string> metric_goal =
+        sweep.metric ? std::optional(std::string(GoalName(sweep.metric->goal))) : std::nullopt;
+    if (!existing.value()) {
+      Stmt insert(h,
+                  "INSERT INTO sweep (id, spec_path, spec_hash, seed, metric_name, metric_goal, created_unix) "
+                  "VALUES (1, ?, ?, ?, ?, ?, ?)");
+      insert.Bind(1, sweep.spec_path).Bind(2, sweep.spec_hash).Bind(3, sweep.seed).Bind(4, metric_name);
+      if (insert.Bind(5, metric_goal).Bind(6, NowUnix()).Step() != SQLITE_DONE) {
+        return db_->Fail("cannot record the sweep");
+      }
+    } else if (existing.value()->spec_hash != sweep.spec_hash) {
+      return UsageError(fmt::format(
+          "journal {} belongs to a different sweep plan (spec hash {}, this spec {}): the parameters, run count, "
+          "seed, program or command changed since it was started. Resume with the spec it was started with, or "
+          "start a new journal",
+          db_->path, existing.value()->spec_hash, sweep.spec_hash));
+    } else {
+      Stmt update(h, "UPDATE sweep SET spec_path = ?, metric_name = ?, metric_goal = ? WHERE id = 1");
+      if (update.Bind(1, sweep.spec_path).Bind(2, metric_name).Bind(3, metric_goal).Step() != SQLITE_DONE) {
+        return db_->Fail("cannot update the sweep");
+      }
+    }
+    Stmt insert(h, "INSERT OR IGNORE INTO runs (key, idx, params_json) VALUES (?, ?, ?)");
+    Stmt check(h, "SELECT idx, params_json FROM runs WHERE key = ?");
+    for (const auto& run : runs) {
+      const std::string params = run.values.dump();
+      insert.Reset();
+      if (insert.Bind(1, run.key).Bind(2, run.index).Bind(3, params).Step() != SQLITE_DONE) {
+        return db_->Fail("cannot record runs");
+      }
+      check.Reset();
+      const int rc = check.Bind(1, run.key).Step();
+      if (rc != SQLITE_ROW || check.Int(0) != run.index || check.Text(1) != params) {
+        return Error{
+            fmt::format("journal {}: run {} (#{}) does not match the journal's plan", db_->path, run.key, run.index),
+            kExitUsage};
+      }
+    }
+    Stmt count(h, "SELECT count(*) FROM runs");
+    if (count.Step() != SQLITE_ROW) return db_->Fail("cannot count runs");
+    if (count.Int(0) != static_cast<int64_t>(runs.size())) {
+      return Error{fmt::format("journal {} holds {} runs, the plan {}", db_->path, count.Int(0), runs.size()),
+                   kExitUsage};
+    }
+    return Status::Ok();
+  });
+}
+
+Result<std::optional<SweepInfo>> Journal::Sweep() const {
+  std::lock_guard lock(db_->mu);
+  return db_->ReadSweep();
+}
+
+Result<std::vector<RunRecord>> Journal::Runs() const {
+  std::lock_guard lock(db_->mu);
+  return db_->ReadRuns("", std::nullopt);
+}
+
+Result<std::optional<RunRecord>> Journal::Run(std::string_view key) const {
+  std::lock_guard lock(db_->mu);
+  auto runs = db_->ReadRuns("WHERE key = ?", key);
+  if (!runs.ok()) return runs.error();
+  if (runs.value().empty()) return std::optional<RunRecord>();
+  return std::optional<RunRecord>(std::move(runs.value().front()));
+}
+
+Result<std::optional<RunRecord>> Journal::NextQueued() const {
+  std::lock_guard lock(db_->mu);
+  auto runs =
+      db_->ReadRuns("WHERE idx = (SELECT min(idx) FROM runs WHERE state IN ('queued', 'retrying'))", std::nullopt);
+  if (!runs.ok()) return runs.error();
+  if (runs.value().empty()) return std::optional<RunRecord>();
+  return std::optional<RunRecord>(std::move(runs.value().front()));
+}
+
+Result<StateCounts> Journal::Counts() const {
+  std::lock_guard lock(db_->mu);
+  Stmt s(db_->handle, "SELECT state, count(*) FROM runs GROUP BY state");
+  StateCounts counts;
+  int rc;
+  while ((rc = s.Step()) == SQLITE_ROW) {
+    const auto state = RunStateFromName(s.Text(0));
+    const int64_t n = s.Int(1);
+    if (state == RunState::kQueued) counts.queued = n;
+    if (state == RunState::kRunning) counts.running = n;
+    if (state == RunState::kDone) counts.done = n;
+    if (state == RunState::kFailed) counts.failed = n;
+    if (state == RunState::kRetrying) counts.retrying = n;
+  }
+  if (rc != SQLITE_DONE) return db_->Fail("cannot count runs");
+  return counts;
+}
+
+Result<std::vector<AttemptRecord>> Journal::Attempts(std::string_view run_key) const {
+  std::lock_guard lock(db_->mu);
+  return db_->ReadAttempts("WHERE run_key = ?", run_key);
+}
+
+Result<std::vector<MetricPoint>> Journal::Metrics(std::string_view run_key) const {
+  std::lock_guard lock(db_->mu);
+  return db_->Rows<MetricPoint>("SELECT name, value, step, time_unix FROM metrics WHERE run_key = ? ORDER BY id",
+                                run_key, [](const Stmt& s) {
+                                  return MetricPoint{s.Text(0), s.Real(1), s.OptInt(2), s.Real(3)};
+                                });
+}
+
+Result<int64_t> Journal::BeginAttempt(std::string_view run_key, std::optional<int> gpu_index, pid_t pid,
+                                      std::string_view log_dir) {
+  std::lock_guard lock(db_->mu);
+  sqlite3* h = db_->handle;
+  const Owner self = Self();
+  int64_t attempt_id = 0;
+  Status s = db_->Transaction([&]() -> Status {
+    Stmt get(h, "SELECT state, attempts FROM runs WHERE key = ?");
+    const int rc = get.Bind(1, run_key).Step();
+    if (rc == SQLITE_DONE) return Error{fmt::format("journal {}: no run {}", db_->path, run_key)};
+    if (rc != SQLITE_ROW) return db_->Fail("cannot read the run");
+    const std::string state = get.Text(0);
+    if (state != RunStateName(RunState::kQueued) && state != RunStateName(RunState::kRetrying)) {
+      return Error{fmt::format("journal {}: run {} is {}, not queued", db_->path, run_key, state)};
+    }
+    const double now = NowUnix();
+    Stmt update(h,
+                "UPDATE runs SET state = 'running', attempts = attempts + 1, gpu_index = ?, started_unix = ?, "
+                "finished_unix = NULL WHERE key = ?");
+    if (update.Bind(1, gpu_index).Bind(2, now).Bind(3, run_key).Step() != SQLITE_DONE) {
+      return db_->Fail("cannot start the run");
+    }
+    Stmt insert(h,
+                "INSERT INTO attempts (run_key, attempt_no, started_unix, log_dir, gpu_index, pid, owner_pid, "
+                "owner_start_ticks, owner_boot_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    insert.Bind(1, run_key).Bind(2, get.Int(1) + 1).Bind(3, now).Bind(4, log_dir).Bind(5, gpu_index);
+    insert.Bind(6, static_cast<int64_t>(pid)).Bind(7, static_cast<int64_t>(self.pid)).Bind(8, self.start_ticks);
+    if (insert.Bind(9, self.boot_id).Step() != SQLITE_DONE) return db_->Fail("cannot record the attempt");
+    attempt_id = sqlite3_last_insert_rowid(h);
+    return Status::Ok();
+  });
+  if (!s.ok()) return s.error();
+  return attempt_id;
+}
+
+Result<RunState> Journal::EndAttempt(int64_t attempt_id, const AttemptOutcome& outcome,
+                                     const std::vector<MetricPoint>& metrics, const Measurements& measurements,
+                                     const RetryPolicy& policy) {
+  std::lock_guard lock(db_->mu);
+  sqlite3* h = db_->handle;
+  RunState next = RunState::kFailed;
+  Status s = db_->Transaction([&]() -> Status {
+    Stmt get(h,
+             "SELECT a.run_key, a.ended_unix IS NOT NULL, r.state, r.failures FROM attempts a "
+             "JOIN runs r ON r.key = a.run_key WHERE a.id = ?");
+    const int rc = get.Bind(1, attempt_id).Step();
+    if (rc == SQLITE_DONE) return Error{fmt::format("journal {}: no attempt {}", db_->path, attempt_id)};
+    if (rc != SQLITE_ROW) return db_->Fail("cannot read the attempt");
+    const std::string key = get.Text(0);
+    if (get.Int(1) != 0) return Error{fmt::format("journal {}: attempt {} has already ended", db_->path, attempt_id)};
+    if (get.Text(2) != RunStateName(RunState::kRunning)) {
+      return Error{fmt::format("journal {}: run {} is {}, not running", db_->path, key, get.Text(2))};
+    }
+    const int failures = static_cast<int>(get.Int(3));
+    next = StateAfterAttempt(outcome.exit_class, failures, policy);
+    auto sweep = db_->ReadSweep();
+    if (!sweep.ok()) return sweep.error();
+    const std::optional<MetricSpec> metric = sweep.value() ? sweep.value()->metric : std::nullopt;
+
+    const double now = NowUnix();
+    Stmt end(h,
+             "UPDATE attempts SET ended_unix = ?, exit_class = ?, exit_code = ?, signal = ?, detail = ? "
+             "WHERE id = ?");
+    end.Bind(1, now).Bind(2, run::ExitClassName(outcome.exit_class));
+    end.Bind(3, outcome.exit_code >= 0 ? std::optional(outcome.exit_code) : std::nullopt);
+    end.Bind(4, outcome.term_signal > 0 ? std::optional(outcome.term_signal) : std::nullopt);
+    if (end.Bind(5, outcome.detail).Bind(6, attempt_id).Step() != SQLITE_DONE) {
+      return db_->Fail("cannot end the attempt");
+    }
+    for (const auto& m : metrics) {
+      Stmt insert(h,
+                  "INSERT INTO metrics (run_key, attempt_id, name, value, step, time_unix) VALUES (?, ?, ?, ?, ?, ?)");
+      insert.Bind(1, key).Bind(2, attempt_id).Bind(3, m.name).Bind(4, m.value).Bind(5, m.step);
+      if (insert.Bind(6, m.time_unix).Step() != SQLITE_DONE) return db_->Fail("cannot record metrics");
+    }
+    Stmt update(h,
+                "UPDATE runs SET state = ?, failures = failures + ?, best_metrics_json = ?, "
+                "throughput_samples_per_s = ?, peak_gpu_memory_bytes = ?, cpu_pct = ?, rss_bytes = ?, "
+                "finished_unix = ? WHERE key = ?");
+    update.Bind(1, RunStateName(next)).Bind(2, CountsAsFailure(outcome.exit_class) ? 1 : 0);
+    update.Bind(3, Summarise(metrics, metric).dump()).Bind(4, measurements.throughput_samples_per_s);
+    update.Bind(5, measurements.peak_gpu_memory_bytes).Bind(6, measurements.cpu_pct);
+    update.Bind(7, measurements.rss_bytes).Bind(8, now);
+    if (update.Bind(9, key).Step() != SQLITE_DONE) return db_->Fail("cannot update the run");
+    return Status::Ok();
+  });
+  if (!s.ok()) return s.error();
+  return next;
+}
+
+Result<int> Journal::RequeueInterrupted() {
+  std::lock_guard lock(db_->mu);
+  sqlite3* h = db_->handle;
+  const Owner self = Self();
+  int requeued = 0;
+  Status s = db_->Transaction([&]() -> Status {
+    auto open = db_->ReadAttempts("WHERE ended_unix IS NULL", std::nullopt);
+    if (!open.ok()) return open.error();
+    for (const auto& a : open.value()) {
+      if (SameOwner(a, self)) continue;
+      if (OwnerAlive(a)) {
+        return UsageError(
+            fmt::format("journal {} is in use: saturate (pid {}) is still running run {}; stop it "
+                        "before resuming",
+                        db_->path, a.owner_pid, a.run_key));
+      }
+      Stmt end(h, "UPDATE attempts SET ended_unix = ?, exit_class = ?, detail = ? WHERE id = ?");
+      end.Bind(1, NowUnix()).Bind(2, kInterrupted);
+      end.Bind(3, fmt::format("saturate (pid {}) ended before the attempt did", a.owner_pid));
+      if (end.Bind(4, a.id).Step() != SQLITE_DONE) return db_->Fail("cannot end the attempt");
+      Stmt requeue(h, "UPDATE runs SET state = 'queued', finished_unix = NULL WHERE key = ? AND state = 'running'");
+      if (requeue.Bind(1, a.run_key).Step() != SQLITE_DONE) return db_->Fail("cannot requeue the run");
+      requeued += sqlite3_changes(h);
+    }
+    return Status::Ok();
+  });
+  if (!s.ok()) return s.error();
+  return requeued;
+}
+
+Status Journal::Verify() const {
+  std::lock_guard lock(db_->mu);
+  auto integrity = db_->Rows<std::string>("PRAGMA integrity_check", std::nullopt, FirstColumn);
+  if (!integrity.ok()) return integrity.error();
+  std::vector<std::string> problems;
+  if (integrity.value() != std::vector<std::string>{"ok"}) {
+    problems.push_back("SQLite integrity check: " + integrity.value().front());
+  }
+  struct Check {
+    const char* sql;
+    const char* what;
+  };
+  const Check checks[] = {
+      {"SELECT \"table\" FROM pragma_foreign_key_check", "dangling reference from table"},
+      {"SELECT r.key FROM runs r LEFT JOIN attempts a ON a.run_key = r.key GROUP BY r.key "
+       "HAVING r.attempts != count(a.id)",
+       "attempt count differs from its attempts"},
+      {"SELECT key FROM runs WHERE failures > attempts", "more failures than attempts"},
+      {"SELECT r.key FROM runs r LEFT JOIN attempts a ON a.run_key = r.key GROUP BY r.key "
+       "HAVING (r.state = 'running') != (sum(a.id IS NOT NULL AND a.ended_unix IS NULL) = 1) "
+       "OR sum(a.id IS NOT NULL AND a.ended_unix IS NULL) > 1",
+       "running state disagrees with its open attempts"},
+      {"SELECT r.key FROM runs r WHERE r.state = 'done' AND (SELECT exit_class FROM attempts WHERE run_key = r.key "
+       "ORDER BY attempt_no DESC LIMIT 1) IS NOT 'finished'",
+       "done, but its last attempt did not finish"},
+      {"SELECT a.run_key FROM attempts a JOIN runs r ON r.key = a.run_key WHERE a.attempt_no > r.attempts",
+       "attempt number beyond the run's count"},
+  };
+  for (const auto& check : checks) {
+    auto keys = db_->Rows<std::string>(check.sql, std::nullopt, FirstColumn);
+    if (!keys.ok()) return keys.error();
+    for (const auto& key : keys.value()) problems.push_back(fmt::format("{}: {}", key, check.what));
+  }
+  if (problems.empty()) return Status::Ok();
+  if (problems.size() > 10) problems.resize(10);
+  std::string message = fmt::format("journal {} is inconsistent:", db_->path);
+  for (const auto& p : problems) message += "\n  " + p;
+  return Error{message, kExitFailure};
+}
+
+std::vector<RunRecord> SortByMetric(std::vector<RunRecord> runs, const std::optional<MetricSpec>& metric) {
+  std::stable_sort(runs.begin(), runs.end(), [&](const RunRecord& a, const RunRecord& b) {
+    const auto va = MetricOf(a, metric), vb = MetricOf(b, metric);
+    if (va.has_value() != vb.has_value()) return va.has_value();
+    if (va && *va != *vb) return metric->goal == Goal::kMinimize ? *va < *vb : *va > *vb;
+    return a.index < b.index;
+  });
+  return runs;
+}
+
+std::string ResultsCsv(const std::vector<RunRecord>& runs, const std::optional<MetricSpec>& metric) {
+  std::set<std::string> params, others;
+  for (const auto& r : runs) {
+    for (const auto& [name, value] : r.params.items()) params.insert(name);
+    for (const auto& [name, value] : r.best_metrics.items()) {
+      if (!metric || name != metric->name) others.insert(name);
+    }
+  }
+  std::vector<std::string> header = {"rank", "key", "index", "state", "attempts"};
+  if (metric) header.push_back("metric." + metric->name);
+  for (const auto& p : params) header.push_back("param." + p);
+  for (const auto& m : others) header.push_back("metric." + m);
+  for (const char* c : {"throughput_samples_per_s", "peak_gpu_memory_bytes", "cpu_pct", "rss_bytes", "gpu",
+                        "started_unix", "finished_unix"}) {
+    header.emplace_back(c);
+  }
+  auto write_row = [](const std::vector<std::string>& cells, std::string* out) {
+    for (size_t i = 0; i < cells.size(); ++i) {
+      if (i > 0) *out += ',';
+      *out += CsvCell(cells[i]);
+    }
+    *out += "\r\n";
+  };
+  std::string out;
+  write_row(header, &out);
+  int64_t rank = 0;
+  for (const auto& r : runs) {
+    std::vector<std::string> row = {std::to_string(++rank), r.key, std::to_string(r.index),
+                                    std::string(RunStateName(r.state)), std::to_string(r.attempts)};
+    if (metric) row.push_back(Cell(MetricOf(r, metric)));
+    for (const auto& p : params) row.push_back(r.params.contains(p) ? PyStr(r.params[p]) : "");
+    for (const auto& m : others) {
+      auto it = r.best_metrics.find(m);
+      row.push_back(it != r.best_metrics.end() && it->is_number() ? PyFloatRepr(it->get<double>()) : "");
+    }
+    const Measurements& ms = r.measurements;
+    for (const std::string& cell :
+         {Cell(ms.throughput_samples_per_s), Cell(ms.peak_gpu_memory_bytes), Cell(ms.cpu_pct), Cell(ms.rss_bytes),
+          Cell(r.gpu_index), Cell(r.started_unix), Cell(r.finished_unix)}) {
+      row.push_back(cell);
+    }
+    write_row(row, &out);
+  }
+  return out;
+}
+
+nlohmann::json ResultsJson(const std::vector<RunRecord>& runs, const std::optional<MetricSpec>& metric) {
+  nlohmann::json out;
+  out["metric"] = metric ? nlohmann::json{{"name", metric->name}, {"goal", GoalName(metric->goal)}} : nullptr;
+  out["runs"] = nlohmann::json::array();
+  int64_t rank = 0;
+  for (const auto& r : runs) {
+    const Measurements& ms = r.measurements;
+    out["runs"].push_back({{"rank", ++rank},
+                           {"key", r.key},
+                           {"index", r.index},
+                           {"state", RunStateName(r.state)},
+                           {"attempts", r.attempts},
+                           {"failures", r.failures},
+                           {"params", r.params},
+                           {"metrics", r.best_metrics},
+                           {"throughput_samples_per_s", JsonOrNull(ms.throughput_samples_per_s)},
+                           {"peak_gpu_memory_bytes", JsonOrNull(ms.peak_gpu_memory_bytes)},
+                           {"cpu_pct", JsonOrNull(ms.cpu_pct)},
+                           {"rss_bytes", JsonOrNull(ms.rss_bytes)},
+                           {"gpu", JsonOrNull(r.gpu_index)},
+                           {"started_unix", JsonOrNull(r.started_unix)},
+                           {"finished_unix", JsonOrNull(r.finished_unix)}});
+  }
+  return out;
+}
+
+}  // namespace sat::sweep

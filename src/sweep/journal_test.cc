@@ -1,0 +1,478 @@
+#include "sweep/journal.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+namespace sat::sweep {
+namespace {
+
+using nlohmann::json;
+using run::ExitClass;
+
+// A fresh directory, removed with everything in it at the end of the test.
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = testing::TempDir() + "/sweep_journal_XXXXXX";
+    path_ = mkdtemp(tmpl.data());
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  std::string File(std::string_view name) const { return path_ + "/" + std::string(name); }
+
+ private:
+  std::string path_;
+};
+
+std::vector<RunParams> Plan(int n) {
+  std::vector<RunParams> runs;
+  for (int i = 0; i < n; ++i) {
+    runs.push_back(RunParams{i, "key" + std::to_string(1000 + i), json{{"lr", 0.1 * (i + 1)}, {"bs", 32}}});
+  }
+  return runs;
+}
+
+SweepInfo Info(std::string hash = "h1") {
+  return SweepInfo{"sweep.yaml", std::move(hash), 42, MetricSpec{"loss", Goal::kMinimize, std::nullopt}};
+}
+
+std::unique_ptr<Journal> MustOpen(const std::string& path) {
+  auto journal = Journal::Open(path);
+  EXPECT_TRUE(journal.ok()) << journal.error().message;
+  return journal.ok() ? std::move(journal.value()) : nullptr;
+}
+
+std::unique_ptr<Journal> OpenWithPlan(const std::string& path, int n) {
+  auto journal = MustOpen(path);
+  if (journal) {
+    EXPECT_TRUE(journal->EnsureRuns(Info(), Plan(n)).ok());
+  }
+  return journal;
+}
+
+AttemptOutcome Ended(ExitClass c, int exit_code = -1, int signal = 0) {
+  return AttemptOutcome{c, exit_code, signal, std::string(run::ExitClassName(c))};
+}
+
+// One value of a query on a separate connection, as another process (`sweep status`) would see it.
+std::string QueryText(const std::string& path, const char* sql) {
+  sqlite3* db = nullptr;
+  sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr);
+  sqlite3_stmt* stmt = nullptr;
+  std::string out = "<error>";
+  if (sqlite3_prepare_v2(db, sql, -1, &stmt, nullptr) == SQLITE_OK && sqlite3_step(stmt) == SQLITE_ROW) {
+    out = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+  }
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+  return out;
+}
+
+TEST(Journal, CreatesSchemaInWalMode) {
+  TempDir dir;
+  const std::string path = dir.File("j.db");
+  auto journal = MustOpen(path);
+  ASSERT_TRUE(journal);
+  EXPECT_EQ(journal->path(), path);
+  EXPECT_EQ(QueryText(path, "PRAGMA journal_mode"), "wal");
+  EXPECT_EQ(QueryText(path, "SELECT version FROM schema_version"), "1");
+  auto sweep = journal->Sweep();
+  ASSERT_TRUE(sweep.ok());
+  EXPECT_FALSE(sweep.value());
+  EXPECT_TRUE(journal->Verify().ok());
+  journal.reset();
+  EXPECT_TRUE(MustOpen(path));  // reopening migrates nothing
+}
+
+TEST(Journal, RefusesFilesThatAreNotJournals) {
+  TempDir dir;
+  std::ofstream(dir.File("text.db")) << "not a database, just some text that is long enough to have a header\n";
+  EXPECT_FALSE(Journal::Open(dir.File("text.db")).ok());
+
+  sqlite3* db = nullptr;
+  sqlite3_open(dir.File("other.db").c_str(), &db);
+  sqlite3_exec(db, "CREATE TABLE customers (id INTEGER)", nullptr, nullptr, nullptr);
+  sqlite3_close(db);
+  auto other = Journal::Open(dir.File("other.db"));
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.error().message, dir.File("other.db") + " is an SQLite database but not a saturate sweep journal");
+
+  { auto journal = MustOpen(dir.File("new.db")); }
+  sqlite3_open(dir.File("new.db").c_str(), &db);
+  sqlite3_exec(db, "UPDATE schema_version SET version = 99", nullptr, nullptr, nullptr);
+  sqlite3_close(db);
+  auto newer = Journal::Open(dir.File("new.db"));
+  ASSERT_FALSE(newer.ok());
+  EXPECT_EQ(newer.error().message,
+            "journal " + dir.File("new.db") + " was written by a newer saturate (schema 99; this one knows up to 1)");
+}
+
+TEST(Journal, EnsureRunsIsIdempotentAndRefusesAnotherPlan) {
+  TempDir dir;
+  auto journal = OpenWithPlan(dir.File("j.db"), 5);
+  ASSERT_TRUE(journal);
+  SweepInfo moved = Info();
+  moved.spec_path = "moved/sweep.yaml";
+  moved.metric->goal = Goal::kMaximize;
+  ASSERT_TRUE(journal->EnsureRuns(moved, Plan(5)).ok());
+  auto sweep = journal->Sweep();
+  ASSERT_TRUE(sweep.ok() && sweep.value());
+  EXPECT_EQ(sweep.value()->spec_path, "moved/sweep.yaml");
+  EXPECT_EQ(sweep.value()->seed, 42u);
+  EXPECT_EQ(sweep.value()->metric->goal, Goal::kMaximize);
+
+  auto runs = journal->Runs();
+  ASSERT_TRUE(runs.ok());
+  ASSERT_EQ(runs.value().size(), 5u);
+  EXPECT_EQ(runs.value()[3].key, "key1003");
+  EXPECT_EQ(runs.value()[3].params, json({{"lr", 0.1 * 4}, {"bs", 32}}));
+  EXPECT_EQ(runs.value()[3].state, RunState::kQueued);
+
+  Status changed = journal->EnsureRuns(Info("h2"), Plan(5));
+  ASSERT_FALSE(changed.ok());
+  EXPECT_EQ(changed.error().exit_code, kExitUsage);
+  EXPECT_NE(changed.message().find("spec hash h1, this spec h2"), std::string::npos) << changed.message();
+
+  std::vector<RunParams> other = Plan(5);
+  other[2].values["bs"] = 64;
+  Status mismatch = journal->EnsureRuns(Info(), other);
+  ASSERT_FALSE(mismatch.ok());
+  EXPECT_NE(mismatch.message().find("run key1002 (#2) does not match"), std::string::npos) << mismatch.message();
+  EXPECT_EQ(journal->Runs().value()[2].params["bs"], 32);  // the failed call changed nothing
+}
+
+TEST(Journal, AttemptLifecycleRecordsEverything) {
+  TempDir dir;
+  auto journal = OpenWithPlan(dir.File("j.db"), 3);
+  ASSERT_TRUE(journal);
+  auto next = journal->NextQueued();
+  ASSERT_TRUE(next.ok() && next.value());
+  EXPECT_EQ(next.value()->key, "key1000");
+
+  auto attempt = journal->BeginAttempt("key1000", 1, 4321, "logs/key1000/1");
+  ASSERT_TRUE(attempt.ok()) << attempt.error().message;
+  auto running = journal->Run("key1000").value();
+  EXPECT_EQ(running->state, RunState::kRunning);
+  EXPECT_EQ(running->attempts, 1);
+  EXPECT_EQ(running->gpu_index, 1);
+  EXPECT_TRUE(running->started_unix);
+  EXPECT_FALSE(running->finished_unix);
+  EXPECT_EQ(journal->NextQueued().value()->key, "key1001");
+  EXPECT_FALSE(journal->BeginAttempt("key1000", 0, 1, "x").ok());  // already running
+
+  const std::vector<MetricPoint> metrics = {
+      {"loss", 0.9, 1, 100.0}, {"loss", 0.4, 2, 101.0}, {"loss", 0.5, 3, 102.0}, {"acc", 0.7, 3, 102.0}};
+  Measurements ms;
+  ms.throughput_samples_per_s = 850.5;
+  ms.peak_gpu_memory_bytes = 12ULL << 30;
+  ms.rss_bytes = 3ULL << 30;
+  auto state = journal->EndAttempt(attempt.value(), Ended(ExitClass::kFinished, 0), metrics, ms, RetryPolicy{});
+  ASSERT_TRUE(state.ok()) << state.error().message;
+  EXPECT_EQ(state.value(), RunState::kDone);
+
+  const RunRecord done = journal->Run("key1000").value().value();
+  EXPECT_EQ(done.state, RunState::kDone);
+  EXPECT_EQ(done.best_metrics, json({{"loss", 0.4}, {"acc", 0.7}}));  // best loss (minimize), last acc
+  EXPECT_EQ(done.measurements.throughput_samples_per_s, 850.5);
+  EXPECT_EQ(done.measurements.peak_gpu_memory_bytes, 12ULL << 30);
+  EXPECT_FALSE(done.measurements.cpu_pct);
+  EXPECT_EQ(done.measurements.rss_bytes, 3ULL << 30);
+  EXPECT_TRUE(done.finished_unix);
+
+  const auto attempts = journal->Attempts("key1000").value();
+  ASSERT_EQ(attempts.size(), 1u);
+  EXPECT_EQ(attempts[0].attempt_no, 1);
+  EXPECT_EQ(attempts[0].exit_class, "finished");
+  EXPECT_EQ(attempts[0].exit_code, 0);
+  EXPECT_FALSE(attempts[0].term_signal);
+  EXPECT_EQ(attempts[0].log_dir, "logs/key1000/1");
+  EXPECT_EQ(attempts[0].pid, 4321);
+  EXPECT_EQ(attempts[0].owner_pid, getpid());
+  EXPECT_GT(attempts[0].owner_start_ticks, 0u);
+  EXPECT_TRUE(attempts[0].ended_unix);
+  EXPECT_EQ(journal->Metrics("key1000").value().size(), 4u);
+  EXPECT_EQ(journal->Metrics("key1000").value()[1].step, 2);
+
+  // Ending twice, or an unknown attempt, is an error.
+  EXPECT_FALSE(journal->EndAttempt(attempt.value(), Ended(ExitClass::kFinished, 0), {}, {}, {}).ok());
+  EXPECT_FALSE(journal->EndAttempt(999, Ended(ExitClass::kFinished, 0), {}, {}, {}).ok());
+  EXPECT_FALSE(journal->BeginAttempt("nope", 0, 1, "x").ok());
+  EXPECT_FALSE(journal->BeginAttempt("key1000", 0, 1, "x").ok());  // done
+
+  const StateCounts counts = journal->Counts().value();
+  EXPECT_EQ(counts.done, 1);
+  EXPECT_EQ(counts.queued, 2);
+  EXPECT_EQ(counts.total(), 3);
+  EXPECT_TRUE(journal->Verify().ok());
+}
+
+TEST(Journal, FailedAttemptsAreRetriedWithinTheBudget) {
+  TempDir dir;
+  auto journal = OpenWithPlan(dir.File("j.db"), 1);
+  ASSERT_TRUE(journal);
+  const RetryPolicy policy{2};
+  const std::vector<RunState> expected = {RunState::kRetrying, RunState::kRetrying, RunState::kFailed};
+  for (RunState want : expected) {
+    auto next = journal->NextQueued().value();
+    ASSERT_TRUE(next);
+    auto id = journal->BeginAttempt(next->key, 0, 100, "logs");
+    ASSERT_TRUE(id.ok());
+    EXPECT_EQ(journal->EndAttempt(id.value(), Ended(ExitClass::kGpuOom, 1), {}, {}, policy).value(), want);
+  }
+  EXPECT_FALSE(journal->NextQueued().value());
+  const RunRecord r = journal->Runs().value()[0];
+  EXPECT_EQ(r.state, RunState::kFailed);
+  EXPECT_EQ(r.attempts, 3);
+  EXPECT_EQ(r.failures, 3);
+  EXPECT_TRUE(journal->Verify().ok());
+}
+
+TEST(Journal, StoppedAttemptsRequeueWithoutSpendingRetries) {
+  TempDir dir;
+  auto journal = OpenWithPlan(dir.File("j.db"), 1);
+  ASSERT_TRUE(journal);
+  auto id = journal->BeginAttempt("key1000", 0, 100, "logs");
+  EXPECT_EQ(journal->EndAttempt(id.value(), Ended(ExitClass::kStopped, -1, SIGINT), {}, {}, RetryPolicy{0}).value(),
+            RunState::kQueued);
+  const RunRecord r = journal->Runs().value()[0];
+  EXPECT_EQ(r.attempts, 1);
+  EXPECT_EQ(r.failures, 0);
+  EXPECT_EQ(journal->Attempts("key1000").value()[0].term_signal, SIGINT);
+  EXPECT_FALSE(journal->Attempts("key1000").value()[0].exit_code);
+}
+
+TEST(StateAfterAttempt, Rules) {
+  const RetryPolicy two{2};
+  EXPECT_EQ(StateAfterAttempt(ExitClass::kFinished, 5, two), RunState::kDone);
+  EXPECT_EQ(StateAfterAttempt(ExitClass::kStopped, 5, two), RunState::kQueued);
+  EXPECT_EQ(StateAfterAttempt(ExitClass::kStartFailed, 0, two), RunState::kFailed);
+  EXPECT_EQ(StateAfterAttempt(ExitClass::kTimedOut, 0, two), RunState::kFailed);
+  EXPECT_EQ(StateAfterAttempt(ExitClass::kFailed, 0, two), RunState::kRetrying);
+  EXPECT_EQ(StateAfterAttempt(ExitClass::kHostOom, 1, two), RunState::kRetrying);
+  EXPECT_EQ(StateAfterAttempt(ExitClass::kWorkerKilled, 2, two), RunState::kFailed);
+  EXPECT_EQ(StateAfterAttempt(ExitClass::kFailed, 0, RetryPolicy{0}), RunState::kFailed);
+  EXPECT_FALSE(CountsAsFailure(ExitClass::kStopped));
+  EXPECT_TRUE(CountsAsFailure(ExitClass::kTimedOut));
+}
+
+// Runs `body` in a child process and returns its pid; the child never returns into the test.
+template <class Body>
+pid_t Fork(Body body) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    body();
+    _exit(0);
+  }
+  return pid;
+}
+
+TEST(Journal, RequeueInterruptedRequeuesRunsOfDeadOwnersOnly) {
+  TempDir dir;
+  const std::string path = dir.File("j.db");
+  auto journal = OpenWithPlan(path, 3);
+  ASSERT_TRUE(journal);
+  // key1000 done here; key1001 begun by a process that then exits without ending it.
+  auto done = journal->BeginAttempt("key1000", 0, 1, "logs");
+  ASSERT_TRUE(journal->EndAttempt(done.value(), Ended(ExitClass::kFinished, 0), {}, {}, {}).ok());
+  const pid_t child = Fork([&] {
+    auto j = Journal::Open(path);
+    if (j.ok()) (void)j.value()->BeginAttempt("key1001", 0, 2, "logs");
+  });
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  // key1002 begun by this very process: still ours, so left alone.
+  ASSERT_TRUE(journal->BeginAttempt("key1002", 1, 3, "logs").ok());
+
+  auto requeued = journal->RequeueInterrupted();
+  ASSERT_TRUE(requeued.ok()) << requeued.error().message;
+  EXPECT_EQ(requeued.value(), 1);
+  const auto runs = journal->Runs().value();
+  EXPECT_EQ(runs[0].state, RunState::kDone);
+  EXPECT_EQ(runs[1].state, RunState::kQueued);
+  EXPECT_EQ(runs[1].attempts, 1);
+  EXPECT_EQ(runs[1].failures, 0);
+  EXPECT_EQ(runs[2].state, RunState::kRunning);
+  const auto attempts = journal->Attempts("key1001").value();
+  ASSERT_EQ(attempts.size(), 1u);
+  EXPECT_EQ(attempts[0].exit_class, "interrupted");
+  EXPECT_EQ(attempts[0].owner_pid, child);
+  EXPECT_EQ(attempts[0].detail, "saturate (pid " + std::to_string(child) + ") ended before the attempt did");
+  EXPECT_TRUE(journal->Verify().ok());
+  EXPECT_EQ(journal->RequeueInterrupted().value(), 0);
+}
+
+TEST(Journal, RequeueInterruptedRefusesWhileAnotherSaturateIsAlive) {
+  TempDir dir;
+  const std::string path = dir.File("j.db");
+  ASSERT_TRUE(OpenWithPlan(path, 2));
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  const pid_t child = Fork([&] {
+    auto j = Journal::Open(path);
+    if (j.ok() && j.value()->BeginAttempt("key1000", 0, 2, "logs").ok()) (void)!write(ready[1], "x", 1);
+    pause();
+  });
+  close(ready[1]);
+  char byte = 0;
+  ASSERT_EQ(read(ready[0], &byte, 1), 1);
+  close(ready[0]);
+
+  auto journal = MustOpen(path);
+  auto refused = journal->RequeueInterrupted();
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().exit_code, kExitUsage);
+  EXPECT_EQ(refused.error().message, "journal " + path + " is in use: saturate (pid " + std::to_string(child) +
+                                         ") is still running run key1000; stop it before resuming");
+  kill(child, SIGKILL);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_EQ(journal->RequeueInterrupted().value(), 1);
+}
+
+TEST(Journal, VerifyReportsBrokenInvariants) {
+  TempDir dir;
+  const std::string path = dir.File("j.db");
+  auto journal = OpenWithPlan(path, 2);
+  ASSERT_TRUE(journal);
+  sqlite3* db = nullptr;
+  sqlite3_open(path.c_str(), &db);
+  sqlite3_exec(db, "UPDATE runs SET attempts = 2, state = 'running' WHERE key = 'key1001'", nullptr, nullptr, nullptr);
+  sqlite3_close(db);
+  Status s = journal->Verify();
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(), "journal " + path +
+                             " is inconsistent:\n  key1001: attempt count differs from its attempts\n  key1001: "
+                             "running state disagrees with its open attempts");
+}
+
+// The crash-consistency claim: a child loops through attempts on a real file and is killed with SIGKILL at a
+// random instant, again and again; after each kill the journal must open, hold its invariants, and resume.
+void AttemptLoop(const std::string& path, unsigned seed) {
+  auto journal = Journal::Open(path);
+  if (!journal.ok()) _exit(3);
+  std::mt19937 rng(seed);
+  const ExitClass outcomes[] = {ExitClass::kFinished, ExitClass::kFinished, ExitClass::kFailed, ExitClass::kGpuOom,
+                                ExitClass::kStopped};
+  while (true) {
+    auto next = journal.value()->NextQueued();
+    if (!next.ok()) _exit(4);
+    if (!next.value()) pause();  // all done: wait for the kill like a busy child would
+    auto id = journal.value()->BeginAttempt(next.value()->key, 0, 1, "logs");
+    if (!id.ok()) _exit(5);
+    const std::vector<MetricPoint> metrics = {{"loss", static_cast<double>(rng() % 100), 1, 1.0}};
+    Measurements ms;
+    ms.throughput_samples_per_s = 100;
+    if (!journal.value()->EndAttempt(id.value(), Ended(outcomes[rng() % 5], 1), metrics, ms, RetryPolicy{1}).ok()) {
+      _exit(6);
+    }
+  }
+}
+
+TEST(JournalCrash, KillNineAtRandomInstantsLeavesAConsistentJournal) {
+  TempDir dir;
+  const std::string path = dir.File("j.db");
+  constexpr int kRuns = 2000;
+  ASSERT_TRUE(OpenWithPlan(path, kRuns));
+  std::mt19937 pick(20240601);
+  int killed_mid_run = 0;
+  for (int round = 0; round < 30; ++round) {
+    const pid_t child = Fork([&] { AttemptLoop(path, static_cast<unsigned>(round)); });
+    usleep(1000 + pick() % 25000);
+    kill(child, SIGKILL);
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFSIGNALED(status)) << "the child ended on its own with " << WEXITSTATUS(status);
+
+    auto journal = MustOpen(path);
+    ASSERT_TRUE(journal);
+    Status verified = journal->Verify();
+    ASSERT_TRUE(verified.ok()) << "round " << round << ": " << verified.message();
+    auto requeued = journal->RequeueInterrupted();
+    ASSERT_TRUE(requeued.ok()) << requeued.error().message;
+    EXPECT_LE(requeued.value(), 1);
+    killed_mid_run += requeued.value();
+    ASSERT_TRUE(journal->Verify().ok());
+    const StateCounts counts = journal->Counts().value();
+    EXPECT_EQ(counts.running, 0);
+    EXPECT_EQ(counts.total(), kRuns);
+  }
+  auto journal = MustOpen(path);
+  const std::vector<RunRecord> runs = journal->Runs().value();
+  int64_t attempts = 0;
+  for (const auto& r : runs) attempts += r.attempts;
+  RecordProperty("attempts", static_cast<int>(attempts));
+  RecordProperty("kills_during_an_attempt", killed_mid_run);
+  EXPECT_GT(attempts, 30);       // the children did real work between kills
+  EXPECT_GT(killed_mid_run, 0);  // and some kills landed while an attempt was open
+}
+
+std::vector<RunRecord> Records() {
+  std::vector<RunRecord> runs(4);
+  for (int i = 0; i < 4; ++i) {
+    runs[i].key = "k" + std::to_string(i);
+    runs[i].index = i;
+    runs[i].params = json{{"lr", 0.1 * (i + 1)}, {"opt", i == 2 ? "adam,w" : "sgd"}};
+    runs[i].state = RunState::kDone;
+    runs[i].attempts = 1;
+  }
+  runs[0].best_metrics = {{"loss", 0.5}, {"acc", 0.8}};
+  runs[1].best_metrics = {{"loss", 0.25}};
+  runs[2].best_metrics = json::object();
+  runs[2].state = RunState::kFailed;
+  runs[3].best_metrics = {{"loss", 0.75}};
+  runs[1].measurements.throughput_samples_per_s = 900.0;
+  runs[1].measurements.peak_gpu_memory_bytes = 1024;
+  runs[1].gpu_index = 0;
+  return runs;
+}
+
+TEST(Export, SortsByTheMetricsGoalWithMissingValuesLast) {
+  auto keys = [](const std::vector<RunRecord>& runs) {
+    std::vector<std::string> out;
+    for (const auto& r : runs) out.push_back(r.key);
+    return out;
+  };
+  const MetricSpec min{"loss", Goal::kMinimize, std::nullopt};
+  const MetricSpec max{"loss", Goal::kMaximize, std::nullopt};
+  EXPECT_EQ(keys(SortByMetric(Records(), min)), (std::vector<std::string>{"k1", "k0", "k3", "k2"}));
+  EXPECT_EQ(keys(SortByMetric(Records(), max)), (std::vector<std::string>{"k3", "k0", "k1", "k2"}));
+  EXPECT_EQ(keys(SortByMetric(Records(), std::nullopt)), (std::vector<std::string>{"k0", "k1", "k2", "k3"}));
+}
+
+TEST(Export, CsvHasOneColumnPerParameterAndMetric) {
+  const MetricSpec min{"loss", Goal::kMinimize, std::nullopt};
+  const std::string csv = ResultsCsv(SortByMetric(Records(), min), min);
+  const std::string header =
+      "rank,key,index,state,attempts,metric.loss,param.lr,param.opt,metric.acc,throughput_samples_per_s,"
+      "peak_gpu_memory_bytes,cpu_pct,rss_bytes,gpu,started_unix,finished_unix\r\n";
+  EXPECT_EQ(csv, header +
+                     "1,k1,1,done,1,0.25,0.2,sgd,,900.0,1024,,,0,,\r\n"
+                     "2,k0,0,done,1,0.5,0.1,sgd,0.8,,,,,,,\r\n"
+                     "3,k3,3,done,1,0.75,0.4,sgd,,,,,,,,\r\n"
+                     "4,k2,2,failed,1,,0.30000000000000004,\"adam,w\",,,,,,,,\r\n");
+}
+
+TEST(Export, JsonHasNullsForMissingValues) {
+  const MetricSpec max{"loss", Goal::kMaximize, std::nullopt};
+  const json out = ResultsJson(SortByMetric(Records(), max), max);
+  EXPECT_EQ(out["metric"], json({{"name", "loss"}, {"goal", "maximize"}}));
+  ASSERT_EQ(out["runs"].size(), 4u);
+  EXPECT_EQ(out["runs"][0]["key"], "k3");
+  EXPECT_EQ(out["runs"][0]["rank"], 1);
+  EXPECT_EQ(out["runs"][2]["throughput_samples_per_s"], 900.0);
+  EXPECT_EQ(out["runs"][2]["gpu"], 0);
+  EXPECT_TRUE(out["runs"][0]["gpu"].is_null());
+  EXPECT_EQ(out["runs"][3]["state"], "failed");
+  EXPECT_EQ(out["runs"][3]["params"]["opt"], "adam,w");
+  EXPECT_TRUE(ResultsJson({}, std::nullopt)["metric"].is_null());
+}
+
+}  // namespace
+}  // namespace sat::sweep

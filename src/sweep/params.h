@@ -1,0 +1,172 @@
+// Sweep parameters: how a value is typed, how it is drawn, which runs a search space gives, and how a run's
+// values become its command line.
+//
+// Values are nlohmann::json (null, bool, integer, float, string, array, object), typed the way W&B types them:
+// its sweep files are read by PyYAML, so plain YAML scalars follow YAML 1.1 (ResolvePlainScalar), and its agent
+// writes values with Python's str() and json.dumps(). Rendering them the same way (PyStr, PyJsonDumps) makes
+// `--lr=0.01`, `--flag=True` and `--layers=[64, 32]` reach the training script exactly as under `wandb agent`.
+//
+// Draws are reproducible: Rng is std::mt19937_64 (its output sequence is fixed by the C++ standard) with our own
+// uniform, integer and normal transforms (std:: distributions differ between standard libraries). Pure
+// functions and plain data; Rng is not thread-safe (one per thread).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "util/result.h"
+
+namespace sat::sweep {
+
+// The type a plain (unquoted) YAML scalar gets from PyYAML's YAML 1.1 resolver: null ("", "~", "null"), bool
+// ("true", "yes", "on", "off", ...), int ("42", "1_000", "0x1f", "0b101", and "017" is octal), float
+// ("0.1", "1.", ".5", "1.0e-3"; an exponent needs a dot and a sign: "1e-3" stays a string, as in PyYAML),
+// sexagesimal ints ("1:30" is 90), otherwise the string itself (timestamps too, which read the same). An int
+// that does not fit in 64 bits stays a string.
+nlohmann::json ResolvePlainScalar(std::string_view text);
+
+// Python's repr() of a float: shortest round-trip digits, "1.0", "0.0001", "1e-05", "1e+16", "inf", "nan".
+std::string PyFloatRepr(double v);
+
+// Python's str() of the value as the W&B agent formats it into `--name=value`: "0.01", "32", "True", "None",
+// "adam", "[64, 'relu']", "{'a': 1}" (object keys in sorted order).
+std::string PyStr(const nlohmann::json& v);
+
+// Python's json.dumps() with its defaults: ", " and ": " separators, ensure_ascii (\uXXXX escapes).
+std::string PyJsonDumps(const nlohmann::json& v);
+
+// W&B's distributions that saturate draws from. `log_uniform` takes min/max as natural-log exponents;
+// `log_uniform_values` takes the values themselves. q_* round to a multiple of q (half to even, as NumPy), and
+// give integers when q is written as an integer.
+enum class Distribution {
+  kConstant,           // value
+  kCategorical,        // values [, probabilities]
+  kIntUniform,         // min, max: integers, both ends included
+  kUniform,            // min, max
+  kQUniform,           // min, max, q
+  kLogUniform,         // min, max (exponents)
+  kLogUniformValues,   // min > 0, max
+  kQLogUniform,        // min, max (exponents), q
+  kQLogUniformValues,  // min > 0, max, q
+  kNormal,             // mu, sigma
+  kQNormal,            // mu, sigma, q
+  kLogNormal,          // mu, sigma
+  kQLogNormal,         // mu, sigma, q
+};
+
+// W&B's name ("int_uniform"), and back; `categorical_w_probabilities` reads as categorical.
+std::string_view DistributionName(Distribution d);
+std::optional<Distribution> DistributionFromName(std::string_view name);
+// Every accepted name, for "did you mean".
+std::vector<std::string> DistributionNames();
+
+// One parameter of the search space, validated by the spec parser (min < max, sigma >= 0, q > 0, ...).
+struct Parameter {
+  std::string name;  // nested parameters are flattened: "optimizer.lr"
+  Distribution distribution = Distribution::kConstant;
+  std::vector<nlohmann::json> values;  // constant: one; categorical: the choices, without duplicates
+  std::vector<double> probabilities;   // categorical: one per value, summing to 1; empty: equal chances
+  double min = 0, max = 0;             // int_uniform: integral values
+  bool bounds_are_integers = false;    // min and max were both written as integers
+  double q = 1;
+  bool q_is_integer = false;  // q was written as an integer, so quantized draws are integers
+  double mu = 0, sigma = 1;
+};
+
+// A seeded generator whose draws are the same on every platform for the same seed (up to libm's last-bit
+// differences in log/exp/cos for the log and normal families).
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) : engine_(seed) {}
+
+  uint64_t Next() { return engine_(); }
+  double Uniform01();                          // [0, 1), 53 random bits
+  int64_t UniformInt(int64_t lo, int64_t hi);  // [lo, hi], unbiased
+  double StandardNormal();                     // Box-Muller, one draw per call
+
+ private:
+  std::mt19937_64 engine_;
+};
+
+// A seed for the `index`-th draw of a sweep seeded with `seed`: each run has its own stream, so a run's values
+// do not depend on how many runs come before or after it.
+uint64_t StreamSeed(uint64_t seed, uint64_t index);
+
+// One draw of `p`.
+nlohmann::json Sample(const Parameter& p, Rng& rng);
+
+// The values a grid search visits, in order, as W&B's grid search does: constant and categorical values as
+// written; int_uniform every integer from min to max; q_uniform min, min + q, ... while below max (NumPy's
+// arange: max itself is not included). Error (exit code 2) for continuous distributions, for categorical
+// values with probabilities, and for a range of more than `limit` values.
+Result<std::vector<nlohmann::json>> GridValues(const Parameter& p, size_t limit);
+
+// One planned run.
+struct RunParams {
+  int64_t index = 0;      // 0-based position in the plan
+  std::string key;        // 12 hex digits, stable across processes: a hash of the values (and, for random
+                          // search, the index, so two equal draws stay two runs)
+  nlohmann::json values;  // object: parameter name -> value
+};
+
+// The first `count` runs of the grid whose axes are the GridValues of `params` (same order): the Cartesian
+// product with the last axis turning fastest (itertools.product order, as W&B's grid search).
+std::vector<RunParams> GridRuns(const std::vector<Parameter>& params,
+                                const std::vector<std::vector<nlohmann::json>>& axes, int64_t count);
+
+// `count` random runs: run i draws every parameter, in order, from Rng(StreamSeed(seed, i)), so a seed gives
+// the same runs everywhere and a larger count keeps the earlier runs.
+std::vector<RunParams> RandomRuns(const std::vector<Parameter>& params, int64_t count, uint64_t seed);
+
+// The first `hex_digits` (at most 16) hex digits of the 64-bit FNV-1a hash of `text`: a stable id.
+std::string ShortHash(std::string_view text, size_t hex_digits);
+
+// How the items of a command template become a run's argv.
+enum class CommandStyle {
+  // W&B's macros, each standing for whole items: ${env} -> /usr/bin/env, ${interpreter}, ${program},
+  // ${args} -> --name=value..., ${args_no_hyphens} -> name=value..., ${args_no_boolean_flags} -> --name for
+  // True, nothing for False, ${args_no_equals} -> --name value..., ${args_json} -> one item holding a JSON
+  // object. ${envvar:NAME} is replaced inside any item (by NAME itself when unset, as W&B does).
+  kWandb,
+  // The short form: {name} anywhere inside an item becomes the value; {{ and }} are literal braces.
+  kPlaceholders,
+};
+
+// W&B's command when a sweep file has none.
+inline const std::vector<std::string> kDefaultWandbCommand = {"${env}", "${interpreter}", "${program}", "${args}"};
+
+// The whole-item macro names: "env", "interpreter", "program", "args", "args_no_hyphens", ...
+const std::vector<std::string>& CommandMacros();
+
+// The macro an item is ("args" for "${args}"), or empty.
+std::string_view MacroName(std::string_view item);
+
+// What the macros that depend on the machine stand for.
+struct CommandContext {
+  std::string interpreter = "python";  // ${interpreter}
+  // ${envvar:NAME}; nullopt when unset.
+  std::function<std::optional<std::string>(const std::string& name)> getenv;
+
+  // `python` when an executable of that name is on PATH, else `python3`; getenv reads saturate's environment.
+  static CommandContext FromSystem();
+};
+
+// Replaces each {name} in `item` with lookup(name); {{ and }} are literal braces. Errors (exit code 2) for an
+// unbalanced brace and for a name lookup does not know (suggesting the closest of `names`).
+Result<std::string> FillPlaceholders(std::string_view item,
+                                     const std::function<std::optional<std::string>(std::string_view)>& lookup,
+                                     const std::vector<std::string>& names);
+
+// The argv of a run with `values` (an object, in name order) from a command template. Items are never passed
+// through a shell.
+std::vector<std::string> RenderArgv(const std::vector<std::string>& command, CommandStyle style,
+                                    const std::string& program, const nlohmann::json& values,
+                                    const CommandContext& context);
+
+}  // namespace sat::sweep

@@ -1,0 +1,359 @@
+#include "sweep/params.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+
+namespace sat::sweep {
+namespace {
+
+using nlohmann::json;
+
+// What PyYAML 6.0's safe_load gives for `v: TEXT` (checked against it when these cases were written).
+TEST(ResolvePlainScalar, TypesLikePyYaml) {
+  const std::vector<std::pair<std::string, json>> cases = {
+      {"0.01", 0.01},
+      {"32", 32},
+      {"1e-3", "1e-3"},
+      {"1.0e-3", 0.001},
+      {"1.0e3", "1.0e3"},
+      {"1.e+3", 1000.0},
+      {".5", 0.5},
+      {"-.5", "-.5"},
+      {"+.5", "+.5"},
+      {"-0.5", -0.5},
+      {"1_000", 1000},
+      {"0x1F", 31},
+      {"017", 15},
+      {"08", "08"},
+      {"0b101", 5},
+      {"0o17", "0o17"},
+      {"yes", true},
+      {"No", false},
+      {"on", true},
+      {"OFF", false},
+      {"true", true},
+      {"~", nullptr},
+      {"null", nullptr},
+      {"", nullptr},
+      {"adam", "adam"},
+      {"1:30", 90},
+      {"-0", 0},
+      {"+7", 7},
+      {"1__0", 10},
+      {"0_", 0},
+      {"0.", 0.0},
+      {"3.", 3.0},
+      {"1_0.5_", 10.5},
+      {"1.0e+3_", "1.0e+3_"},
+      {"1.5e+16", 1.5e16},
+      {"2001-12-14", "2001-12-14"},
+      {"9223372036854775807", INT64_MAX},
+      {"-9223372036854775808", INT64_MIN},
+      {"9223372036854775808", "9223372036854775808"},
+  };
+  for (const auto& [text, expected] : cases) {
+    const json got = ResolvePlainScalar(text);
+    EXPECT_EQ(got.type_name(), std::string(expected.type_name())) << "'" << text << "'";
+    EXPECT_EQ(got, expected) << "'" << text << "'";
+  }
+  EXPECT_TRUE(std::isinf(ResolvePlainScalar("-.inf").get<double>()));
+  EXPECT_LT(ResolvePlainScalar("-.inf").get<double>(), 0);
+  EXPECT_TRUE(std::isnan(ResolvePlainScalar(".NaN").get<double>()));
+}
+
+// What Python 3's str() prints.
+TEST(PyFloatRepr, MatchesPython) {
+  const std::vector<std::pair<double, std::string>> cases = {
+      {0.01, "0.01"},
+      {1.0, "1.0"},
+      {0.0001, "0.0001"},
+      {1e-05, "1e-05"},
+      {1e16, "1e+16"},
+      {1e15, "1000000000000000.0"},
+      {123456789.123, "123456789.123"},
+      {-2.5e-07, "-2.5e-07"},
+      {0.1 + 0.2, "0.30000000000000004"},
+      {1.0 / 3, "0.3333333333333333"},
+      {5e-324, "5e-324"},
+      {1.7976931348623157e308, "1.7976931348623157e+308"},
+      {1.5e16, "1.5e+16"},
+      {-0.0, "-0.0"},
+      {0.0, "0.0"},
+      {std::numeric_limits<double>::infinity(), "inf"},
+  };
+  for (const auto& [v, expected] : cases) EXPECT_EQ(PyFloatRepr(v), expected);
+}
+
+TEST(PyStr, MatchesPythonStr) {
+  EXPECT_EQ(PyStr(json(0.01)), "0.01");
+  EXPECT_EQ(PyStr(json(32)), "32");
+  EXPECT_EQ(PyStr(json(true)), "True");
+  EXPECT_EQ(PyStr(json(false)), "False");
+  EXPECT_EQ(PyStr(json(nullptr)), "None");
+  EXPECT_EQ(PyStr(json("adam")), "adam");
+  EXPECT_EQ(PyStr(json::parse(R"([64, "relu", 0.1, true, null, "it's", "say \"hi\"", "a\nb"])")),
+            R"([64, 'relu', 0.1, True, None, "it's", 'say "hi"', 'a\nb'])");
+  EXPECT_EQ(PyStr(json::parse(R"({"b": 1, "a": [2]})")), "{'a': [2], 'b': 1}");  // keys sorted, see header
+}
+
+TEST(PyJsonDumps, MatchesPythonJsonDumps) {
+  const json v = json::parse(
+      R"({"bs": 32, "e": "\ud83d\ude00\t\"q\"", "f": true, "l": [1, 2.5], "lr": 0.01, "n": null, "name": "résumé☃"})");
+  EXPECT_EQ(PyJsonDumps(v),
+            R"({"bs": 32, "e": "\ud83d\ude00\t\"q\"", "f": true, "l": [1, 2.5], "lr": 0.01, "n": null, )"
+            R"("name": "r\u00e9sum\u00e9\u2603"})");
+  EXPECT_EQ(PyJsonDumps(json::object()), "{}");
+  EXPECT_EQ(PyJsonDumps(json(1e-05)), "1e-05");
+}
+
+TEST(Distribution, NamesRoundTrip) {
+  for (const auto& name : DistributionNames()) {
+    auto d = DistributionFromName(name);
+    ASSERT_TRUE(d) << name;
+    if (name != "categorical_w_probabilities") {
+      EXPECT_EQ(DistributionName(*d), name);
+    }
+  }
+  EXPECT_EQ(DistributionFromName("categorical_w_probabilities"), Distribution::kCategorical);
+  EXPECT_FALSE(DistributionFromName("beta"));
+}
+
+TEST(Rng, IsStandardMt19937_64) {
+  // The C++ standard fixes the 10000th output of a default-seeded mt19937_64.
+  Rng rng(5489);
+  uint64_t v = 0;
+  for (int i = 0; i < 10000; ++i) v = rng.Next();
+  EXPECT_EQ(v, 9981545732273789042ULL);
+}
+
+TEST(Rng, DrawsStayInRangeAndCoverIt) {
+  Rng rng(7);
+  std::set<int64_t> seen;
+  for (int i = 0; i < 2000; ++i) {
+    const double u = rng.Uniform01();
+    ASSERT_GE(u, 0.0);
+    ASSERT_LT(u, 1.0);
+    const int64_t k = rng.UniformInt(-3, 3);
+    ASSERT_GE(k, -3);
+    ASSERT_LE(k, 3);
+    seen.insert(k);
+  }
+  EXPECT_EQ(seen.size(), 7u);
+  const int64_t any = rng.UniformInt(INT64_MIN, INT64_MAX);  // the full range must not loop forever
+  (void)any;
+  EXPECT_EQ(rng.UniformInt(5, 5), 5);
+}
+
+TEST(Rng, SameSeedSameDrawsAndPinnedValues) {
+  Rng a(42), b(42), c(43);
+  std::vector<double> da, db, dc;
+  for (int i = 0; i < 5; ++i) {
+    da.push_back(a.StandardNormal());
+    db.push_back(b.StandardNormal());
+    dc.push_back(c.StandardNormal());
+  }
+  EXPECT_EQ(da, db);
+  EXPECT_NE(da, dc);
+  // Pinned: a change here means every random sweep plan changes with it.
+  Rng pinned(1);
+  EXPECT_EQ(pinned.Next(), 2469588189546311528ULL);
+  EXPECT_DOUBLE_EQ(Rng(1).Uniform01(), static_cast<double>(2469588189546311528ULL >> 11) * 0x1.0p-53);
+}
+
+TEST(StreamSeed, DiffersPerIndexAndSeed) {
+  std::set<uint64_t> seeds;
+  for (uint64_t s = 0; s < 4; ++s) {
+    for (uint64_t i = 0; i < 100; ++i) seeds.insert(StreamSeed(s, i));
+  }
+  EXPECT_EQ(seeds.size(), 400u);
+  EXPECT_EQ(StreamSeed(3, 9), StreamSeed(3, 9));
+}
+
+Parameter Range(Distribution d, double min, double max) {
+  Parameter p;
+  p.name = "x";
+  p.distribution = d;
+  p.min = min;
+  p.max = max;
+  return p;
+}
+
+// Draws `n` values of `p` with a fixed seed.
+std::vector<json> Draw(const Parameter& p, int n = 3000) {
+  Rng rng(99);
+  std::vector<json> out;
+  for (int i = 0; i < n; ++i) out.push_back(Sample(p, rng));
+  return out;
+}
+
+TEST(Sample, IntUniformCoversBothEndsAndGivesIntegers) {
+  std::set<int64_t> seen;
+  for (const json& v : Draw(Range(Distribution::kIntUniform, 2, 6))) {
+    ASSERT_TRUE(v.is_number_integer());
+    seen.insert(v.get<int64_t>());
+  }
+  EXPECT_EQ(seen, (std::set<int64_t>{2, 3, 4, 5, 6}));
+}
+
+TEST(Sample, UniformStaysWithinBounds) {
+  double lo = 1, hi = 0;
+  for (const json& v : Draw(Range(Distribution::kUniform, 0.25, 0.5))) {
+    ASSERT_TRUE(v.is_number_float());
+    lo = std::min(lo, v.get<double>());
+    hi = std::max(hi, v.get<double>());
+  }
+  EXPECT_GE(lo, 0.25);
+  EXPECT_LT(hi, 0.5);
+  EXPECT_LT(lo, 0.26);  // spread over the whole range
+  EXPECT_GT(hi, 0.49);
+}
+
+TEST(Sample, QUniformRoundsToMultiplesOfQ) {
+  Parameter p = Range(Distribution::kQUniform, 0.0, 1.0);
+  p.q = 0.25;
+  std::set<double> seen;
+  for (const json& v : Draw(p)) {
+    ASSERT_TRUE(v.is_number_float());
+    seen.insert(v.get<double>());
+  }
+  EXPECT_EQ(seen, (std::set<double>{0.0, 0.25, 0.5, 0.75, 1.0}));
+
+  p = Range(Distribution::kQUniform, 0, 100);
+  p.q = 10;
+  p.q_is_integer = true;
+  for (const json& v : Draw(p, 500)) {
+    ASSERT_TRUE(v.is_number_integer());
+    EXPECT_EQ(v.get<int64_t>() % 10, 0);
+    EXPECT_GE(v.get<int64_t>(), 0);
+    EXPECT_LE(v.get<int64_t>(), 100);
+  }
+}
+
+TEST(Sample, QRoundingIsHalfToEvenLikeNumPy) {
+  Parameter p = Range(Distribution::kQNormal, 0, 0);
+  p.sigma = 0;  // every draw is exactly mu
+  p.q = 1;
+  for (const auto& [mu, expected] :
+       std::vector<std::pair<double, double>>{{0.5, 0}, {1.5, 2}, {2.5, 2}, {-0.5, -0.0}}) {
+    p.mu = mu;
+    Rng rng(1);
+    EXPECT_EQ(Sample(p, rng).get<double>(), expected) << mu;
+  }
+}
+
+TEST(Sample, LogUniformValuesIsPositiveAndSpreadsOverDecades) {
+  std::map<int, int> per_decade;
+  for (const json& v : Draw(Range(Distribution::kLogUniformValues, 1e-5, 1e-1))) {
+    const double x = v.get<double>();
+    ASSERT_GE(x, 1e-5 * (1 - 1e-12));
+    ASSERT_LE(x, 1e-1 * (1 + 1e-12));
+    ++per_decade[static_cast<int>(std::floor(std::log10(x)))];
+  }
+  // Four decades, about a quarter of the draws each.
+  ASSERT_EQ(per_decade.size(), 4u);
+  for (const auto& [decade, n] : per_decade) EXPECT_NEAR(n, 750, 150) << decade;
+}
+
+TEST(Sample, LogUniformTakesExponents) {
+  for (const json& v : Draw(Range(Distribution::kLogUniform, std::log(0.001), std::log(1.0)), 500)) {
+    EXPECT_GE(v.get<double>(), 0.001 * (1 - 1e-12));
+    EXPECT_LE(v.get<double>(), 1.0 + 1e-12);
+  }
+  Parameter q = Range(Distribution::kQLogUniformValues, 1, 1000);
+  q.q = 1;
+  q.q_is_integer = true;
+  for (const json& v : Draw(q, 500)) {
+    ASSERT_TRUE(v.is_number_integer());
+    EXPECT_GE(v.get<int64_t>(), 1);
+    EXPECT_LE(v.get<int64_t>(), 1000);
+  }
+}
+
+TEST(Sample, NormalHasItsMeanAndSpread) {
+  Parameter p = Range(Distribution::kNormal, 0, 0);
+  p.mu = 3;
+  p.sigma = 2;
+  double sum = 0, sum2 = 0;
+  const auto draws = Draw(p, 5000);
+  for (const json& v : draws) {
+    sum += v.get<double>();
+    sum2 += v.get<double>() * v.get<double>();
+  }
+  const double mean = sum / draws.size();
+  const double sd = std::sqrt(sum2 / draws.size() - mean * mean);
+  EXPECT_NEAR(mean, 3, 0.1);
+  EXPECT_NEAR(sd, 2, 0.1);
+
+  p.distribution = Distribution::kLogNormal;
+  p.mu = 0;
+  p.sigma = 0.5;
+  for (const json& v : Draw(p, 500)) EXPECT_GT(v.get<double>(), 0);
+}
+
+TEST(Sample, CategoricalFollowsProbabilities) {
+  Parameter p;
+  p.distribution = Distribution::kCategorical;
+  p.values = {"a", "b", "c"};
+  p.probabilities = {0.7, 0.2, 0.1};
+  std::map<std::string, int> counts;
+  for (const json& v : Draw(p, 5000)) ++counts[v.get<std::string>()];
+  EXPECT_NEAR(counts["a"], 3500, 150);
+  EXPECT_NEAR(counts["b"], 1000, 100);
+  EXPECT_NEAR(counts["c"], 500, 80);
+
+  p.probabilities.clear();
+  counts.clear();
+  for (const json& v : Draw(p, 3000)) ++counts[v.get<std::string>()];
+  for (const auto& [value, n] : counts) EXPECT_NEAR(n, 1000, 100) << value;
+}
+
+TEST(Sample, ConstantIsItsValue) {
+  Parameter p;
+  p.values = {json::parse("[1, 2]")};
+  for (const json& v : Draw(p, 10)) EXPECT_EQ(v, json::parse("[1, 2]"));
+}
+
+TEST(GridValues, DiscreteDistributionsAsWandbGrid) {
+  auto ints = GridValues(Range(Distribution::kIntUniform, 1, 4), 100);
+  ASSERT_TRUE(ints.ok());
+  EXPECT_EQ(ints.value(), (std::vector<json>{1, 2, 3, 4}));
+
+  Parameter q = Range(Distribution::kQUniform, 0, 1);
+  q.q = 0.25;
+  auto floats = GridValues(q, 100);
+  ASSERT_TRUE(floats.ok());
+  EXPECT_EQ(floats.value(), (std::vector<json>{0.0, 0.25, 0.5, 0.75}));  // arange: max excluded
+  EXPECT_TRUE(floats.value()[0].is_number_float());
+
+  q = Range(Distribution::kQUniform, 0, 10);
+  q.q = 5;
+  q.q_is_integer = q.bounds_are_integers = true;
+  auto whole = GridValues(q, 100);
+  ASSERT_TRUE(whole.ok());
+  EXPECT_EQ(whole.value(), (std::vector<json>{0, 5}));
+  EXPECT_TRUE(whole.value()[1].is_number_integer());
+}
+
+TEST(GridValues, RefusesContinuousProbabilitiesAndHugeRanges) {
+  auto continuous = GridValues(Range(Distribution::kUniform, 0, 1), 100);
+  ASSERT_FALSE(continuous.ok());
+  EXPECT_NE(continuous.error().message.find("'uniform' is continuous"), std::string::npos);
+  EXPECT_EQ(continuous.error().exit_code, kExitUsage);
+
+  Parameter p;
+  p.distribution = Distribution::kCategorical;
+  p.values = {1, 2};
+  p.probabilities = {0.5, 0.5};
+  EXPECT_FALSE(GridValues(p, 100).ok());
+
+  auto huge = GridValues(Range(Distribution::kIntUniform, 0, 1e9), 100000);
+  ASSERT_FALSE(huge.ok());
+  EXPECT_NE(huge.error().message.find("1000000001 grid values"), std::string::npos) << huge.error().message;
+}
+
+}  // namespace
+}  // namespace sat::sweep

@@ -1,0 +1,109 @@
+// The sweep spec: what `saturate sweep` runs. Read from the Weights & Biases sweep YAML users already have, or
+// built from the short form `--grid lr=0.1,0.01 --grid bs=32,64 -- python train.py --lr {lr} --bs {bs}`.
+//
+// The W&B file, as W&B reads it:
+//   program, method (grid | random), parameters, command, metric {name, goal, target}, run_cap,
+//   name / description (kept), project / entity / apiVersion / kind / controller (no effect here),
+//   early_terminate (accepted with a warning: every run goes to its end).
+// plus saturate's own section:
+//   saturate: {gpus: [0, 1] | "all", max_per_gpu: 1, memory_margin: 0.1, timeout: "30m", retries: 2,
+//              metric_pattern: 'val_loss=(?P<val_loss>[0-9.e+-]+)', env: {NAME: value}, seed: 7, runs: 20}
+// Parameters take value | values [+ probabilities] | distribution with min, max, q, mu, sigma, or a nested
+// `parameters:` block; nested names are flattened with dots ("optimizer.lr"), so `${args}` gives
+// `--optimizer.lr=0.001` (W&B itself passes the whole dict as one `--optimizer={'lr': 0.001}`).
+// Without `distribution`, W&B's inference: value -> constant, values -> categorical, integer min and max ->
+// int_uniform, other min and max -> uniform.
+//
+// Every error is a sat::Error with exit code kExitUsage. Errors about the file carry "FILE:LINE:COLUMN: " (both
+// 1-based) and the setting's path: "sweep.yaml:7:3: parameters.lr: 'min' (0.5) is above 'max' (0.1)". Unknown
+// keys name the closest valid key. Pure functions; no I/O besides LoadSpecFile reading its file.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sweep/params.h"
+#include "util/result.h"
+
+namespace sat::sweep {
+
+enum class Method { kGrid, kRandom };
+std::string_view MethodName(Method m);  // "grid", "random"
+
+enum class Goal { kMinimize, kMaximize };
+std::string_view GoalName(Goal g);  // "minimize", "maximize"
+
+struct MetricSpec {
+  std::string name;
+  Goal goal = Goal::kMinimize;   // W&B's default
+  std::optional<double> target;  // W&B stops the sweep once a run reaches it
+};
+
+struct SaturateOptions {
+  std::vector<unsigned> gpus;              // GPU indices to use; empty: all
+  int max_per_gpu = 1;                     // runs sharing one GPU at most
+  double memory_margin = 0.1;              // fraction of a GPU's memory left free when runs share it, in [0, 1)
+  double timeout_s = 0;                    // per attempt, in seconds; 0: none
+  int retries = 2;                         // how often a failed run is tried again
+  std::string metric_pattern;              // PCRE2; each named group is a metric read from output lines; empty: none
+  std::vector<std::string> metric_groups;  // the named groups of metric_pattern, in pattern order
+  std::map<std::string, std::string> env;  // added to every run's environment
+  std::optional<uint64_t> seed;            // for random draws; unset: the caller picks one (and journals it)
+  std::optional<int64_t> runs;             // how many runs to plan (random), or a cap (grid)
+};
+
+struct Spec {
+  std::string source;  // the spec file's path, or "--grid" for the short form
+  std::string name, description;
+  std::string program;  // what ${program} stands for; may be empty when the command does not use it
+  Method method = Method::kGrid;
+  std::vector<Parameter> parameters;  // sorted by name, as W&B orders them
+  // Never empty once parsed: a file without `command` gets W&B's default
+  // {"${env}", "${interpreter}", "${program}", "${args}"}.
+  std::vector<std::string> command;
+  CommandStyle command_style = CommandStyle::kWandb;
+  std::optional<MetricSpec> metric;
+  std::optional<int64_t> run_cap;
+  SaturateOptions saturate;
+  // For the CLI to print: settings accepted but without effect here, a metric no pattern group captures, ...
+  std::vector<std::string> warnings;
+};
+
+// The most runs one sweep may plan (grid size or run count); larger grids need run_cap.
+inline constexpr int64_t kMaxRuns = 100000;
+
+// Reads and parses a W&B sweep file. Errors name the path as given.
+Result<Spec> LoadSpecFile(const std::string& path);
+
+// Parses W&B sweep YAML text; `source` is what errors name as the file.
+Result<Spec> ParseSpec(std::string_view yaml, std::string_view source);
+
+// The short form: each `grid` item is "NAME=VALUE[,VALUE...]" (values typed like YAML scalars: 0.1 is a float,
+// 32 an integer, adam a string), and `command` the argv with {NAME} placeholders. Every placeholder must name
+// a grid parameter and every grid parameter must appear in the command.
+Result<Spec> SpecFromGrid(const std::vector<std::string>& grid, std::vector<std::string> command);
+
+// How many runs ExpandRuns plans: the grid's size or the random run count, capped by run_cap and
+// saturate.runs.
+Result<int64_t> RunCount(const Spec& spec);
+
+// The plan: GridRuns or RandomRuns (params.h) over the parameters in name order. `seed` is ignored by grid
+// search. Errors only for a Spec that did not come from the parsers above and breaks their rules.
+Result<std::vector<RunParams>> ExpandRuns(const Spec& spec, uint64_t seed);
+
+// A hash (16 hex digits) of everything that decides which runs there are and what they execute: method,
+// parameters, run count, the seed for random search, program and command. A resumed sweep must have the same
+// hash; the saturate section's scheduling settings (GPUs, timeout, retries, env, ...) may change between
+// sessions.
+std::string SpecHash(const Spec& spec, uint64_t seed);
+
+// The argv of one run. The first overload uses CommandContext::FromSystem() (looked up once per process).
+std::vector<std::string> RenderCommand(const Spec& spec, const RunParams& run);
+std::vector<std::string> RenderCommand(const Spec& spec, const RunParams& run, const CommandContext& context);
+
+}  // namespace sat::sweep

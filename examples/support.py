@@ -1,7 +1,8 @@
 """What the example trainers share: the optional saturate helper and their progress lines.
 
 The lines are the contract with saturate's parser for unmodified scripts:
-    step N loss L samples/s R step_s S data_s D      (every N steps; averages over those steps)
+    step N loss L samples/s R step_s S data_s D [metrics_s M]   (every N steps; averages over those steps;
+                                                                  metrics_s only when per-step metrics run)
     done: N steps, S samples, X samples/s            (once, at the end)
 """
 
@@ -51,11 +52,22 @@ class StepLog:
         self._window_start = self.start
         self._window_steps = self._window_samples = 0
         self._window_data_s = 0.0
+        self._window_phase_s = {}
         self._stopped = None
 
     def waited(self, seconds):
         """Adds time spent waiting for the loader in the current step."""
         self._window_data_s += seconds
+
+    @contextlib.contextmanager
+    def phase(self, name):
+        """Times a named part of the step (printed as `<name>_s`), and passes it on to the helper's phase."""
+        start = time.perf_counter()
+        try:
+            with self.helper.phase(name):
+                yield
+        finally:
+            self._window_phase_s[name] = self._window_phase_s.get(name, 0.0) + time.perf_counter() - start
 
     def step(self, samples, loss):
         """Ends a step of `samples` samples. `loss` is a number, or a callable returning one that is called only
@@ -70,11 +82,14 @@ class StepLog:
         loss_value = loss() if callable(loss) else loss
         now = time.perf_counter()
         elapsed = now - self._window_start
-        print("step %d loss %.4f samples/s %.1f step_s %.4f data_s %.4f" % (
+        phases = "".join(" %s_s %.4f" % (name, total / self._window_steps)
+                         for name, total in sorted(self._window_phase_s.items()))
+        print("step %d loss %.4f samples/s %.1f step_s %.4f data_s %.4f%s" % (
             self.steps, loss_value, self._window_samples / elapsed, elapsed / self._window_steps,
-            self._window_data_s / self._window_steps), flush=True)
+            self._window_data_s / self._window_steps, phases), flush=True)
         self.helper.report(loss=loss_value)
         self._window_start, self._window_steps, self._window_samples, self._window_data_s = now, 0, 0, 0.0
+        self._window_phase_s = {}
 
     def stop(self):
         """Ends the timed part; done() reports the rate up to here (the first call to either)."""

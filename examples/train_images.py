@@ -279,7 +279,7 @@ def train(args, run, helper, loader, model, heldout):
                 loss.backward()
                 optimizer.step()
             if args.metric_every_step:
-                with helper.phase("metrics"):
+                with log.phase("metrics"):
                     evaluate(model, *heldout, device, dtype)
             log.step(len(labels), loss.item)
             if args.steps and log.steps >= args.steps:

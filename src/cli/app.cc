@@ -17,6 +17,10 @@ const std::vector<Command>& Commands() {
        "saturate monitor --query-gpu=timestamp,utilization.gpu,memory.used --format=csv -l 1\n"
        "  saturate monitor --query-host=cpu.util,mem.used,disk.read -c 10 -- python3 train.py",
        &SetupMonitor},
+      {"probe", "measure loader-only, compute-only and full throughput of a training command and name the bottleneck",
+       "saturate probe --budget 2m -- python3 train.py --batch-size 64\n"
+       "  saturate probe --parse saturate-example --batch-size 64 -- python3 train.py   (a script without the helper)",
+       &SetupProbe},
   };
   return table;
 }

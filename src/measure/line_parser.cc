@@ -51,11 +51,23 @@ constexpr std::array<Preset, 4> kPresets = {{
     // Keras prints the mean step time at the end of each epoch: "100/100 [====] - 2s 20ms/step - loss: 0.1".
     {"keras", "(?:(?P<ms_per_step>" SAT_NUM ")ms/step|(?P<step_s>" SAT_NUM ")s/step)\\b"},
     {"saturate-example", "samples/s\\s+(?P<samples_per_s>" SAT_NUM ")(?:\\s+step_s\\s+(?P<step_s>" SAT_NUM
-                         "))?(?:\\s+data_s\\s+(?P<data_s>" SAT_NUM "))?"},
+                         "))?(?:\\s+data_s\\s+(?P<data_s>" SAT_NUM "))?(?:\\s+metrics_s\\s+(?P<phase_metrics_s>" SAT_NUM
+                         "))?"},
 }};
 
 #undef SAT_TQDM_RATE
 #undef SAT_NUM
+
+// Groups named phase_<name>_s or phase_<name>_ms time a named part of the step.
+std::optional<std::pair<std::string, double>> PhaseGroupName(std::string_view group) {
+  if (!StartsWith(group, "phase_")) return std::nullopt;
+  std::string_view rest = group.substr(6);
+  for (auto [suffix, scale] : {std::pair<std::string_view, double>{"_ms", 1e-3}, {"_s", 1.0}}) {
+    if (rest.size() > suffix.size() && rest.substr(rest.size() - suffix.size()) == suffix)
+      return std::pair<std::string, double>{std::string(rest.substr(0, rest.size() - suffix.size())), scale};
+  }
+  return std::nullopt;
+}
 
 std::vector<std::string> KnownGroupNames() {
   std::vector<std::string> names;
@@ -80,7 +92,7 @@ std::vector<std::string> NamedGroups(const pcre2_code* code) {
 Status CheckGroupSpelling(const pcre2_code* code) {
   const std::vector<std::string> known = KnownGroupNames();
   for (const std::string& name : NamedGroups(code)) {
-    if (std::find(known.begin(), known.end(), name) != known.end()) continue;
+    if (std::find(known.begin(), known.end(), name) != known.end() || PhaseGroupName(name)) continue;
     if (std::optional<std::string> close = ClosestMatch(name, known)) {
       return UsageError(fmt::format("group '{}' is not one saturate reads; did you mean '{}'?", name, *close));
     }
@@ -165,12 +177,24 @@ Result<LineParser> LineParser::Create(std::string_view spec, std::optional<doubl
     return UsageError(
         fmt::format("'{}' reports steps or iterations, not samples: give the batch size (samples per step)", spec));
   }
-  return LineParser(std::move(pattern), std::move(code).value(), std::move(groups), batch_size);
+  std::vector<PhaseGroup> phase_groups;
+  for (const std::string& name : NamedGroups(code->get())) {
+    if (auto phase = PhaseGroupName(name)) {
+      int number = pcre2_substring_number_from_name(code->get(), reinterpret_cast<PCRE2_SPTR>(name.c_str()));
+      if (number > 0) phase_groups.push_back({phase->first, number, phase->second});
+    }
+  }
+  return LineParser(std::move(pattern), std::move(code).value(), std::move(groups), std::move(phase_groups),
+                    batch_size);
 }
 
 LineParser::LineParser(std::string pattern, std::shared_ptr<const pcre2_code> code, std::vector<int> groups,
-                       std::optional<double> batch_size)
-    : pattern_(std::move(pattern)), code_(std::move(code)), groups_(std::move(groups)), batch_size_(batch_size) {}
+                       std::vector<PhaseGroup> phase_groups, std::optional<double> batch_size)
+    : pattern_(std::move(pattern)),
+      code_(std::move(code)),
+      groups_(std::move(groups)),
+      phase_groups_(std::move(phase_groups)),
+      batch_size_(batch_size) {}
 
 std::optional<ParsedLine> LineParser::Parse(std::string_view line, double t) const {
   std::unique_ptr<pcre2_match_data, void (*)(pcre2_match_data*)> match(
@@ -210,6 +234,10 @@ std::optional<ParsedLine> LineParser::Parse(std::string_view line, double t) con
   // The data-wait share needs the step time: given, or implied by the rate and the batch size.
   if (!step_s && rate && batch_size_ && *rate > 0) step_s = *batch_size_ / *rate;
   if (data_s && step_s) parsed.data_wait_share = std::clamp(*data_s / *step_s, 0.0, 1.0);
+  for (const PhaseGroup& p : phase_groups_) {
+    std::optional<double> v = GroupValue(line, ovector, p.group);
+    if (v && step_s) parsed.phase_shares[p.phase] = std::clamp(*v * p.scale / *step_s, 0.0, 1.0);
+  }
   return parsed;
 }
 

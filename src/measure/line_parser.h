@@ -6,10 +6,13 @@
 //   step_s, s_per_it          seconds per step (needs the batch size)  -> {t, value, batch}
 //   ms_per_step               milliseconds per step (batch size)       -> {t, value / 1000, batch}
 //   data_s, data_ms           time of that step spent waiting for data -> the data-wait share only
+//   phase_<name>_s, _ms       time of that step spent in a named part   -> that phase's share only
+//                             (e.g. phase_metrics_s for per-step metric work)
 // The first group in that order that matched a number gives the observation (see estimator.h for how rate and
 // step observations are read). Other named groups are allowed and ignored.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -28,6 +31,8 @@ struct ParsedLine {
   // Share (0..1) of the step spent waiting for data, when the line has data_s or data_ms and the step time is
   // known (a step group, or batch size / rate).
   std::optional<double> data_wait_share;
+  // Share (0..1) of the step spent in each named phase (phase_<name>_s groups), when the step time is known.
+  std::map<std::string, double> phase_shares;
 };
 
 // Immutable after construction and cheap to copy; Parse may be called from several threads at once.
@@ -51,12 +56,18 @@ class LineParser {
   const std::string& pattern() const { return pattern_; }
 
  private:
+  struct PhaseGroup {
+    std::string phase;
+    int group;
+    double scale;  // to seconds
+  };
   LineParser(std::string pattern, std::shared_ptr<const pcre2_real_code_8> code, std::vector<int> groups,
-             std::optional<double> batch_size);
+             std::vector<PhaseGroup> phase_groups, std::optional<double> batch_size);
 
   std::string pattern_;
   std::shared_ptr<const pcre2_real_code_8> code_;  // compiled once; read-only, so copies share it
   std::vector<int> groups_;  // capture group number of each known group name (line_parser.cc), 0 when absent
+  std::vector<PhaseGroup> phase_groups_;
   std::optional<double> batch_size_;
 };
 

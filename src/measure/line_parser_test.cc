@@ -86,6 +86,18 @@ TEST(LineParser, SaturateExamplePreset) {
   EXPECT_NEAR(*got->data_wait_share, 0.0040 / 0.0123, 1e-12);
   ExpectObservation(p.Parse("step 40 loss 1.9 samples/s 9.1e+02", 3), 3, 1, 910);
   EXPECT_FALSE(p.Parse("epoch 1 done", 3).has_value());
+  EXPECT_TRUE(got->phase_shares.empty());
+  const std::optional<ParsedLine> metrics =
+      p.Parse("step 60 loss 1.2 samples/s 500.0 step_s 0.0200 data_s 0.0010 metrics_s 0.0080", 4);
+  ASSERT_TRUE(metrics.has_value());
+  EXPECT_NEAR(metrics->phase_shares.at("metrics"), 0.4, 1e-12);
+}
+
+TEST(LineParser, PhaseGroupsGiveShares) {
+  const LineParser p = Make(R"((?P<ms_per_step>[0-9.]+) ms/step log (?P<phase_logging_ms>[0-9.]+) ms)", 32);
+  const std::optional<ParsedLine> got = p.Parse("50 ms/step log 5 ms", 1);
+  ExpectObservation(got, 1, 0.05, 32);
+  EXPECT_NEAR(got->phase_shares.at("logging"), 0.1, 1e-12);
 }
 
 TEST(LineParser, BadRegexCarriesPcreMessageAndOffset) {

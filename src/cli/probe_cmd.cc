@@ -1,0 +1,88 @@
+// `saturate probe -- CMD`: the three pipes of a training command and its narrowest one.
+#include <fmt/core.h>
+
+#include <iostream>
+
+#include "cli/command.h"
+#include "cli/gpu_setup.h"
+#include "probe/probe.h"
+#include "probe/report.h"
+#include "run/interrupt.h"
+#include "util/strings.h"
+
+namespace sat::cli {
+namespace {
+
+struct ProbeCliOptions {
+  std::string budget = "2m";
+  int device = -1;
+  bool json = false;
+  std::string out;
+  std::string parse;
+  double batch_size = 0;
+  bool verbose = false;
+  bool shell = false;
+  double target = 0.02;
+  std::vector<std::string> command;
+};
+
+Status RunProbeCommand(const ProbeCliOptions& c) {
+  if (c.command.empty())
+    return UsageError("probe needs a training command after --, e.g. saturate probe -- python3 train.py");
+  auto budget = ParseDuration(c.budget);
+  if (!budget || *budget < 20)
+    return UsageError(fmt::format("--budget '{}' is not a duration of at least 20s (e.g. 90s, 2m, 5m)", c.budget));
+  if (c.target <= 0 || c.target >= 1)
+    return UsageError(fmt::format("--target {} must be a fraction between 0 and 1 (0.02 = ±2%)", c.target));
+  if (c.batch_size < 0) return UsageError(fmt::format("--batch-size {} must be positive", c.batch_size));
+
+  auto gpus = OpenGpus(c.device >= 0 ? std::to_string(c.device) : "");
+  if (!gpus) return gpus.error();
+  if (!gpus->backend && !c.json) fmt::print(stderr, "saturate: {}; probing without GPU telemetry\n", gpus->note);
+
+  probe::ProbeOptions o;
+  o.argv = c.command;
+  o.shell = c.shell;
+  o.budget_s = *budget;
+  o.gpu_index = c.device;
+  if (!c.parse.empty()) o.parse = c.parse;
+  if (c.batch_size > 0) o.batch_size = c.batch_size;
+  o.out_dir = c.out;
+  o.verbose = c.verbose;
+  o.target_rel_half_width = c.target;
+
+  run::InstallInterruptHandlers();
+  auto result = probe::RunProbe(o, gpus->backend.get());
+  if (!result) return result.error();
+  if (c.json) {
+    std::cout << probe::ProbeJson(*result).dump(2) << '\n';
+  } else {
+    std::cout << probe::ConsoleReport(*result);
+  }
+  std::cout.flush();
+  if (result->interrupted) return Error{"interrupted; the report shows what was measured", kExitInterrupted};
+  if (result->verdict.failed) return Error{result->verdict.failure, kExitFailure};
+  return Status::Ok();
+}
+
+}  // namespace
+
+Action SetupProbe(CLI::App& app) {
+  auto c = std::make_shared<ProbeCliOptions>();
+  app.add_option("--budget", c->budget, "total time for all measurements (default 2m; e.g. 90s, 5m)");
+  app.add_option("--device", c->device, "the GPU to probe (NVML index; the command sees only it)");
+  app.add_flag("--json", c->json, "print probe.json instead of the report");
+  app.add_option("--out", c->out, "keep probe.json and each stage's logs in DIR");
+  app.add_option("--parse", c->parse,
+                 "read throughput from the command's output: a regex with named groups (samples_per_s, or step_s / "
+                 "ms_per_step / it_per_s with --batch-size; optional data_s, phase_<name>_s) or a preset: tqdm, "
+                 "lightning, keras, saturate-example");
+  app.add_option("--batch-size", c->batch_size, "samples per step, for --parse patterns that give steps");
+  app.add_option("--target", c->target, "stop a measurement once its 95% interval is within ±TARGET (default 0.02)");
+  app.add_flag("-v,--verbose", c->verbose, "show the command's output");
+  app.add_flag("--shell", c->shell, "run the command through /bin/sh -c");
+  app.add_option("command", c->command, "the training command (after --)");
+  return [c] { return RunProbeCommand(*c); };
+}
+
+}  // namespace sat::cli

@@ -1,0 +1,172 @@
+#include "probe/probe.h"
+
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "probe/report.h"
+#include "run/interrupt.h"
+#include "util/strings.h"
+
+namespace sat::probe {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Share of the whole budget the first (full) stage may use; the helper's two stages split what is left.
+constexpr double kFullShare = 0.4;
+// Below this, a stage is not worth starting: start-up alone takes seconds.
+constexpr double kMinStageS = 8;
+
+MachineInfo DescribeMachine(const telemetry::Sample& s, int gpu_index) {
+  MachineInfo m;
+  m.cpu_count = s.host.cpu_count ? s.host.cpu_count : static_cast<unsigned>(sysconf(_SC_NPROCESSORS_ONLN));
+  m.mem_total_bytes = s.host.mem_total_bytes;
+  m.gpu_index = gpu_index;
+  for (const auto& g : s.gpus) {
+    if (static_cast<int>(g.index) != gpu_index) continue;
+    m.gpu_name = g.name;
+    m.gpu_mem_total_bytes = g.memory_total_bytes;
+  }
+  return m;
+}
+
+// Arguments that name existing files or folders, also as the value of --name=PATH; programs under /usr are left out.
+std::vector<std::string> ExistingPathArguments(const std::vector<std::string>& argv) {
+  std::vector<std::string> paths;
+  for (const auto& arg : argv) {
+    std::string candidate = arg;
+    if (auto eq = arg.find('='); StartsWith(arg, "--") && eq != std::string::npos) candidate = arg.substr(eq + 1);
+    std::error_code ec;
+    if (candidate.empty() || StartsWith(candidate, "-") || !fs::exists(candidate, ec)) continue;
+    std::string abs = fs::absolute(candidate, ec).lexically_normal().string();
+    if (ec || StartsWith(abs, "/usr/") || StartsWith(abs, "/bin/")) continue;
+    paths.push_back(abs);
+  }
+  return paths;
+}
+
+bool Failed(const StageResult& s) {
+  switch (s.outcome.exit_class) {
+    case run::ExitClass::kFinished:
+    case run::ExitClass::kStopped:
+    case run::ExitClass::kTimedOut: return false;
+    default: return true;
+  }
+}
+
+}  // namespace
+
+Result<ProbeResult> RunProbe(const ProbeOptions& o, telemetry::GpuBackend* gpu) {
+  ProbeResult result;
+  result.command = o.argv;
+  result.budget_s = o.budget_s;
+  const double t0 = telemetry::MonotonicSeconds();
+
+  // Logs go under --out, or a fresh temporary folder.
+  std::string root = o.out_dir;
+  if (root.empty()) {
+    std::string tmpl = (fs::temp_directory_path() / "saturate-probe-XXXXXX").string();
+    if (mkdtemp(tmpl.data()) == nullptr) return Error{fmt::format("cannot create a folder for logs: {}", strerror(errno))};
+    root = tmpl;
+  }
+  std::error_code ec;
+  fs::create_directories(root, ec);
+  if (ec) return Error{fmt::format("cannot create --out {}: {}", root, ec.message())};
+
+  // One sampler for all stages; each stage watches its own tree on it.
+  telemetry::SamplerOptions so;
+  so.interval_s = 0.25;
+  so.capacity = static_cast<size_t>(o.budget_s / so.interval_s) + 400;
+  so.roots.proc = o.proc_root;
+  so.gpu = gpu;
+  int gpu_index = -1;
+  if (gpu != nullptr && gpu->DeviceCount() > 0) {
+    gpu_index = o.gpu_index >= 0 ? o.gpu_index : 0;
+    so.gpu_indices = {static_cast<unsigned>(gpu_index)};
+  }
+  auto sampler = telemetry::Sampler::Create(so);
+  if (!sampler) return sampler.error();
+  result.machine = DescribeMachine((*sampler)->SampleOnce(), gpu_index);
+  if (Status st = (*sampler)->Start(); !st) return st.error();
+
+  StageOptions base;
+  base.argv = o.argv;
+  base.shell = o.shell;
+  base.parse = o.parse;
+  base.batch_size = o.batch_size;
+  base.verbose = o.verbose;
+  base.gpu_index = gpu_index;
+  base.estimator.target_rel_half_width = o.target_rel_half_width;
+  if (o.gpu_index >= 0) {
+    // The command sees only the probed GPU, numbered as NVML numbers it.
+    base.env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
+    base.env["CUDA_VISIBLE_DEVICES"] = std::to_string(o.gpu_index);
+  }
+
+  auto remaining = [&] { return o.budget_s - (telemetry::MonotonicSeconds() - t0); };
+  auto run_stage = [&](StageKind kind, double budget_s) -> Result<StageResult> {
+    StageOptions so2 = base;
+    so2.budget_s = budget_s;
+    so2.log_dir = (fs::path(root) / StageName(kind)).string();
+    return RunStage(kind, so2, **sampler);
+  };
+
+  // 1. The full run: what training achieves now, and whether the script reports through the helper.
+  auto full = run_stage(StageKind::kFull, std::max(kMinStageS, o.budget_s * kFullShare));
+  if (!full) return full.error();
+  result.full = std::move(*full);
+  result.helper = result.full.helper_seen;
+
+  // 2-3. With the helper: the loader alone (the upper bound), then the model alone (the compute ceiling).
+  const char* skip_why = nullptr;
+  if (!result.helper) skip_why = "the script does not use the helper (import saturate; saturate.track(loader))";
+  else if (Failed(result.full)) skip_why = "the full run failed";
+  for (StageKind kind : {StageKind::kLoader, StageKind::kCompute}) {
+    StageResult& slot = kind == StageKind::kLoader ? result.loader : result.compute;
+    slot.kind = kind;
+    double budget = kind == StageKind::kLoader ? remaining() / 2 : remaining();
+    const char* why = skip_why;
+    if (!why && run::Interrupted()) why = "interrupted";
+    if (!why && budget < kMinStageS) why = "the budget was spent";
+    if (why) {
+      slot.skipped_why = why;
+      continue;
+    }
+    auto stage = run_stage(kind, budget);
+    if (!stage) return stage.error();
+    slot = std::move(*stage);
+  }
+  (*sampler)->Stop();
+  result.interrupted = run::Interrupted();
+
+  // Where the data lives: the files any stage's tree had open, and the paths named on the command line (a
+  // loader opens and closes each file quickly, so the scans of open files may miss them).
+  std::vector<std::string> paths = ExistingPathArguments(o.argv);
+  for (const StageResult* s : {&result.full, &result.loader, &result.compute})
+    paths.insert(paths.end(), s->open_data_paths.begin(), s->open_data_paths.end());
+  result.data_locations = LocateFiles(paths, o.proc_root);
+
+  result.wall_s = telemetry::MonotonicSeconds() - t0;
+  result.verdict = Decide(result);
+  if (!o.out_dir.empty()) {
+    if (Status st = WriteProbeJson(result, o.out_dir); !st) return st.error();
+  }
+  return result;
+}
+
+Status WriteProbeJson(const ProbeResult& result, const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  fs::path path = fs::path(dir) / "probe.json";
+  std::ofstream out(path);
+  if (!out) return Error{fmt::format("cannot write {}: {}", path.string(), strerror(errno))};
+  out << ProbeJson(result).dump(2) << '\n';
+  if (!out) return Error{fmt::format("cannot write {}", path.string())};
+  return Status::Ok();
+}
+
+}  // namespace sat::probe

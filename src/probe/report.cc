@@ -1,0 +1,352 @@
+#include "probe/report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <optional>
+#include <vector>
+
+namespace sat::probe {
+namespace {
+
+using nlohmann::ordered_json;
+using telemetry::Summary;
+
+constexpr double kMiB = 1024.0 * 1024.0;
+constexpr std::string_view kShellSafe = "_./=:,+-@%";  // besides letters and digits, needs no quotes
+
+// One line of text: line breaks inside it become spaces.
+std::string OneLine(std::string s) {
+  std::replace_if(s.begin(), s.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+  return s;
+}
+
+// The command as a shell would read it back: arguments with special characters in single quotes.
+std::string ShellJoin(const std::vector<std::string>& argv) {
+  std::vector<std::string> words;
+  for (const std::string& a : argv) {
+    bool plain = !a.empty() && std::all_of(a.begin(), a.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || kShellSafe.find(c) != kShellSafe.npos;
+    });
+    if (plain) {
+      words.push_back(a);
+      continue;
+    }
+    std::string quoted = "'";
+    for (char c : a) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    words.push_back(quoted + "'");
+  }
+  return JoinNonEmpty(words, " ");
+}
+
+// Columns of the stage table are aligned by display width: UTF-8 continuation bytes take no column.
+size_t DisplayWidth(std::string_view s) {
+  return static_cast<size_t>(std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xC0) != 0x80; }));
+}
+
+constexpr size_t kColumns = 6;
+using Row = std::array<std::string, kColumns>;
+constexpr std::array<bool, kColumns> kRightAligned = {false, true, true, true, true, false};
+
+std::string Table(const std::vector<Row>& rows) {
+  std::array<size_t, kColumns> width{};
+  for (const Row& row : rows) {
+    for (size_t c = 0; c < kColumns; ++c) width[c] = std::max(width[c], DisplayWidth(row[c]));
+  }
+  std::string out;
+  for (const Row& row : rows) {
+    std::string line;
+    for (size_t c = 0; c < kColumns; ++c) {
+      std::string pad(width[c] - DisplayWidth(row[c]), ' ');
+      if (c > 0) line += "  ";
+      line += kRightAligned[c] ? pad + row[c] : (c + 1 < kColumns ? row[c] + pad : row[c]);
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += OneLine(line) + '\n';
+  }
+  return out;
+}
+
+std::string Pct(double pct) { return fmt::format("{:.0f}%", pct); }
+
+std::optional<double> Narrowest(const ProbeResult& r, std::string* which) {
+  std::optional<double> narrow;
+  for (const StageResult* s : {&r.loader, &r.compute}) {
+    if (!StageMeasured(*s) || (narrow && s->estimate.samples_per_s >= *narrow)) continue;
+    narrow = s->estimate.samples_per_s;
+    *which = std::string(StageName(s->kind));
+  }
+  return narrow;
+}
+
+// What the sampler saw during a stage, the parts that matter for that stage.
+std::string Seen(const ProbeResult& r, const StageResult& s) {
+  std::vector<std::string> parts;
+  if (!s.ran) return s.skipped_why.empty() ? "not run" : "skipped: " + s.skipped_why;
+  if (StageFailed(s)) {
+    parts.push_back(fmt::format("failed ({}): {}", run::ExitClassName(s.outcome.exit_class), s.outcome.detail));
+  } else if (!StageMeasured(s)) {
+    parts.push_back(fmt::format("no throughput reported ({})", run::ExitClassName(s.outcome.exit_class)));
+  }
+  if (s.kind == StageKind::kFull && StageMeasured(s)) {
+    std::string which;
+    if (std::optional<double> narrow = Narrowest(r, &which)) {
+      parts.push_back(fmt::format("{} of the narrowest pipe ({})", FormatShare(s.estimate.samples_per_s / *narrow),
+                                  which));
+    }
+  }
+  const StageTelemetry& t = s.telemetry;
+  bool show_gpu = s.kind != StageKind::kLoader;
+  if (show_gpu && t.gpu_util_pct) parts.push_back("GPU util " + Pct(t.gpu_util_pct->p50));
+  if (show_gpu && t.gpu_mem_used_bytes) {
+    std::optional<double> total = GpuMemoryTotal(r, t);
+    parts.push_back(fmt::format("memory {} / {}", FormatGiB(t.gpu_mem_used_bytes->max),
+                                total ? FormatGiB(*total) : "n/a"));
+  }
+  if (t.tree_cpu_pct) {
+    std::optional<int> workers = WorkerCount(t);
+    parts.push_back(workers ? fmt::format("CPU {} ({} worker{})", Pct(t.tree_cpu_pct->mean), *workers,
+                                          *workers == 1 ? "" : "s")
+                            : "CPU " + Pct(t.tree_cpu_pct->mean));
+  }
+  if (s.kind == StageKind::kLoader && t.tree_read_bytes_per_s) {
+    parts.push_back(fmt::format("read {:.1f} MiB/s", t.tree_read_bytes_per_s->mean / kMiB));
+  }
+  return JoinNonEmpty(parts, " · ");
+}
+
+Row StageRow(const ProbeResult& r, const StageResult& s) {
+  Row row;
+  row[0] = std::string(StageName(s.kind));
+  const measure::SteadyState& e = s.estimate;
+  if (StageMeasured(s)) {
+    row[1] = FormatNumber(e.samples_per_s);
+    if (std::isfinite(e.ci_low) && std::isfinite(e.ci_high)) {
+      row[2] = fmt::format("{} – {}", FormatNumber(e.ci_low), FormatNumber(e.ci_high));
+    } else {
+      row[2] = "n/a";
+    }
+    row[3] = std::isfinite(e.rel_half_width) ? fmt::format("±{:.1f}%", e.rel_half_width * 100) : "n/a";
+    row[4] = fmt::format("{:.1f} s", e.steady_s);
+  } else {
+    row[1] = "n/a";
+  }
+  row[5] = Seen(r, s);
+  return row;
+}
+
+std::string StepTimeLine(const StageResult& full) {
+  if (!StageMeasured(full) || (!full.data_wait_share && full.phase_shares.empty())) {
+    return "step time: n/a (no data wait or phase times reported)";
+  }
+  std::vector<std::string> parts;
+  double rest = 1;
+  if (full.data_wait_share) {
+    parts.push_back("data wait " + FormatShare(*full.data_wait_share));
+    rest -= *full.data_wait_share;
+  }
+  std::vector<std::pair<std::string, double>> phases(full.phase_shares.begin(), full.phase_shares.end());
+  std::stable_sort(phases.begin(), phases.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::vector<std::string> phase_parts;
+  for (const auto& [name, share] : phases) {
+    phase_parts.push_back(fmt::format("{} {}", name, FormatShare(share)));
+    rest -= share;
+  }
+  parts.push_back("compute and the rest " + FormatShare(std::max(0.0, rest)));
+  for (std::string& p : phase_parts) parts.push_back(std::move(p));
+  return "step time (full): " + JoinNonEmpty(parts, " · ");
+}
+
+std::string DataLines(const ProbeResult& r) {
+  if (r.data_locations.empty()) return "data: n/a (no open data files were seen)\n";
+  std::string out;
+  std::string_view lead = "data: ";
+  for (const DataLocation& loc : r.data_locations) {
+    std::string files = fmt::format("{} file{}", GroupThousands(loc.file_count), loc.file_count == 1 ? "" : "s");
+    std::string where = loc.mount_point.empty()
+                            ? "on an unknown filesystem (no mount table)"
+                            : fmt::format("on {} ({} {}, {})", loc.mount_point, loc.fs_type, loc.device,
+                                          loc.network ? "network" : "local");
+    out += OneLine(fmt::format("{}{} {}, e.g. {}", lead, files, where, loc.path)) + '\n';
+    lead = "      ";
+  }
+  return out;
+}
+
+std::string VerdictLine(const Verdict& v) {
+  std::string head = v.failed ? "failed" : (v.bottleneck.empty() ? "unknown" : v.bottleneck);
+  std::string body = v.failed ? JoinNonEmpty({v.failure, v.evidence}, ": ") : v.evidence;
+  return OneLine(fmt::format("verdict: {} — {}; next: {}", head, body, v.next)) + '\n';
+}
+
+// JSON helpers: a number, or null where it is not finite or absent.
+ordered_json Num(double v) { return std::isfinite(v) ? ordered_json(v) : ordered_json(nullptr); }
+
+template <class T>
+ordered_json Opt(const std::optional<T>& v) {
+  if (!v) return nullptr;
+  if constexpr (std::is_floating_point_v<T>) return Num(*v);
+  return *v;
+}
+
+ordered_json SummaryJson(const std::optional<Summary>& s) {
+  if (!s) return nullptr;
+  return {{"count", s->count}, {"mean", Num(s->mean)}, {"p50", Num(s->p50)}, {"p95", Num(s->p95)},
+          {"min", Num(s->min)}, {"max", Num(s->max)}};
+}
+
+ordered_json TelemetryJson(const StageTelemetry& t) {
+  return {{"gpu_util_pct", SummaryJson(t.gpu_util_pct)},
+          {"gpu_mem_used_bytes", SummaryJson(t.gpu_mem_used_bytes)},
+          {"gpu_mem_total_bytes", Opt(t.gpu_mem_total_bytes)},
+          {"tree_cpu_pct", SummaryJson(t.tree_cpu_pct)},
+          {"tree_rss_bytes", SummaryJson(t.tree_rss_bytes)},
+          {"tree_read_bytes_per_s", SummaryJson(t.tree_read_bytes_per_s)},
+          {"tree_processes", SummaryJson(t.tree_processes)},
+          {"tree_gpu_mem_bytes", SummaryJson(t.tree_gpu_mem_bytes)},
+          {"host_cpu_pct", SummaryJson(t.host_cpu_pct)},
+          {"host_iowait_pct", SummaryJson(t.host_iowait_pct)},
+          {"disk_busy_pct", SummaryJson(t.disk_busy_pct)},
+          {"disk_read_bytes_per_s", SummaryJson(t.disk_read_bytes_per_s)},
+          {"cpu_count", t.cpu_count > 0 ? ordered_json(t.cpu_count) : ordered_json(nullptr)}};
+}
+
+ordered_json SharesJson(const std::map<std::string, double>& shares) {
+  ordered_json out = ordered_json::object();
+  for (const auto& [name, share] : shares) out[name] = Num(share);
+  return out;
+}
+
+ordered_json OutcomeJson(const StageResult& s) {
+  if (!s.ran) return nullptr;
+  const run::RunOutcome& o = s.outcome;
+  return {{"class", std::string(run::ExitClassName(o.exit_class))},
+          {"detail", o.detail},
+          {"exit_code", o.exit_code >= 0 ? ordered_json(o.exit_code) : ordered_json(nullptr)},
+          {"signal", o.term_signal != 0 ? ordered_json(run::SignalName(o.term_signal)) : ordered_json(nullptr)},
+          {"duration_s", Num(o.duration_s)}};
+}
+
+ordered_json StageJson(const StageResult& s) {
+  const measure::SteadyState& e = s.estimate;
+  bool measured = StageMeasured(s);
+  auto if_measured = [measured](double v) { return measured ? Num(v) : ordered_json(nullptr); };
+  ordered_json series = ordered_json::array();
+  for (const measure::RatePoint& p : s.series) {
+    if (std::isfinite(p.t_s) && std::isfinite(p.samples_per_s)) series.push_back({p.t_s, p.samples_per_s});
+  }
+  const measure::ProgressTotals& t = s.totals;
+  return {{"ran", s.ran},
+          {"skipped_why", s.skipped_why},
+          {"helper_seen", s.helper_seen},
+          {"parsed_lines", s.parsed_lines},
+          {"samples_per_s", if_measured(e.samples_per_s)},
+          {"ci_low", if_measured(e.ci_low)},
+          {"ci_high", if_measured(e.ci_high)},
+          {"rel_half_width", if_measured(e.rel_half_width)},
+          {"warmup_s", if_measured(e.warmup_s)},
+          {"steady_s", if_measured(e.steady_s)},
+          {"n_batches", e.n_batches},
+          {"converged", e.converged},
+          {"drift", e.drift},
+          {"drift_rel", if_measured(e.drift_rel)},
+          {"warmup_at_limit", e.warmup_at_limit},
+          {"observations", s.observations},
+          {"data_wait_share", Opt(s.data_wait_share)},
+          {"phase_shares", SharesJson(s.phase_shares)},
+          {"totals",
+           {{"steps", t.steps},
+            {"samples", Num(t.samples)},
+            {"wait_s", Num(t.wait_s)},
+            {"step_s", Num(t.step_s)},
+            {"phases_s", SharesJson(t.phases_s)},
+            {"mem_peak_bytes", Opt(t.mem_peak_bytes)},
+            {"processes", t.processes}}},
+          {"outcome", OutcomeJson(s)},
+          {"telemetry", TelemetryJson(s.telemetry)},
+          {"workers", Opt(WorkerCount(s.telemetry))},
+          {"series", std::move(series)},
+          {"wall_s", Num(s.wall_s)},
+          {"log_dir", s.log_dir}};
+}
+
+}  // namespace
+
+std::string ConsoleReport(const ProbeResult& r) {
+  std::string out;
+  out += OneLine("probe: " + ShellJoin(r.command)) + '\n';
+
+  const MachineInfo& m = r.machine;
+  std::vector<std::string> machine = {fmt::format("{} core{}", m.cpu_count, m.cpu_count == 1 ? "" : "s")};
+  if (m.mem_total_bytes) machine.push_back(FormatGiB(static_cast<double>(*m.mem_total_bytes)) + " RAM");
+  if (m.gpu_index < 0) {
+    machine.push_back("no GPU");
+  } else {
+    std::string mem = m.gpu_mem_total_bytes ? " (" + FormatGiB(static_cast<double>(*m.gpu_mem_total_bytes)) + ")" : "";
+    machine.push_back(OneLine(fmt::format("GPU {} {}{}", m.gpu_index, m.gpu_name, mem)));
+  }
+  out += "machine: " + JoinNonEmpty(machine, ", ") + '\n';
+
+  std::string stages = r.helper ? "loader, compute and full (the script reports through `import saturate`)"
+                                 : (r.full.parsed_lines ? "full only (no helper; throughput from output lines)"
+                                                        : "full only (no helper)");
+  out += fmt::format("stages: {}; budget {:.0f} s, took {:.1f} s{}\n", stages, r.budget_s, r.wall_s,
+                     r.interrupted ? " (interrupted)" : "");
+
+  out += '\n';
+  std::vector<Row> rows = {{"stage", "samples/s", "95% interval", "±", "steady", "seen"}};
+  for (const StageResult* s : {&r.loader, &r.compute, &r.full}) {
+    if (!r.helper && !s->ran && s->kind != StageKind::kFull) continue;  // no helper: only full can run
+    rows.push_back(StageRow(r, *s));
+  }
+  out += Table(rows);
+  out += '\n';
+  out += StepTimeLine(r.full) + '\n';
+  out += DataLines(r);
+
+  if (!r.verdict.notes.empty()) {
+    out += "notes:\n";
+    for (const std::string& note : r.verdict.notes) out += OneLine("  - " + note) + '\n';
+  }
+  out += VerdictLine(r.verdict);
+  return out;
+}
+
+ordered_json ProbeJson(const ProbeResult& r) {
+  const MachineInfo& m = r.machine;
+  ordered_json locations = ordered_json::array();
+  for (const DataLocation& loc : r.data_locations) {
+    locations.push_back({{"path", loc.path},
+                         {"file_count", loc.file_count},
+                         {"mount_point", loc.mount_point},
+                         {"fs_type", loc.fs_type},
+                         {"device", loc.device},
+                         {"network", loc.network}});
+  }
+  const Verdict& v = r.verdict;
+  return {{"version", SATURATE_VERSION},
+          {"command", r.command},
+          {"machine",
+           {{"cpu_count", m.cpu_count},
+            {"mem_total_bytes", Opt(m.mem_total_bytes)},
+            {"gpu_index", m.gpu_index >= 0 ? ordered_json(m.gpu_index) : ordered_json(nullptr)},
+            {"gpu_name", m.gpu_name.empty() ? ordered_json(nullptr) : ordered_json(m.gpu_name)},
+            {"gpu_mem_total_bytes", Opt(m.gpu_mem_total_bytes)}}},
+          {"budget", {{"limit_s", Num(r.budget_s)}, {"wall_s", Num(r.wall_s)}}},
+          {"helper", r.helper},
+          {"interrupted", r.interrupted},
+          {"stages", {{"loader", StageJson(r.loader)}, {"compute", StageJson(r.compute)}, {"full", StageJson(r.full)}}},
+          {"data_locations", std::move(locations)},
+          {"verdict",
+           {{"bottleneck", v.bottleneck.empty() ? ordered_json(nullptr) : ordered_json(v.bottleneck)},
+            {"cause", v.cause},
+            {"evidence", v.evidence},
+            {"next", v.next},
+            {"notes", v.notes},
+            {"failed", v.failed},
+            {"failure", v.failure}}}};
+}
+
+}  // namespace sat::probe

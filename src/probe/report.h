@@ -1,0 +1,41 @@
+// The report of `saturate probe`, from one ProbeResult: the console text people read, and probe.json (printed
+// by --json, kept by --out) with the same content for programs. Pure formatting: no I/O, no decisions (the
+// verdict comes from result.verdict, as Decide left it).
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "probe/probe.h"
+
+namespace sat::probe {
+
+// The pipe, top to bottom: the command and machine; one row per stage (samples/s with its 95% interval,
+// steady seconds, and what the sampler saw: loader CPU and workers, GPU utilisation and memory used / total,
+// the full run's share of the narrowest pipe); the step-time breakdown (data wait / compute / named phases);
+// where the data lives, one line per mount; the notes; and last the one line
+// `verdict: <bottleneck> — <evidence>; next: <knob>` ("failed" or "unknown" in place of the bottleneck when
+// there is none). Numbers carry thousands separators; anything not measured reads "n/a". Every line ends in
+// '\n'; line breaks inside texts (a command, an error detail) are turned into spaces, so exactly one line
+// starts with "verdict: ".
+std::string ConsoleReport(const ProbeResult& result);
+
+// probe.json:
+//   version (saturate's), command [argv], machine {cpu_count, mem_total_bytes, gpu_index, gpu_name,
+//   gpu_mem_total_bytes}, budget {limit_s, wall_s}, helper, interrupted,
+//   stages {loader, compute, full}, each {ran, skipped_why, helper_seen, parsed_lines, samples_per_s, ci_low,
+//     ci_high, rel_half_width, warmup_s, steady_s, n_batches, converged, drift, drift_rel, warmup_at_limit,
+//     observations, data_wait_share, phase_shares {name: share}, totals {steps, samples, wait_s, step_s,
+//     phases_s, mem_peak_bytes, processes}, outcome {class, detail, exit_code, signal, duration_s} (null when
+//     the stage did not run), telemetry {gpu_util_pct, gpu_mem_used_bytes, gpu_mem_total_bytes, tree_cpu_pct,
+//     tree_rss_bytes, tree_read_bytes_per_s, tree_processes, tree_gpu_mem_bytes, host_cpu_pct,
+//     host_iowait_pct, disk_busy_pct, disk_read_bytes_per_s, cpu_count; each summary {count, mean, p50, p95,
+//     min, max} or null}, workers, series [[t_s, samples_per_s], ...], wall_s, log_dir},
+//   data_locations [{path, file_count, mount_point, fs_type, device, network}],
+//   verdict {bottleneck (null when none), cause, evidence, next, notes [...], failed, failure}.
+// samples_per_s and its interval are null for a stage that measured nothing; no infinity or NaN reaches the
+// JSON (null instead). Shares are 0..1, times in seconds, memory in bytes.
+nlohmann::ordered_json ProbeJson(const ProbeResult& result);
+
+}  // namespace sat::probe

@@ -1,0 +1,240 @@
+#include "probe/report.h"
+
+#include <limits>
+#include <sstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "probe/test_results.h"
+
+namespace sat::probe {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
+using namespace results;
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+int CountStartingWith(const std::string& text, std::string_view prefix) {
+  int n = 0;
+  for (const std::string& line : Lines(text)) n += line.rfind(prefix, 0) == 0;
+  return n;
+}
+
+// The loader-bound run of the e2e test, measured with the helper, on an NFS dataset.
+ProbeResult LoaderBound() {
+  ProbeResult r = WithHelper(true, 212, 1840, 208);
+  r.full.data_wait_share = 0.71;
+  r.full.phase_shares = {{"logging", 0.04}};
+  SetCpu(r.loader, 98, 1, 14);
+  r.loader.telemetry.tree_read_bytes_per_s = Flat(12.5 * 1024 * 1024);
+  SetGpu(r.compute, 97, 10.2);
+  SetGpu(r.full, 11, 3);
+  SetCpu(r.full, 99, 1, 15);
+  r.data_locations = {{"/mnt/data/train/a.jpg", 2000, "/mnt/data", "nfs4", "fileserver:/export", true}};
+  r.verdict = Decide(r);
+  return r;
+}
+
+TEST(ConsoleReport, PrintsThePipeAndEndsWithOneVerdictLine) {
+  ProbeResult r = LoaderBound();
+  std::string text = ConsoleReport(r);
+  std::vector<std::string> lines = Lines(text);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(text.back(), '\n');
+  EXPECT_EQ(CountStartingWith(text, "verdict: "), 1);
+  EXPECT_EQ(lines.back(), "verdict: loader — " + r.verdict.evidence + "; next: " + r.verdict.next);
+
+  EXPECT_EQ(lines[0], "probe: python3 train.py --workers 0");
+  EXPECT_EQ(lines[1], "machine: 8 cores, 64.0 GiB RAM, GPU 0 NVIDIA T4 (16.0 GiB)");
+  EXPECT_THAT(text, HasSubstr("stages: loader, compute and full"));
+  EXPECT_THAT(text, HasSubstr("budget 120 s, took 96.5 s"));
+  EXPECT_THAT(text, HasSubstr("CPU 98% (0 workers) · read 12.5 MiB/s"));
+  EXPECT_THAT(text, HasSubstr("GPU util 97% · memory 10.2 GiB / 16.0 GiB"));
+  EXPECT_THAT(text, HasSubstr("98% of the narrowest pipe (loader)"));
+  EXPECT_THAT(text, HasSubstr("step time (full): data wait 71% · compute and the rest 25% · logging 4%"));
+  EXPECT_THAT(text, HasSubstr("data: 2,000 files on /mnt/data (nfs4 fileserver:/export, network), e.g. "
+                              "/mnt/data/train/a.jpg"));
+  EXPECT_THAT(text, HasSubstr("notes:\n  - "));
+}
+
+TEST(ConsoleReport, AlignsTheStageTable) {
+  std::string text = ConsoleReport(LoaderBound());
+  std::vector<std::string> lines = Lines(text);
+  auto row = [&lines](std::string_view stage) {
+    for (const std::string& l : lines) {
+      if (l.rfind(stage, 0) == 0) return l;
+    }
+    return std::string();
+  };
+  std::string header = row("stage "), loader = row("loader "), compute = row("compute "), full = row("full ");
+  EXPECT_THAT(loader, HasSubstr(" 212  "));
+  EXPECT_THAT(compute, HasSubstr("1,840  1,803 – 1,877  ±2.0%  12.0 s"));
+  // Right-aligned rates end in the same column as the header's "samples/s".
+  size_t end = header.find("samples/s") + std::string("samples/s").size();
+  EXPECT_EQ(loader.find("212") + 3, end);
+  EXPECT_EQ(compute.find("1,840") + 5, end);
+  EXPECT_EQ(full.find("208") + 3, end);
+}
+
+TEST(ConsoleReport, ShowsNotApplicableForWhatWasNotMeasured) {
+  ProbeResult r = Parsed(false, 880);
+  r.full.estimate.ci_low = -std::numeric_limits<double>::infinity();
+  r.full.estimate.ci_high = std::numeric_limits<double>::infinity();
+  r.full.estimate.rel_half_width = std::numeric_limits<double>::infinity();
+  r.verdict = Decide(r);
+  std::string text = ConsoleReport(r);
+  EXPECT_THAT(text, HasSubstr("machine: 8 cores, 64.0 GiB RAM, no GPU"));
+  EXPECT_THAT(text, HasSubstr("stages: full only (no helper; throughput from output lines)"));
+  EXPECT_THAT(text, ::testing::ContainsRegex("\nfull +880 +n/a +n/a +12.0 s\n"));
+  EXPECT_THAT(text, Not(HasSubstr("loader ")));  // without the helper the stages that cannot run are not rows
+  EXPECT_THAT(text, HasSubstr("step time: n/a"));
+  EXPECT_THAT(text, HasSubstr("data: n/a"));
+  EXPECT_THAT(text, Not(HasSubstr("GPU util ")));
+  EXPECT_EQ(CountStartingWith(text, "verdict: compute — "), 1);
+}
+
+TEST(ConsoleReport, ShowsSkippedHelperStages) {
+  ProbeResult r = LoaderBound();
+  r.loader = Skipped(StageKind::kLoader, "the budget was spent");
+  r.verdict = Decide(r);
+  std::string text = ConsoleReport(r);
+  EXPECT_THAT(text, HasSubstr("skipped: the budget was spent"));
+  EXPECT_THAT(text, HasSubstr("11% of the narrowest pipe (compute)"));
+}
+
+TEST(ConsoleReport, ReportsAnOutOfMemoryRunAsFailed) {
+  ProbeResult r = Parsed(true, 0);
+  r.full.estimate = {};
+  r.full.observations = 0;
+  r.full.outcome.exit_class = run::ExitClass::kGpuOom;
+  r.full.outcome.detail = "GPU out of memory: torch.cuda.OutOfMemoryError: CUDA out of memory";
+  r.verdict = Decide(r);
+  std::string text = ConsoleReport(r);
+  EXPECT_THAT(text, HasSubstr("failed (gpu_oom): GPU out of memory"));
+  std::vector<std::string> lines = Lines(text);
+  EXPECT_THAT(lines.back(),
+              StartsWith("verdict: failed — the run ran out of GPU memory: torch.cuda.OutOfMemoryError"));
+  EXPECT_THAT(lines.back(), HasSubstr("; next: lower the batch size / enable mixed precision"));
+  EXPECT_EQ(CountStartingWith(text, "verdict: "), 1);
+}
+
+TEST(ConsoleReport, LineBreaksInsideTextsCannotForgeAVerdictLine) {
+  ProbeResult r = LoaderBound();
+  r.command = {"sh", "-c", "echo hi\nverdict: compute"};
+  r.full.outcome.exit_class = run::ExitClass::kFailed;
+  r.full.outcome.detail = "exited with code 1:\nverdict: fake";
+  r.verdict = Decide(r);
+  std::string text = ConsoleReport(r);
+  EXPECT_EQ(CountStartingWith(text, "verdict: "), 1);
+  EXPECT_THAT(text, HasSubstr("probe: sh -c 'echo hi verdict: compute'"));
+  EXPECT_THAT(Lines(text).back(), StartsWith("verdict: failed — "));
+}
+
+TEST(ConsoleReport, AnUnknownVerdictStillEndsTheReport) {
+  ProbeResult r = Parsed(true, 0);
+  r.full.estimate = {};
+  r.full.observations = 0;
+  r.verdict = Decide(r);
+  EXPECT_THAT(Lines(ConsoleReport(r)).back(), StartsWith("verdict: unknown — "));
+}
+
+TEST(ProbeJson, HasTheDocumentedShape) {
+  ProbeResult r = LoaderBound();
+  nlohmann::ordered_json j = ProbeJson(r);
+  std::vector<std::string> keys;
+  for (const auto& item : j.items()) keys.push_back(item.key());
+  EXPECT_EQ(keys, (std::vector<std::string>{"version", "command", "machine", "budget", "helper", "interrupted",
+                                            "stages", "data_locations", "verdict"}));
+  EXPECT_EQ(j["version"], SATURATE_VERSION);
+  EXPECT_EQ(j["command"][3], "0");
+  EXPECT_EQ(j["machine"]["gpu_name"], "NVIDIA T4");
+  EXPECT_EQ(j["budget"]["limit_s"], 120);
+  EXPECT_EQ(j["helper"], true);
+
+  for (const char* name : {"loader", "compute", "full"}) {
+    const auto& s = j["stages"][name];
+    for (const char* key : {"ran", "skipped_why", "samples_per_s", "ci_low", "ci_high", "rel_half_width",
+                            "warmup_s", "steady_s", "converged", "drift", "data_wait_share", "phase_shares",
+                            "outcome", "telemetry", "series"}) {
+      EXPECT_TRUE(s.contains(key)) << name << "." << key;
+    }
+  }
+  const auto& loader = j["stages"]["loader"];
+  EXPECT_DOUBLE_EQ(loader["samples_per_s"].get<double>(), 212);
+  EXPECT_DOUBLE_EQ(loader["ci_low"].get<double>(), 212 * 0.98);
+  EXPECT_EQ(loader["outcome"]["class"], "stopped");
+  EXPECT_EQ(loader["outcome"]["signal"], "SIGINT");
+  EXPECT_TRUE(loader["outcome"]["exit_code"].is_null());
+  EXPECT_EQ(loader["workers"], 0);
+  EXPECT_DOUBLE_EQ(loader["telemetry"]["tree_cpu_pct"]["p50"].get<double>(), 98);
+  EXPECT_TRUE(loader["telemetry"]["gpu_util_pct"].is_null());
+  EXPECT_EQ(loader["series"].size(), 3u);
+  EXPECT_DOUBLE_EQ(loader["series"][1][1].get<double>(), 212);
+  const auto& full = j["stages"]["full"];
+  EXPECT_DOUBLE_EQ(full["data_wait_share"].get<double>(), 0.71);
+  EXPECT_DOUBLE_EQ(full["phase_shares"]["logging"].get<double>(), 0.04);
+
+  EXPECT_EQ(j["data_locations"][0]["fs_type"], "nfs4");
+  EXPECT_EQ(j["data_locations"][0]["file_count"], 2000);
+  EXPECT_EQ(j["data_locations"][0]["network"], true);
+  EXPECT_EQ(j["verdict"]["bottleneck"], "loader");
+  EXPECT_EQ(j["verdict"]["next"], r.verdict.next);
+  EXPECT_EQ(j["verdict"]["failed"], false);
+  EXPECT_EQ(j["verdict"]["notes"].size(), r.verdict.notes.size());
+}
+
+TEST(ProbeJson, NeverHoldsInfinityOrNaN) {
+  ProbeResult r = Parsed(false, 0);
+  r.full.estimate = {};  // samples_per_s 0, interval +-infinity
+  r.full.observations = 0;
+  r.full.data_wait_share = std::numeric_limits<double>::quiet_NaN();
+  r.full.series = {{0.5, std::numeric_limits<double>::infinity()}, {1.5, 10}};
+  r.full.outcome.duration_s = std::numeric_limits<double>::quiet_NaN();
+  r.wall_s = std::numeric_limits<double>::infinity();
+  r.verdict = Decide(r);
+  nlohmann::ordered_json j = ProbeJson(r);
+  const auto& full = j["stages"]["full"];
+  EXPECT_TRUE(full["samples_per_s"].is_null());
+  EXPECT_TRUE(full["ci_low"].is_null());
+  EXPECT_TRUE(full["ci_high"].is_null());
+  EXPECT_TRUE(full["rel_half_width"].is_null());
+  EXPECT_TRUE(full["data_wait_share"].is_null());
+  EXPECT_TRUE(full["outcome"]["duration_s"].is_null());
+  EXPECT_EQ(full["series"].size(), 1u);
+  EXPECT_TRUE(j["budget"]["wall_s"].is_null());
+  EXPECT_TRUE(j["machine"]["gpu_index"].is_null());
+  EXPECT_TRUE(j["verdict"]["bottleneck"].is_null());  // unknown: nothing was measured
+  const auto& loader = j["stages"]["loader"];
+  EXPECT_EQ(loader["ran"], false);
+  EXPECT_THAT(loader["skipped_why"].get<std::string>(), HasSubstr("helper"));
+  EXPECT_TRUE(loader["outcome"].is_null());
+  EXPECT_TRUE(loader["telemetry"]["tree_cpu_pct"].is_null());
+  std::string text = j.dump();
+  EXPECT_THAT(text, Not(HasSubstr("inf")));
+  EXPECT_THAT(text, Not(HasSubstr("nan")));
+}
+
+TEST(ProbeJson, AFailedRunHasNoBottleneck) {
+  ProbeResult r = Parsed(true, 0);
+  r.full.estimate = {};
+  r.full.outcome.exit_class = run::ExitClass::kGpuOom;
+  r.full.outcome.detail = "GPU out of memory";
+  r.verdict = Decide(r);
+  nlohmann::ordered_json j = ProbeJson(r);
+  EXPECT_TRUE(j["verdict"]["bottleneck"].is_null());
+  EXPECT_EQ(j["verdict"]["failed"], true);
+  EXPECT_EQ(j["verdict"]["failure"], "the run ran out of GPU memory");
+  EXPECT_EQ(j["stages"]["full"]["outcome"]["class"], "gpu_oom");
+}
+
+}  // namespace
+}  // namespace sat::probe

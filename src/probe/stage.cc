@@ -1,0 +1,249 @@
+#include "probe/stage.h"
+
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <mutex>
+#include <set>
+
+#include "measure/channel.h"
+#include "probe/data_location.h"
+#include "run/interrupt.h"
+
+namespace sat::probe {
+
+std::string_view StageName(StageKind k) {
+  switch (k) {
+    case StageKind::kLoader: return "loader";
+    case StageKind::kCompute: return "compute";
+    case StageKind::kFull: return "full";
+  }
+  return "?";
+}
+
+namespace {
+
+// The helper's mode for each stage (docs/helper-protocol.md).
+std::string_view ModeOf(StageKind k) {
+  switch (k) {
+    case StageKind::kLoader: return "loader";
+    case StageKind::kCompute: return "compute";
+    case StageKind::kFull: return "train";
+  }
+  return "train";
+}
+
+// Parsed output lines, handed from the runner's supervisor thread to the stage loop.
+class ParsedQueue {
+ public:
+  void Push(measure::ParsedLine line) {
+    std::lock_guard lock(mu_);
+    lines_.push_back(std::move(line));
+  }
+  std::vector<measure::ParsedLine> Take() {
+    std::lock_guard lock(mu_);
+    return std::exchange(lines_, {});
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<measure::ParsedLine> lines_;
+};
+
+// Running means of the shares that parsed lines report.
+struct ParsedShares {
+  double data_sum = 0;
+  size_t data_n = 0;
+  std::map<std::string, std::pair<double, size_t>> phases;
+  size_t lines = 0;
+
+  void Add(const measure::ParsedLine& l) {
+    ++lines;
+    if (l.data_wait_share) {
+      data_sum += *l.data_wait_share;
+      ++data_n;
+    }
+    for (const auto& [name, share] : l.phase_shares) {
+      phases[name].first += share;
+      phases[name].second += 1;
+    }
+  }
+};
+
+using telemetry::Sample;
+
+std::optional<telemetry::Summary> SummarizeField(const std::vector<Sample>& samples,
+                                                  std::function<std::optional<double>(const Sample&)> get) {
+  return telemetry::Summarize(samples, get);
+}
+
+const telemetry::GpuSample* GpuOf(const Sample& s, int index) {
+  for (const auto& g : s.gpus)
+    if (static_cast<int>(g.index) == index) return &g;
+  return nullptr;
+}
+
+template <class T>
+std::optional<double> AsDouble(const std::optional<T>& v) {
+  return v ? std::optional<double>(static_cast<double>(*v)) : std::nullopt;
+}
+
+StageTelemetry SummarizeTelemetry(const std::vector<Sample>& samples, int gpu_index) {
+  StageTelemetry t;
+  if (samples.empty()) return t;
+  t.cpu_count = samples.back().host.cpu_count;
+  t.host_cpu_pct = SummarizeField(samples, [](const Sample& s) { return s.host.cpu_util_pct; });
+  t.host_iowait_pct = SummarizeField(samples, [](const Sample& s) { return s.host.cpu_iowait_pct; });
+  t.disk_busy_pct = SummarizeField(samples, [](const Sample& s) { return s.host.disk_busy_pct; });
+  t.disk_read_bytes_per_s = SummarizeField(samples, [](const Sample& s) { return s.host.disk_read_bytes_per_s; });
+  auto tree = [](auto get) {
+    return [get](const Sample& s) -> std::optional<double> {
+      if (!s.tree || !s.tree->alive) return std::nullopt;
+      return get(*s.tree);
+    };
+  };
+  using Tree = telemetry::ProcTreeSample;
+  t.tree_cpu_pct = SummarizeField(samples, tree([](const Tree& p) { return p.cpu_pct; }));
+  t.tree_rss_bytes = SummarizeField(samples, tree([](const Tree& p) { return AsDouble(p.rss_bytes); }));
+  t.tree_read_bytes_per_s = SummarizeField(samples, tree([](const Tree& p) { return p.read_bytes_per_s; }));
+  t.tree_processes = SummarizeField(
+      samples, tree([](const Tree& p) { return std::optional<double>(static_cast<double>(p.process_count)); }));
+  t.tree_gpu_mem_bytes = SummarizeField(samples, tree([](const Tree& p) { return AsDouble(p.gpu_memory_bytes); }));
+  if (gpu_index >= 0) {
+    auto gpu = [gpu_index](auto get) {
+      return [gpu_index, get](const Sample& s) -> std::optional<double> {
+        const telemetry::GpuSample* g = GpuOf(s, gpu_index);
+        return g ? get(*g) : std::nullopt;
+      };
+    };
+    using Gpu = telemetry::GpuSample;
+    t.gpu_util_pct = SummarizeField(samples, gpu([](const Gpu& g) { return g.util_gpu_pct; }));
+    t.gpu_mem_used_bytes = SummarizeField(samples, gpu([](const Gpu& g) { return AsDouble(g.memory_used_bytes); }));
+    if (const telemetry::GpuSample* g = GpuOf(samples.back(), gpu_index)) t.gpu_mem_total_bytes = AsDouble(g->memory_total_bytes);
+  }
+  return t;
+}
+
+}  // namespace
+
+Result<StageResult> RunStage(StageKind kind, const StageOptions& o, telemetry::Sampler& sampler) {
+  StageResult r;
+  r.kind = kind;
+  r.ran = true;
+  r.log_dir = o.log_dir;
+
+  // The channel the helper reports on, and a parser for scripts that only print.
+  auto channel = measure::HelperChannel::Open();
+  if (!channel) return channel.error();
+  std::optional<measure::LineParser> parser;
+  if (o.parse) {
+    auto p = measure::LineParser::Create(*o.parse, o.batch_size);
+    if (!p) return p.error();
+    parser = std::move(*p);
+  }
+  const std::string run_id = fmt::format("probe-{}-{}", getpid(), StageName(kind));
+
+  run::RunSpec spec;
+  spec.argv = o.argv;
+  spec.shell = o.shell;
+  spec.env = o.env;
+  spec.env["SATURATE_CHANNEL"] = (*channel)->path();
+  spec.env["SATURATE_MODE"] = std::string(ModeOf(kind));
+  spec.env["SATURATE_RUN_ID"] = run_id;
+  spec.env["PYTHONUNBUFFERED"] = "1";  // so that printed step lines arrive when they are printed
+  spec.pythonpath_prepend = {SATURATE_PYTHON_DIR};
+  spec.log_dir = o.log_dir;
+  spec.echo = o.verbose;
+  spec.stop_grace_s = 5;
+  spec.term_grace_s = 3;
+  auto queue = std::make_shared<ParsedQueue>();
+  if (parser) {
+    spec.on_line = [queue, parser](run::Stream, std::string_view line) {
+      if (auto parsed = parser->Parse(line, telemetry::MonotonicSeconds())) queue->Push(std::move(*parsed));
+    };
+  }
+
+  const double t0 = telemetry::MonotonicSeconds();
+  auto started = run::Run::Start(spec);
+  if (!started) return started.error();
+  std::unique_ptr<run::Run> run = std::move(*started);
+  if (run->pid() > 0) sampler.Watch(run->pid());
+
+  measure::SteadyStateEstimator estimator(o.estimator);
+  measure::ProgressAggregator progress(run_id);
+  ParsedShares shares;
+  std::set<std::string> open_files;
+  double next_files_scan = t0 + 1.0;
+
+  // Takes in what the helper sent and what the output said, feeding the estimator.
+  auto drain = [&](int timeout_ms) {
+    if (auto messages = (*channel)->Poll(timeout_ms)) {
+      for (const auto& m : *messages) {
+        if (m.run != run_id) continue;
+        if (m.type == measure::MessageType::kHello) r.helper_seen = true;
+        if (m.type == measure::MessageType::kKnob) r.knobs_seen[m.knob_name] = m.knob_value;
+        if (auto obs = progress.Add(m)) {
+          r.helper_seen = true;
+          estimator.Add(*obs);
+        }
+      }
+    }
+    for (auto& line : queue->Take()) {
+      shares.Add(line);
+      estimator.Add(line.observation);
+    }
+  };
+
+  // Measure until the estimate is tight, the budget is spent, the command ends, or saturate is interrupted.
+  std::optional<run::RunOutcome> ended;
+  while (true) {
+    drain(100);
+    double now = telemetry::MonotonicSeconds();
+    if (ended = run->Poll(); ended) break;
+    if (run::Interrupted()) break;
+    // The files the tree reads, for the filesystem check; a few scans see the dataset's files open.
+    if (now >= next_files_scan && open_files.size() < 4096) {
+      if (auto latest = sampler.Latest(); latest && latest->tree) {
+        for (pid_t pid : latest->tree->pids)
+          for (auto& f : OpenRegularFiles(pid, "/proc")) open_files.insert(std::move(f));
+      }
+      next_files_scan = now + 2.0;
+    }
+    if (now - t0 >= o.budget_s) break;
+    if (now - t0 >= o.settle_s && estimator.Converged()) break;
+  }
+  run->RequestStop();
+  r.outcome = run->Wait();
+  // The helper's last reports come as the command stops.
+  drain(50);
+  drain(0);
+  sampler.Unwatch();
+  r.wall_s = telemetry::MonotonicSeconds() - t0;
+
+  r.estimate = estimator.Estimate();
+  r.series = estimator.Series();
+  r.observations = estimator.size();
+  r.totals = progress.totals();
+  r.parsed_lines = shares.lines > 0;
+  if (r.helper_seen && r.totals.wait_s + r.totals.step_s > 0) {
+    r.data_wait_share = r.totals.WaitShare();
+    r.phase_shares = r.totals.PhaseShares();
+  } else if (shares.data_n > 0) {
+    r.data_wait_share = shares.data_sum / shares.data_n;
+    for (const auto& [name, sum_n] : shares.phases) r.phase_shares[name] = sum_n.first / sum_n.second;
+  }
+  r.open_data_paths.assign(open_files.begin(), open_files.end());
+
+  // Telemetry over the steady part; the whole stage when no steady part was found.
+  double steady_from = r.observations > 0 ? r.estimate.start_t + r.estimate.warmup_s : t0;
+  std::vector<Sample> samples = sampler.Since(steady_from);
+  samples.erase(std::remove_if(samples.begin(), samples.end(),
+                               [&](const Sample& s) { return s.mono_s > t0 + r.wall_s; }),
+                samples.end());
+  if (samples.size() < 2) samples = sampler.Since(t0);
+  r.telemetry = SummarizeTelemetry(samples, o.gpu_index);
+  return r;
+}
+
+}  // namespace sat::probe

@@ -1,0 +1,75 @@
+// One measurement of a training command: start it in a mode (loader, compute, train), read its throughput from the
+// helper channel or from its output, watch its process tree with the sampler, and stop it once the steady-state
+// estimate is tight or its time runs out.
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "measure/estimator.h"
+#include "measure/line_parser.h"
+#include "measure/progress.h"
+#include "run/runner.h"
+#include "telemetry/sampler.h"
+#include "telemetry/summary.h"
+
+namespace sat::probe {
+
+enum class StageKind { kLoader, kCompute, kFull };
+std::string_view StageName(StageKind k);  // "loader", "compute", "full"
+
+// What the sampler saw during a stage's steady part (after warm-up), N/A fields skipped.
+struct StageTelemetry {
+  std::optional<telemetry::Summary> gpu_util_pct, gpu_mem_used_bytes;  // the probed GPU
+  std::optional<double> gpu_mem_total_bytes;
+  std::optional<telemetry::Summary> tree_cpu_pct;   // 100 = one core
+  std::optional<telemetry::Summary> tree_rss_bytes;
+  std::optional<telemetry::Summary> tree_read_bytes_per_s;
+  std::optional<telemetry::Summary> tree_processes;  // the trainer plus its loader workers
+  std::optional<telemetry::Summary> tree_gpu_mem_bytes;
+  std::optional<telemetry::Summary> host_cpu_pct, host_iowait_pct, disk_busy_pct, disk_read_bytes_per_s;
+  unsigned cpu_count = 0;
+};
+
+struct StageResult {
+  StageKind kind = StageKind::kFull;
+  bool ran = false;                  // false: skipped (see skipped_why)
+  std::string skipped_why;
+  bool helper_seen = false;          // the script reported through `import saturate`
+  bool parsed_lines = false;         // throughput came from --parse matches
+  std::map<std::string, nlohmann::json> knobs_seen;  // knob name -> the value the script got (helper knob messages)
+  measure::SteadyState estimate;     // samples_per_s with its 95% interval; samples_per_s 0 when nothing came
+  std::vector<measure::RatePoint> series;  // throughput over time, warm-up included (for reports)
+  size_t observations = 0;
+  measure::ProgressTotals totals;    // helper: wait/step/phase seconds, memory peak
+  std::optional<double> data_wait_share;   // share of loop time waiting for data (helper or parsed data_s)
+  std::map<std::string, double> phase_shares;  // named phases' share of loop time (helper or parsed)
+  StageTelemetry telemetry;
+  run::RunOutcome outcome;           // how the command ended (usually: stopped by us once measured)
+  double wall_s = 0;
+  std::vector<std::string> open_data_paths;  // regular files the tree had open (for the filesystem check)
+  std::string log_dir;
+};
+
+struct StageOptions {
+  std::vector<std::string> argv;
+  bool shell = false;
+  std::map<std::string, std::string> env;   // extra environment (knobs, SATURATE_DEVICE)
+  double budget_s = 40;                      // this stage's wall-clock limit
+  double settle_s = 0;                       // minimum run time before convergence may stop it
+  measure::EstimatorOptions estimator;
+  std::optional<std::string> parse;          // --parse REGEX or preset: read throughput from output lines
+  std::optional<double> batch_size;          // for step-time patterns
+  std::string log_dir;                       // stdout.log / stderr.log of this stage
+  bool verbose = false;                      // echo the command's output
+  int gpu_index = -1;                        // the probed GPU, -1: none
+};
+
+// Runs one stage to completion. `sampler` must be running (its thread); the stage watches its tree on it and
+// reads its samples back. Error only for problems of saturate's own (cannot open the channel, cannot start).
+Result<StageResult> RunStage(StageKind kind, const StageOptions& options, telemetry::Sampler& sampler);
+
+}  // namespace sat::probe

@@ -1,0 +1,561 @@
+#include "probe/verdict.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <optional>
+#include <utility>
+
+#include "probe/probe.h"
+#include "util/strings.h"
+
+namespace sat::probe {
+namespace {
+
+using telemetry::Summary;
+
+std::string Pct(double pct) { return fmt::format("{:.0f}%", pct); }
+std::string Rate(double samples_per_s) { return FormatNumber(samples_per_s) + " samples/s"; }
+
+std::optional<double> RateOf(const StageResult& s) {
+  if (!StageMeasured(s)) return std::nullopt;
+  return s.estimate.samples_per_s;
+}
+
+// What a named phase stands for. Phases named after the model's own work are compute, copy-named ones are
+// transfers, anything else (metrics, logging, checkpoint, eval ...) is overhead on top of the step.
+enum class PhaseKind { kOverhead, kCompute, kTransfer };
+
+PhaseKind ClassifyPhase(std::string_view name) {
+  std::string n = ToLower(name);
+  auto has = [&n](std::string_view word) { return n.find(word) != std::string::npos; };
+  constexpr std::array<std::string_view, 6> kTransferWords = {"h2d", "to_device", "transfer", "copy", "memcpy",
+                                                              "host_to_device"};
+  constexpr std::array<std::string_view, 6> kComputeWords = {"forward", "backward", "optim", "fwd", "bwd",
+                                                             "zero_grad"};
+  constexpr std::array<std::string_view, 5> kComputeNames = {"step", "train_step", "loss", "model", "compute"};
+  if (std::any_of(kTransferWords.begin(), kTransferWords.end(), has)) return PhaseKind::kTransfer;
+  if (std::any_of(kComputeWords.begin(), kComputeWords.end(), has)) return PhaseKind::kCompute;
+  if (std::find(kComputeNames.begin(), kComputeNames.end(), n) != kComputeNames.end()) return PhaseKind::kCompute;
+  return PhaseKind::kOverhead;
+}
+
+// The numbers the rules read, gathered once.
+struct Pipe {
+  std::optional<double> loader, compute, full;
+  std::optional<double> wait;  // share of each full step spent waiting for data
+  std::vector<std::pair<std::string, double>> overhead_phases;  // largest share first
+  double overhead = 0;         // their summed share (nested phases may count twice; capped at 1)
+  double transfer_phases = 0;  // copy-named phases' summed share
+  const StageResult* loop = nullptr;     // the stage that describes the training loop: full, else compute
+  const StageResult* loading = nullptr;  // the stage whose CPU describes the loader: loader, else full
+  bool gpu = false;
+  unsigned cores = 0;
+  bool loader_narrow = false;  // the loader stage is below kLoaderNarrowRatio x compute
+};
+
+Pipe Gather(const ProbeResult& r) {
+  Pipe p;
+  p.loader = RateOf(r.loader);
+  p.compute = RateOf(r.compute);
+  p.full = RateOf(r.full);
+  p.gpu = r.machine.gpu_index >= 0;
+  p.cores = r.machine.cpu_count;
+  if (p.full) {
+    p.loop = &r.full;
+    p.wait = r.full.data_wait_share;
+  } else if (p.compute) {
+    p.loop = &r.compute;
+  }
+  p.loading = p.loader ? &r.loader : (p.full ? &r.full : nullptr);
+  if (p.loop != nullptr) {
+    for (const auto& [name, share] : p.loop->phase_shares) {
+      if (!std::isfinite(share) || share <= 0) continue;
+      PhaseKind kind = ClassifyPhase(name);
+      if (kind == PhaseKind::kOverhead) p.overhead_phases.emplace_back(name, share);
+      if (kind == PhaseKind::kTransfer) p.transfer_phases += share;
+    }
+    std::stable_sort(p.overhead_phases.begin(), p.overhead_phases.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
+    for (const auto& phase : p.overhead_phases) p.overhead += phase.second;
+    p.overhead = std::min(p.overhead, 1.0);
+  }
+  // A full run faster than the loader alone shows that the loader stage understates the loader.
+  bool loader_understated = p.loader && p.full && *p.full > kFullAboveLoaderRatio * *p.loader;
+  p.loader_narrow = p.loader && p.compute && *p.loader < kLoaderNarrowRatio * *p.compute && !loader_understated;
+  return p;
+}
+
+std::optional<double> Mean(const std::optional<Summary>& s) {
+  if (!s || s->count == 0) return std::nullopt;
+  return s->mean;
+}
+
+// How busy the loader's CPU was, from the loader stage (or full without it).
+struct LoaderCpu {
+  std::optional<double> tree_pct;  // 100 = one core
+  std::optional<int> workers;      // DataLoader worker processes: the tree's processes minus the trainer
+  unsigned cores = 0;
+  double usable_cores = 1;         // what the tree's processes can use at most
+  std::optional<double> host_pct, iowait_pct, disk_busy_pct;
+  bool tree_saturated = false, host_busy = false;
+};
+
+LoaderCpu ReadLoaderCpu(const StageResult& stage, unsigned machine_cores) {
+  const StageTelemetry& t = stage.telemetry;
+  LoaderCpu c;
+  c.tree_pct = Mean(t.tree_cpu_pct);
+  c.workers = WorkerCount(t);
+  c.cores = t.cpu_count > 0 ? t.cpu_count : machine_cores;
+  // With no workers the trainer loads alone (one core); with N workers they load on N cores.
+  c.usable_cores = std::max(1, c.workers.value_or(0));
+  if (c.cores > 0) c.usable_cores = std::min(c.usable_cores, static_cast<double>(c.cores));
+  c.host_pct = Mean(t.host_cpu_pct);
+  c.iowait_pct = Mean(t.host_iowait_pct);
+  c.disk_busy_pct = Mean(t.disk_busy_pct);
+  c.tree_saturated = c.tree_pct && *c.tree_pct >= kCpuSaturatedShare * 100 * c.usable_cores;
+  c.host_busy = c.host_pct && *c.host_pct >= kHostCpuBusyPct;
+  return c;
+}
+
+std::string CoresText(double n) { return fmt::format("{:.0f} core{}", n, n == 1 ? "" : "s"); }
+
+std::string CpuEvidence(const LoaderCpu& c, std::string_view label) {
+  std::vector<std::string> parts;
+  if (c.tree_pct) {
+    std::string workers = c.workers ? fmt::format(" with {} worker{}", *c.workers, *c.workers == 1 ? "" : "s") : "";
+    parts.push_back(fmt::format("{} CPU {} of {}{}", label, Pct(*c.tree_pct), CoresText(c.usable_cores), workers));
+  }
+  if (c.host_pct) {
+    std::string cores = c.cores > 0 ? fmt::format(" of {}", CoresText(c.cores)) : "";
+    parts.push_back(fmt::format("host CPU {}{}", Pct(*c.host_pct), cores));
+  }
+  if (c.iowait_pct && *c.iowait_pct >= kIowaitHighPct) parts.push_back("iowait " + Pct(*c.iowait_pct));
+  if (c.disk_busy_pct && *c.disk_busy_pct >= kDiskBusyPct) parts.push_back("disk busy " + Pct(*c.disk_busy_pct));
+  return JoinNonEmpty(parts, "; ");
+}
+
+const DataLocation* NetworkData(const ProbeResult& r) {
+  for (const DataLocation& loc : r.data_locations) {
+    if (loc.network) return &loc;
+  }
+  return nullptr;
+}
+
+std::string WorkersNow(const LoaderCpu& c) {
+  std::string machine = c.cores > 0 ? fmt::format("; the machine has {}", CoresText(c.cores)) : "";
+  if (!c.workers) return machine.empty() ? "" : fmt::format(" ({})", machine.substr(2));
+  return fmt::format(" (now {}{})", *c.workers, machine);
+}
+
+void DecideLoader(const ProbeResult& r, const Pipe& p, Verdict& v) {
+  v.bottleneck = "loader";
+  std::vector<std::string> evidence;
+  if (p.loader_narrow) {
+    evidence.push_back(fmt::format("loader {} < compute {}", Rate(*p.loader), Rate(*p.compute)));
+  } else if (p.full) {
+    evidence.push_back("full " + Rate(*p.full));
+  }
+  if (p.wait) evidence.push_back(fmt::format("data wait {} of each step", FormatShare(*p.wait)));
+
+  LoaderCpu cpu = p.loading ? ReadLoaderCpu(*p.loading, p.cores) : LoaderCpu{};
+  evidence.push_back(CpuEvidence(cpu, p.loading == &r.loader ? "loader" : "run"));
+  const DataLocation* remote = NetworkData(r);
+  bool storage_busy = (cpu.iowait_pct && *cpu.iowait_pct >= kIowaitHighPct) ||
+                      (cpu.disk_busy_pct && *cpu.disk_busy_pct >= kDiskBusyPct);
+
+  if (cpu.host_busy) {
+    v.cause = "CPU-bound loader: the machine's cores are busy";
+    v.next = "cheaper transforms, or preload / cache decoded data (every core is busy, so more workers would "
+             "not help)";
+  } else if (cpu.tree_saturated) {
+    v.cause = "loader CPU-saturated";
+    v.next = fmt::format("more loader workers{} or cheaper transforms / preload / cache decoded data",
+                         WorkersNow(cpu));
+  } else if (remote != nullptr || storage_busy) {
+    v.cause = remote != nullptr ? "data on a network filesystem" : "storage: the loader waits for the disk";
+    if (remote != nullptr) {
+      evidence.push_back(fmt::format("{} files on {} ({})", GroupThousands(remote->file_count),
+                                     remote->mount_point, remote->fs_type));
+    }
+    v.next = "stage the data on a local disk / faster storage";
+  } else {
+    v.cause = cpu.tree_pct ? "loader latency: its CPU is not saturated and the disk is not busy"
+                           : "loader (CPU use not measured)";
+    v.next = fmt::format("more loader workers{} or a larger prefetch_factor", WorkersNow(cpu));
+  }
+  v.evidence = JoinNonEmpty(evidence, "; ");
+}
+
+void DecideOverhead(const Pipe& p, Verdict& v) {
+  v.bottleneck = "step-overhead";
+  const std::string& top = p.overhead_phases.front().first;
+  v.cause = fmt::format("per-step {} work", top);
+  std::vector<std::string> phases;
+  for (const auto& [name, share] : p.overhead_phases) {
+    phases.push_back(fmt::format("{} {}", name, FormatShare(share)));
+  }
+  std::vector<std::string> evidence = {fmt::format("{} of each step", JoinNonEmpty(phases, ", "))};
+  if (p.overhead < 1) {
+    evidence.push_back(fmt::format("without that work a step would take {} of its time (up to {:.2f}x the throughput)",
+                                   FormatShare(1 - p.overhead), 1 / (1 - p.overhead)));
+  }
+  if (p.wait) evidence.push_back(fmt::format("data wait {}", FormatShare(*p.wait)));
+  if (p.full) evidence.push_back("full " + Rate(*p.full));
+  v.evidence = JoinNonEmpty(evidence, "; ");
+  v.next = fmt::format("drop or thin the per-step {} work (compute it every N steps, off the hot path)", top);
+}
+
+std::optional<Summary> LoopGpu(const Pipe& p, std::optional<Summary> StageTelemetry::*field) {
+  if (p.loop == nullptr) return std::nullopt;
+  return p.loop->telemetry.*field;
+}
+
+// "GPU util 97%, memory 10.2 of 16.0 GiB" from the loop's stage; empty without GPU telemetry.
+std::string GpuEvidence(const ProbeResult& r, const Pipe& p) {
+  std::vector<std::string> parts;
+  if (std::optional<Summary> util = LoopGpu(p, &StageTelemetry::gpu_util_pct)) {
+    parts.push_back("GPU util " + Pct(util->p50));
+  }
+  if (std::optional<Summary> mem = LoopGpu(p, &StageTelemetry::gpu_mem_used_bytes)) {
+    std::optional<double> total = GpuMemoryTotal(r, p.loop->telemetry);
+    parts.push_back(total ? fmt::format("memory {} of {}", FormatGiB(mem->max), FormatGiB(*total))
+                          : fmt::format("memory {}", FormatGiB(mem->max)));
+  }
+  return JoinNonEmpty(parts, ", ");
+}
+
+void DecideTransfer(const ProbeResult& r, const Pipe& p, Verdict& v) {
+  v.bottleneck = "transfer";
+  v.cause = "host-to-device copies";
+  std::vector<std::string> evidence;
+  if (p.transfer_phases >= kOverheadBoundShare) {
+    evidence.push_back(fmt::format("copy phases take {} of each step", FormatShare(p.transfer_phases)));
+  }
+  if (p.full && p.loader && p.compute) {
+    double narrow = std::min(*p.loader, *p.compute);
+    evidence.push_back(fmt::format("full {} is {} of the narrower stage ({} {})", Rate(*p.full),
+                                   FormatShare(*p.full / narrow), *p.loader < *p.compute ? "loader" : "compute",
+                                   Rate(narrow)));
+  }
+  if (p.wait) evidence.push_back(fmt::format("data wait only {} of each step", FormatShare(*p.wait)));
+  evidence.push_back(GpuEvidence(r, p));
+  v.evidence = JoinNonEmpty(evidence, "; ");
+  v.next = "pin_memory=True in the DataLoader and .to(device, non_blocking=True)";
+}
+
+void DecideCompute(const ProbeResult& r, const Pipe& p, Verdict& v) {
+  v.bottleneck = "compute";
+  std::vector<std::string> evidence;
+  if (p.compute && p.loader) {
+    evidence.push_back(fmt::format("compute {} ≤ loader {}", Rate(*p.compute), Rate(*p.loader)));
+  } else if (p.compute) {
+    evidence.push_back("compute " + Rate(*p.compute));
+  }
+  if (p.full && p.compute) {
+    evidence.push_back(fmt::format("full {} = {} of the compute ceiling", Rate(*p.full),
+                                   FormatShare(*p.full / *p.compute)));
+  } else if (p.full) {
+    evidence.push_back("full " + Rate(*p.full));
+  }
+  if (p.wait) evidence.push_back(fmt::format("data wait {} of each step", FormatShare(*p.wait)));
+  if (!p.overhead_phases.empty()) {
+    evidence.push_back(fmt::format("named phases {} of each step", FormatShare(p.overhead)));
+  }
+  evidence.push_back(GpuEvidence(r, p));
+  v.evidence = JoinNonEmpty(evidence, "; ");
+
+  std::optional<Summary> util = LoopGpu(p, &StageTelemetry::gpu_util_pct);
+  std::optional<Summary> tree_mem = LoopGpu(p, &StageTelemetry::tree_gpu_mem_bytes);
+  if (!p.gpu) {
+    v.cause = "CPU compute (no GPU probed)";
+    v.next = "a GPU; on this CPU: bf16 autocast where the CPU supports it, then a larger batch size";
+  } else if (tree_mem && tree_mem->max <= 0) {
+    v.cause = "the model runs on the CPU: the run holds no GPU memory";
+    v.next = "move the model and batches to the GPU (.to('cuda'))";
+  } else if (util && util->p50 < kLowGpuUtilPct) {
+    v.cause = fmt::format("CPU-side work in the step: the GPU is busy only {}", Pct(util->p50));
+    v.next = "a larger batch size (fewer, larger kernels), then mixed precision (bf16/fp16 autocast)";
+  } else {
+    v.cause = "GPU compute";
+    v.next = "mixed precision (bf16/fp16 autocast) if it is not on yet, then a larger batch size";
+  }
+}
+
+// What each way of failing means for the user, and what to change; the last row serves any other failure.
+struct FailureText {
+  run::ExitClass exit_class;
+  std::string_view cause, failure, next;
+};
+constexpr std::array<FailureText, 5> kFailureTexts = {{
+    {run::ExitClass::kGpuOom, "GPU out of memory", "the run ran out of GPU memory",
+     "lower the batch size / enable mixed precision (bf16/fp16 autocast)"},
+    {run::ExitClass::kHostOom, "host out of memory", "the run ran out of host memory",
+     "fewer DataLoader workers (each holds a copy of the dataset object), a smaller prefetch_factor or batch size"},
+    {run::ExitClass::kWorkerKilled, "a DataLoader worker died", "a DataLoader worker died",
+     "read the worker's error in stderr.log; a worker killed by SIGKILL usually ran out of host memory: fewer "
+     "workers"},
+    {run::ExitClass::kStartFailed, "could not start", "the command could not be started",
+     "check the command, its path and its interpreter"},
+    {run::ExitClass::kFailed, "the run failed", "the run failed", "fix the error shown in stderr.log and probe again"},
+}};
+
+// The failure of the run, when a stage that matters ended badly: full, or any stage when full measured nothing.
+std::optional<Verdict> Failure(const ProbeResult& r) {
+  const StageResult* failed = nullptr;
+  if (StageFailed(r.full)) {
+    failed = &r.full;
+  } else if (!StageMeasured(r.full)) {
+    for (const StageResult* s : {&r.compute, &r.loader}) {
+      if (StageFailed(*s)) {
+        failed = s;
+        break;
+      }
+    }
+  }
+  if (failed == nullptr) return std::nullopt;
+
+  const run::RunOutcome& o = failed->outcome;
+  const FailureText* text = &kFailureTexts.back();
+  for (const FailureText& t : kFailureTexts) {
+    if (t.exit_class == o.exit_class) text = &t;
+  }
+  Verdict v;
+  v.failed = true;
+  v.cause = text->cause;
+  v.failure = std::string(text->failure) +
+              (failed->kind == StageKind::kFull ? "" : fmt::format(" (in the {} stage)", StageName(failed->kind)));
+  v.next = text->next;
+  // The runner's detail often starts with what the cause already says ("GPU out of memory: <line>").
+  std::string detail = o.detail;
+  if (StartsWith(ToLower(detail), ToLower(v.cause) + ": ")) detail.erase(0, v.cause.size() + 2);
+  std::vector<std::string> evidence = {detail};
+  if (StageMeasured(*failed)) {
+    evidence.push_back(fmt::format("it ran at {} before failing", Rate(failed->estimate.samples_per_s)));
+  }
+  if (o.exit_class == run::ExitClass::kGpuOom && failed->telemetry.gpu_mem_used_bytes) {
+    evidence.push_back("GPU memory peak " + FormatGiB(failed->telemetry.gpu_mem_used_bytes->max));
+  }
+  v.evidence = JoinNonEmpty(evidence, "; ");
+  if (v.evidence.empty()) v.evidence = std::string(run::ExitClassName(o.exit_class));
+  return v;
+}
+
+// Why nothing was measured, as a verdict without a bottleneck.
+Verdict Unknown(const ProbeResult& r) {
+  Verdict v;
+  v.cause = "no throughput measured";
+  const StageResult& s = r.full.ran ? r.full : (r.compute.ran ? r.compute : r.loader);
+  if (r.interrupted && !s.ran) {
+    v.evidence = "interrupted before any stage was measured";
+    v.next = "probe again and let it run";
+  } else if (!s.ran) {
+    v.evidence = r.full.skipped_why.empty() ? "no stage ran" : "full stage skipped: " + r.full.skipped_why;
+    v.next = "probe again with a larger budget";
+  } else if (s.observations > 0 && s.outcome.exit_class == run::ExitClass::kFinished) {
+    v.evidence = fmt::format("the command finished after {:.1f} s, before a steady rate was measured",
+                             s.outcome.duration_s);
+    v.next = "let the script run longer (more steps or epochs)";
+  } else if (s.observations > 0) {
+    v.evidence = fmt::format("{} observations in {:.1f} s were not enough for a rate", s.observations, s.wall_s);
+    v.next = "probe again with a larger budget";
+  } else {
+    v.evidence = fmt::format("the {} stage ran {:.1f} s ({}) and reported no progress", StageName(s.kind),
+                             s.wall_s, run::ExitClassName(s.outcome.exit_class));
+    v.next = "`import saturate` and wrap the loader in saturate.track(), or pass --parse with a pattern "
+             "that matches the script's progress lines";
+  }
+  return v;
+}
+
+// Notes beside the verdict: headroom, network data, misleading utilisation, quality of the estimates.
+void AddNotes(const ProbeResult& r, const Pipe& p, Verdict& v) {
+  if (r.interrupted) v.notes.push_back("interrupted: only the stages measured so far are reported");
+  for (const StageResult* s : {&r.loader, &r.compute}) {
+    if (StageFailed(*s) && !v.failed) {
+      v.notes.push_back(fmt::format("the {} stage failed ({}): {}", StageName(s->kind),
+                                    run::ExitClassName(s->outcome.exit_class), s->outcome.detail));
+    }
+  }
+  if (p.loader && p.full && *p.full > kFullAboveLoaderRatio * *p.loader) {
+    v.notes.push_back(fmt::format("full {} ran faster than the loader alone ({}): the loader stage understates "
+                                  "the loader", Rate(*p.full), Rate(*p.loader)));
+  }
+
+  // GPU memory and utilisation, only from what was measured.
+  const StageResult* gpu_stage = p.loop;
+  bool gpu_telemetry = gpu_stage != nullptr && (gpu_stage->telemetry.gpu_util_pct.has_value() ||
+                                               gpu_stage->telemetry.gpu_mem_used_bytes.has_value());
+  if (!p.gpu) {
+    v.notes.push_back("no GPU probed: the model ran on the CPU; GPU utilisation and memory are n/a");
+  } else if (gpu_stage != nullptr && !gpu_telemetry) {
+    v.notes.push_back("no GPU telemetry (NVML reported nothing): GPU utilisation and memory are n/a");
+  }
+  if (gpu_telemetry && gpu_stage->telemetry.gpu_mem_used_bytes) {
+    double peak = gpu_stage->telemetry.gpu_mem_used_bytes->max;
+    std::optional<double> total = GpuMemoryTotal(r, gpu_stage->telemetry);
+    if (total && *total > 0 && peak / *total < kMemHeadroomShare) {
+      v.notes.push_back(fmt::format("GPU memory peak {} of {} ({}): room for a larger batch or a second run",
+                                    FormatGiB(peak), FormatGiB(*total), FormatShare(peak / *total)));
+    } else if (total && *total > 0 && peak / *total > kMemNearlyFullShare) {
+      v.notes.push_back(fmt::format("GPU memory peak {} of {} ({}): a larger batch is unlikely to fit",
+                                    FormatGiB(peak), FormatGiB(*total), FormatShare(peak / *total)));
+    }
+  }
+  if (p.full && p.compute && r.full.telemetry.gpu_util_pct) {
+    double util = r.full.telemetry.gpu_util_pct->p50;
+    if (util >= kHighGpuUtilPct && *p.full < kUtilOverstatesRatio * *p.compute) {
+      v.notes.push_back(fmt::format("GPU utilisation is {} but full runs at {} of the compute ceiling: "
+                                    "utilisation overstates the work done", Pct(util),
+                                    FormatShare(*p.full / *p.compute)));
+    }
+  }
+  if (v.bottleneck == "compute" && gpu_telemetry && gpu_stage->telemetry.gpu_util_pct &&
+      gpu_stage->telemetry.gpu_util_pct->p50 >= kHighGpuUtilPct) {
+    v.notes.push_back("high GPU utilisation counts the time any kernel runs, not how much of the GPU it uses: "
+                      "mixed precision can still raise throughput");
+  }
+
+  for (const DataLocation& loc : r.data_locations) {
+    if (!loc.network) continue;
+    v.notes.push_back(fmt::format("data on a network filesystem: {} file{} on {} ({} {}); stage it on a local "
+                                  "disk", GroupThousands(loc.file_count), loc.file_count == 1 ? "" : "s",
+                                  loc.mount_point, loc.fs_type, loc.device));
+  }
+
+  // The runner-up, when both the loader and the per-step overhead pass their thresholds.
+  if (v.bottleneck == "loader" && p.overhead >= kOverheadBoundShare) {
+    v.notes.push_back(fmt::format("also: per-step {} work takes {} of each step", p.overhead_phases.front().first,
+                                  FormatShare(p.overhead)));
+  } else if (v.bottleneck == "step-overhead" && p.wait && *p.wait >= kDataWaitBoundShare) {
+    v.notes.push_back(fmt::format("also: waiting for data takes {} of each step", FormatShare(*p.wait)));
+  }
+
+  for (const StageResult* s : {&r.loader, &r.compute, &r.full}) {
+    if (!StageMeasured(*s)) continue;
+    const measure::SteadyState& e = s->estimate;
+    std::string_view name = StageName(s->kind);
+    if (e.drift) {
+      v.notes.push_back(fmt::format("the {} rate drifted {:+.0f}% between the halves of its steady part", name,
+                                    e.drift_rel * 100));
+    } else if (e.warmup_at_limit) {
+      v.notes.push_back(fmt::format("the {} stage may not have reached a steady state (warm-up still going at "
+                                    "half its data)", name));
+    } else if (e.n_batches < 2 || !std::isfinite(e.rel_half_width)) {
+      v.notes.push_back(fmt::format("the {} stage had too few observations ({}) for an interval", name,
+                                    s->observations));
+    } else if (!e.converged) {
+      v.notes.push_back(fmt::format("the {} estimate is ±{:.1f}%: not converged within its budget", name,
+                                    e.rel_half_width * 100));
+    }
+  }
+}
+
+}  // namespace
+
+Verdict Decide(const ProbeResult& r) {
+  Pipe p = Gather(r);
+  if (std::optional<Verdict> failed = Failure(r)) {
+    AddNotes(r, p, *failed);
+    return *failed;
+  }
+  Verdict v;
+  if (!p.loader && !p.compute && !p.full) {
+    v = Unknown(r);
+    AddNotes(r, p, v);
+    return v;
+  }
+
+  // Loader and overhead compete for the step: what removing each would save.
+  double loader_share = p.wait.value_or(0);
+  if (p.loader_narrow) loader_share = std::max(loader_share, 1 - *p.loader / *p.compute);
+  bool loader_bound = p.loader_narrow || (p.wait && *p.wait >= kDataWaitBoundShare);
+  bool overhead_bound = p.overhead >= kOverheadBoundShare;
+  bool transfer_gap = p.gpu && p.full && p.loader && p.compute &&
+                      *p.full < kTransferGapRatio * std::min(*p.loader, *p.compute) &&
+                      p.wait.value_or(0) < kSmallWaitShare && p.overhead < kOverheadBoundShare;
+  bool transfer_phases = p.gpu && p.transfer_phases >= kOverheadBoundShare;
+
+  if (overhead_bound && (!loader_bound || p.overhead > loader_share)) {
+    DecideOverhead(p, v);
+  } else if (loader_bound) {
+    DecideLoader(r, p, v);
+  } else if (transfer_gap || transfer_phases) {
+    DecideTransfer(r, p, v);
+  } else {
+    DecideCompute(r, p, v);
+  }
+  AddNotes(r, p, v);
+  return v;
+}
+
+bool StageMeasured(const StageResult& stage) {
+  return stage.ran && std::isfinite(stage.estimate.samples_per_s) && stage.estimate.samples_per_s > 0;
+}
+
+bool StageFailed(const StageResult& stage) {
+  switch (stage.outcome.exit_class) {
+    case run::ExitClass::kGpuOom:
+    case run::ExitClass::kHostOom:
+    case run::ExitClass::kWorkerKilled:
+    case run::ExitClass::kFailed:
+    case run::ExitClass::kStartFailed:
+      return stage.ran;
+    default:
+      return false;
+  }
+}
+
+std::optional<int> WorkerCount(const StageTelemetry& telemetry) {
+  if (!telemetry.tree_processes || telemetry.tree_processes->count == 0) return std::nullopt;
+  return std::max(0, static_cast<int>(std::lround(telemetry.tree_processes->max)) - 1);
+}
+
+std::optional<double> GpuMemoryTotal(const ProbeResult& result, const StageTelemetry& telemetry) {
+  if (telemetry.gpu_mem_total_bytes) return telemetry.gpu_mem_total_bytes;
+  if (result.machine.gpu_mem_total_bytes) return static_cast<double>(*result.machine.gpu_mem_total_bytes);
+  return std::nullopt;
+}
+
+std::string JoinNonEmpty(const std::vector<std::string>& parts, std::string_view separator) {
+  std::string out;
+  for (const std::string& p : parts) {
+    if (p.empty()) continue;
+    if (!out.empty()) out += separator;
+    out += p;
+  }
+  return out;
+}
+
+std::string GroupThousands(uint64_t value) {
+  std::string digits = std::to_string(value);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+std::string FormatNumber(double value) {
+  if (!std::isfinite(value)) return "n/a";
+  double magnitude = std::fabs(value);
+  if (magnitude < 9.995) return fmt::format("{:.2f}", value);
+  if (magnitude < 99.95) return fmt::format("{:.1f}", value);
+  std::string grouped = GroupThousands(static_cast<uint64_t>(std::llround(magnitude)));
+  return value < 0 ? "-" + grouped : grouped;
+}
+
+std::string FormatShare(double share) {
+  if (!std::isfinite(share)) return "n/a";
+  return fmt::format("{:.0f}%", share * 100);
+}
+
+std::string FormatGiB(double bytes) {
+  if (!std::isfinite(bytes)) return "n/a";
+  return fmt::format("{:.1f} GiB", bytes / (1024.0 * 1024.0 * 1024.0));
+}
+
+}  // namespace sat::probe

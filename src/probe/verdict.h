@@ -1,0 +1,86 @@
+// The verdict of `saturate probe`: which pipe of the training pipeline is the narrowest, the numbers that show
+// it, and the next knob to turn. It encodes the field guides: measure the loader alone (the upper bound), then
+// the model alone (the compute ceiling), then both; tune in the order mixed precision, loader workers, batch
+// size, pinned memory; read data from a local drive; do not trust GPU utilisation on its own.
+//
+// Inputs are the stages of a ProbeResult. With the helper (`import saturate`), loader, compute and full may all
+// have run; without it only full ran, and its data-wait and phase shares come from parsed output lines. The
+// same rules serve both, so a script gets the same bottleneck either way.
+//
+// Rules, first match wins:
+//   1. failed: the full stage (or, when full was not measured, any stage) ended gpu_oom, host_oom,
+//      worker_killed, failed or start_failed. The run cannot train as configured; no bottleneck is named.
+//   2. unknown: no stage measured a throughput. No bottleneck; the evidence says why.
+//   3. loader vs step-overhead: the loader is "bound" when its stage runs below kLoaderNarrowRatio x compute,
+//      or when full waits for data at least kDataWaitBoundShare of each step; step overhead is "bound" when
+//      named phases that are neither compute nor copies (metrics, logging, checkpoints) take at least
+//      kOverheadBoundShare. When both hold, the larger share of the step wins (what removing it would save).
+//      The loader's cause: its processes' CPU at kCpuSaturatedShare of the cores they can use, or the host's
+//      CPU at kHostCpuBusyPct (more workers cannot help then); else the storage when iowait, disk busy or a
+//      network filesystem says so; else latency (more workers or prefetch).
+//   4. transfer: a GPU is probed, loader and compute both measured, full below kTransferGapRatio x the
+//      narrower of them, little data wait and overhead: the time goes to host-to-device copies. Also when
+//      copy-named phases take kOverheadBoundShare.
+//   5. compute: everything else. On a GPU busy under kLowGpuUtilPct the step is bound by CPU-side work.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sat::probe {
+
+struct ProbeResult;
+struct StageResult;
+struct StageTelemetry;
+
+// Thresholds of the rules above.
+inline constexpr double kLoaderNarrowRatio = 0.9;     // loader < 0.9 x compute: the loader is the narrower pipe
+inline constexpr double kFullAboveLoaderRatio = 1.1;  // full > 1.1 x loader: the loader stage understates it
+inline constexpr double kDataWaitBoundShare = 0.3;    // waiting for data >= 30% of each step: loader-bound
+inline constexpr double kOverheadBoundShare = 0.15;   // named overhead phases >= 15% of each step
+inline constexpr double kSmallWaitShare = 0.1;        // below this the data wait does not explain a gap
+inline constexpr double kTransferGapRatio = 0.85;     // full < 0.85 x min(loader, compute): copies in between
+inline constexpr double kCpuSaturatedShare = 0.85;    // tree CPU >= 85% of the cores its processes can use
+inline constexpr double kHostCpuBusyPct = 90;         // the whole machine's CPU (100 = every core)
+inline constexpr double kIowaitHighPct = 10;          // host iowait, % of all CPU time
+inline constexpr double kDiskBusyPct = 70;            // busiest disk's share of time with I/O in flight
+inline constexpr double kLowGpuUtilPct = 50;          // a compute-bound step on a GPU this idle is CPU-side
+inline constexpr double kHighGpuUtilPct = 85;         // "utilisation looks high"
+inline constexpr double kUtilOverstatesRatio = 0.8;   // ... while full runs below 0.8 x the compute ceiling
+inline constexpr double kMemHeadroomShare = 0.5;      // peak GPU memory under half: room for more
+inline constexpr double kMemNearlyFullShare = 0.9;    // peak GPU memory above this: a larger batch will not fit
+
+struct Verdict {
+  std::string bottleneck;  // "loader", "compute", "transfer", "step-overhead"; empty when failed or unknown
+  std::string cause;       // why that pipe is narrow, e.g. "loader CPU-saturated", "network filesystem"
+  std::string evidence;    // the numbers, "; "-separated: "loader 212 samples/s < compute 1,840 samples/s; ..."
+  std::string next;        // the next knob to turn
+  std::vector<std::string> notes;  // headroom, network data, misleading utilisation, estimate quality, ...
+  bool failed = false;     // the run itself failed (out of memory, crash); `failure` says how
+  std::string failure;     // "the run ran out of GPU memory: ..."
+};
+
+// Pure: reads only `result` (its stages, machine and data locations; not result.verdict).
+Verdict Decide(const ProbeResult& result);
+
+// Readings shared by the verdict and the report.
+// The stage ran and measured a throughput (samples_per_s finite and above 0).
+bool StageMeasured(const StageResult& stage);
+// The stage ran and its command ended gpu_oom, host_oom, worker_killed, failed or start_failed.
+bool StageFailed(const StageResult& stage);
+// DataLoader worker processes: the most processes the tree had, minus the trainer; nullopt when not sampled.
+std::optional<int> WorkerCount(const StageTelemetry& telemetry);
+// The probed GPU's memory in bytes: as sampled during the stage, else as the machine reported it.
+std::optional<double> GpuMemoryTotal(const ProbeResult& result, const StageTelemetry& telemetry);
+
+// Numbers and lists as the verdict and the report write them.
+std::string JoinNonEmpty(const std::vector<std::string>& parts, std::string_view separator);  // skips ""
+std::string GroupThousands(uint64_t value);  // 2000 -> "2,000"
+std::string FormatNumber(double value);  // 1840.2 -> "1,840"; 42.13 -> "42.1"; 3.421 -> "3.42"; "n/a" if not finite
+std::string FormatShare(double share);   // 0.712 -> "71%" (a share of 1 is 100%)
+std::string FormatGiB(double bytes);     // 10952166604 -> "10.2 GiB"
+
+}  // namespace sat::probe

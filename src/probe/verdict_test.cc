@@ -1,0 +1,491 @@
+#include "probe/verdict.h"
+
+#include <limits>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "probe/probe.h"
+#include "probe/test_results.h"
+
+namespace sat::probe {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::Contains;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+using namespace results;
+
+// Every note joined, for "some note says X" checks.
+std::string Notes(const Verdict& v) {
+  std::string all;
+  for (const std::string& n : v.notes) all += n + "\n";
+  return all;
+}
+
+// The e2e loader-bound case: workers 0 and an expensive transform; the trainer alone loads, on one core.
+ProbeResult LoaderBoundWithHelper() {
+  ProbeResult r = WithHelper(true, 212, 1840, 208);
+  r.full.data_wait_share = 0.71;
+  SetCpu(r.loader, 98, 1, 14);
+  SetCpu(r.full, 99, 1, 15);
+  SetGpu(r.full, 11, 3);
+  return r;
+}
+
+ProbeResult LoaderBoundParsed() {
+  ProbeResult r = Parsed(true, 208);
+  r.full.data_wait_share = 0.71;
+  SetCpu(r.full, 99, 1, 15);
+  SetGpu(r.full, 11, 3);
+  return r;
+}
+
+TEST(Decide, LoaderCpuSaturatedWithTheHelper) {
+  Verdict v = Decide(LoaderBoundWithHelper());
+  EXPECT_EQ(v.bottleneck, "loader");
+  EXPECT_FALSE(v.failed);
+  EXPECT_EQ(v.cause, "loader CPU-saturated");
+  EXPECT_EQ(v.evidence,
+            "loader 212 samples/s < compute 1,840 samples/s; data wait 71% of each step; "
+            "loader CPU 98% of 1 core with 0 workers; host CPU 14% of 8 cores");
+  EXPECT_EQ(v.next, "more loader workers (now 0; the machine has 8 cores) or cheaper transforms / preload / "
+                    "cache decoded data");
+}
+
+TEST(Decide, LoaderCpuSaturatedFromParsedLinesGivesTheSameVerdict) {
+  Verdict with = Decide(LoaderBoundWithHelper());
+  Verdict without = Decide(LoaderBoundParsed());
+  EXPECT_EQ(without.bottleneck, with.bottleneck);
+  EXPECT_EQ(without.cause, with.cause);
+  EXPECT_EQ(without.next, with.next);
+  EXPECT_EQ(without.evidence, "full 208 samples/s; data wait 71% of each step; run CPU 99% of 1 core with 0 "
+                              "workers; host CPU 15% of 8 cores");
+}
+
+TEST(Decide, LoaderStageNarrowerEvenWithoutMuchDataWait) {
+  ProbeResult r = LoaderBoundWithHelper();
+  r.full.data_wait_share = 0.05;  // e.g. prefetching hides the wait; the stages still show the narrow pipe
+  EXPECT_EQ(Decide(r).bottleneck, "loader");
+}
+
+TEST(Decide, LoaderSaturatingWorkersAsksForMoreWorkers) {
+  ProbeResult r = LoaderBoundWithHelper();
+  SetCpu(r.loader, 380, 5, 50);  // 4 workers using 3.8 cores
+  Verdict v = Decide(r);
+  EXPECT_EQ(v.cause, "loader CPU-saturated");
+  EXPECT_THAT(v.evidence, HasSubstr("loader CPU 380% of 4 cores with 4 workers"));
+  EXPECT_THAT(v.next, HasSubstr("(now 4; the machine has 8 cores)"));
+}
+
+TEST(Decide, LoaderOnABusyMachineAsksForCheaperTransformsNotWorkers) {
+  ProbeResult r = LoaderBoundWithHelper();
+  SetCpu(r.loader, 560, 8, 95);  // 7 workers at 80% each, host at 95%
+  Verdict v = Decide(r);
+  EXPECT_EQ(v.bottleneck, "loader");
+  EXPECT_THAT(v.cause, HasSubstr("machine's cores are busy"));
+  EXPECT_THAT(v.next, HasSubstr("cheaper transforms"));
+  EXPECT_THAT(v.next, HasSubstr("more workers would not help"));
+}
+
+TEST(Decide, LoaderWaitingForTheDiskPointsAtStorage) {
+  ProbeResult r = WithHelper(true, 300, 1800, 290);
+  r.full.data_wait_share = 0.6;
+  SetCpu(r.loader, 120, 5, 30);  // 4 workers, barely busy
+  r.loader.telemetry.host_iowait_pct = Flat(25);
+  Verdict v = Decide(r);
+  EXPECT_EQ(v.bottleneck, "loader");
+  EXPECT_EQ(v.cause, "storage: the loader waits for the disk");
+  EXPECT_THAT(v.evidence, HasSubstr("iowait 25%"));
+  EXPECT_EQ(v.next, "stage the data on a local disk / faster storage");
+}
+
+TEST(Decide, LoaderReadingFromANetworkFilesystem) {
+  ProbeResult r = WithHelper(true, 300, 1800, 290);
+  r.full.data_wait_share = 0.6;
+  SetCpu(r.loader, 120, 5, 30);
+  r.data_locations = {{"/mnt/data/train/a.jpg", 2000, "/mnt/data", "nfs4", "fileserver:/export", true},
+                      {"/home/ana/labels.csv", 1, "/home", "ext4", "/dev/nvme0n1p3", false}};
+  Verdict v = Decide(r);
+  EXPECT_EQ(v.cause, "data on a network filesystem");
+  EXPECT_THAT(v.evidence, HasSubstr("2,000 files on /mnt/data (nfs4)"));
+  EXPECT_EQ(v.next, "stage the data on a local disk / faster storage");
+  EXPECT_THAT(Notes(v), HasSubstr("data on a network filesystem: 2,000 files on /mnt/data (nfs4 "
+                                  "fileserver:/export); stage it on a local disk"));
+  EXPECT_THAT(Notes(v), Not(HasSubstr("/home")));
+}
+
+TEST(Decide, NetworkDataIsNotedWhateverTheBottleneck) {
+  ProbeResult r = WithHelper(true, 3000, 1200, 1180);
+  r.full.data_wait_share = 0.02;
+  r.data_locations = {{"/data/s3/shard.tar", 3, "/data/s3", "fuse.s3fs", "s3fs", true}};
+  Verdict v = Decide(r);
+  EXPECT_EQ(v.bottleneck, "compute");
+  EXPECT_THAT(Notes(v), HasSubstr("3 files on /data/s3 (fuse.s3fs s3fs)"));
+}
+
+TEST(Decide, LoaderNeitherCpuNorDiskBoundAsksForWorkersOrPrefetch) {
+  ProbeResult r = WithHelper(true, 300, 1800, 290);
+  r.full.data_wait_share = 0.6;
+  SetCpu(r.loader, 120, 5, 30);
+  Verdict v = Decide(r);
+  EXPECT_THAT(v.cause, HasSubstr("latency"));
+  EXPECT_EQ(v.next, "more loader workers (now 4; the machine has 8 cores) or a larger prefetch_factor");
+}
+
+TEST(Decide, LoaderWithoutCpuTelemetrySaysSo) {
+  ProbeResult r = LoaderBoundParsed();
+  r.full.telemetry = {};
+  Verdict v = Decide(r);
+  EXPECT_EQ(v.bottleneck, "loader");
+  EXPECT_EQ(v.cause, "loader (CPU use not measured)");
+  EXPECT_EQ(v.evidence, "full 208 samples/s; data wait 71% of each step");
+}
+
+TEST(Decide, AFullRunFasterThanTheLoaderStageDoesNotBlameTheLoader) {
+  ProbeResult r = WithHelper(true, 800, 1200, 1150);
+  r.full.data_wait_share = 0.03;
+  Verdict v = Decide(r);
+  EXPECT_EQ(v.bottleneck, "compute");
+  EXPECT_THAT(Notes(v), HasSubstr("ran faster than the loader alone"));
+}
+
+ProbeResult ComputeBoundWithHelper() {
+  ProbeResult r = WithHelper(true, 3000, 1200, 1150);
+  r.full.data_wait_share = 0.02;
+  SetGpu(r.compute, 98, 6);
+  SetGpu(r.full, 97, 6);
+  SetCpu(r.full, 110, 3, 20);
+  return r;
+}
+
+TEST(Decide, ComputeBoundOnAGpu) {
+  Verdict v = Decide(ComputeBoundWithHelper());
+  EXPECT_EQ(v.bottleneck, "compute");
+  EXPECT_EQ(v.cause, "GPU compute");
+  EXPECT_EQ(v.evidence,
+            "compute 1,200 samples/s ≤ loader 3,000 samples/s; full 1,150 samples/s = 96% of the compute ceiling; "
+            "data wait 2% of each step; GPU util 97%, memory 6.0 GiB of 16.0 GiB");
+  EXPECT_EQ(v.next, "mixed precision (bf16/fp16 autocast) if it is not on yet, then a larger batch size");
+  EXPECT_THAT(Notes(v), HasSubstr("mixed precision can still raise throughput"));
+}
+
+TEST(Decide, ComputeBoundFromParsedLinesGivesTheSameVerdict) {
+  ProbeResult r = Parsed(true, 1150);
+  r.full.data_wait_share = 0.02;
+  SetGpu(r.full, 97, 6);
+  Verdict with = Decide(ComputeBoundWithHelper());
+  Verdict without = Decide(r);
+  EXPECT_EQ(without.bottleneck, "compute");
+  EXPECT_EQ(without.cause, with.cause);
+  EXPECT_EQ(without.next, with.next);
+  EXPECT_EQ(without.evidence, "full 1,150 samples/s; data wait 2% of each step; GPU util 97%, memory 6.0 GiB of "
+                              "16.0 GiB");
+}
+
+TEST(Decide, ComputeBoundWithoutAGpuInventsNoGpuNumbers) {
+  ProbeResult r = WithHelper(false, 3000, 1200, 1150);
+  r.full.data_wait_share = 0.02;
+  SetCpu(r.full, 790, 3, 99);
+  Verdict v = Decide(r);
+  EXPECT_EQ(v.bottleneck, "compute");
+  EXPECT_EQ(v.cause, "CPU compute (no GPU probed)");
+  EXPECT_THAT(v.next, HasSubstr("a GPU"));
+  EXPECT_THAT(v.evidence, Not(HasSubstr("GPU")));
+  EXPECT_THAT(Notes(v), HasSubstr("no GPU probed"));
+  EXPECT_THAT(Notes(v), Not(HasSubstr("GPU memory")));
+}
+
+TEST(Decide, ComputeBoundOnAnIdleGpuIsCpuSideWork) {
+  ProbeResult r = ComputeBoundWithHelper();
+  SetGpu(r.full, 23, 2);
+  Verdict v = Decide(r);
+  EXPECT_EQ(v.bottleneck, "compute");
+  EXPECT_EQ(v.cause, "CPU-side work in the step: the GPU is busy only 23%");
+  EXPECT_THAT(v.next, HasSubstr("a larger batch size"));
+}
+
+TEST(Decide, AGpuMachineWhoseRunHoldsNoGpuMemoryRunsOnTheCpu) {
+  ProbeResult r = ComputeBoundWithHelper();
+  SetGpu(r.full, 0, 0.5);  // another process's memory on the device
+  r.full.telemetry.tree_gpu_mem_bytes = Flat(0);
+  Verdict v = Decide(r);
+  EXPECT_THAT(v.cause, HasSubstr("runs on the CPU"));
+}
+
+TEST(Decide, GpuWithoutTelemetryIsNotedAndNotGuessed) {
+  ProbeResult r = ComputeBoundWithHelper();
+  r.full.telemetry = {};
+  Verdict v = Decide(r);
+  EXPECT_EQ(v.bottleneck, "compute");
+  EXPECT_THAT(v.evidence, Not(HasSubstr("GPU util")));
+  EXPECT_THAT(Notes(v), HasSubstr("no GPU telemetry"));
+}
+
+TEST(Decide, TransferWhenFullFallsBelowBothStagesWithoutWaiting) {
+  ProbeResult r = WithHelper(true, 3000, 2000, 1200);
+  r.full.data_wait_share = 0.03;
+  SetGpu(r.full, 60, 5);
+  Verdict v = Decide(r);
+  EXPECT_EQ(v.bottleneck, "transfer");
+  EXPECT_EQ(v.cause, "host-to-device copies");
+  EXPECT_THAT(v.evidence, HasSubstr("full 1,200 samples/s is 60% of the narrower stage (compute 2,000 samples/s)"));
+  EXPECT_EQ(v.next, "pin_memory=True in the DataLoader and .to(device, non_blocking=True)");
+}
+
+TEST(Decide, TheSameGapWithoutAGpuIsNotATransfer) {
+  ProbeResult r = WithHelper(false, 3000, 2000, 1200);
+  r.full.data_wait_share = 0.03;
+  EXPECT_EQ(Decide(r).bottleneck, "compute");
+}
+
+TEST(Decide, TransferFromCopyNamedPhases) {
+  ProbeResult r = Parsed(true, 900);
+  r.full.data_wait_share = 0.02;
+  r.full.phase_shares = {{"h2d", 0.35}};
+  Verdict v = Decide(r);
+  EXPECT_EQ(v.bottleneck, "transfer");
+  EXPECT_THAT(v.evidence, HasSubstr("copy phases take 35% of each step"));
+}
+
+ProbeResult MetricEveryStepWithHelper() {
+  ProbeResult r = WithHelper(true, 3000, 600, 560);
+  r.full.data_wait_share = 0.05;
+  r.full.phase_shares = {{"metrics", 0.45}, {"logging", 0.02}};
+  r.compute.phase_shares = {{"metrics", 0.47}};
+  return r;
+}
+
+TEST(Decide, StepOverheadFromANamedPhase) {
+  Verdict v = Decide(MetricEveryStepWithHelper());
+  EXPECT_EQ(v.bottleneck, "step-overhead");
+  EXPECT_EQ(v.cause, "per-step metrics work");
+  EXPECT_EQ(v.evidence,
+            "metrics 45%, logging 2% of each step; without that work a step would take 53% of its time (up to "
+            "1.89x the throughput); data wait 5%; full 560 samples/s");
+  EXPECT_EQ(v.next, "drop or thin the per-step metrics work (compute it every N steps, off the hot path)");
+}
+
+TEST(Decide, StepOverheadFromParsedLinesGivesTheSameVerdict) {
+  ProbeResult r = Parsed(true, 560);
+  r.full.data_wait_share = 0.05;
+  r.full.phase_shares = {{"metrics", 0.45}, {"logging", 0.02}};
+  Verdict with = Decide(MetricEveryStepWithHelper());
+  Verdict without = Decide(r);
+  EXPECT_EQ(without.bottleneck, with.bottleneck);
+  EXPECT_EQ(without.next, with.next);
+}
+
+TEST(Decide, TheLargerOfDataWaitAndOverheadWinsAndTheOtherIsNoted) {
+  ProbeResult r = Parsed(false, 565);
+  r.full.data_wait_share = 0.43;
+  r.full.phase_shares = {{"metrics", 0.26}};
+  Verdict v = Decide(r);
+  EXPECT_EQ(v.bottleneck, "loader");
+  EXPECT_THAT(Notes(v), HasSubstr("also: per-step metrics work takes 26% of each step"));
+
+  r.full.data_wait_share = 0.31;
+  r.full.phase_shares = {{"metrics", 0.5}};
+  v = Decide(r);
+  EXPECT_EQ(v.bottleneck, "step-overhead");
+  EXPECT_THAT(Notes(v), HasSubstr("also: waiting for data takes 31% of each step"));
+}
+
+TEST(Decide, PhasesNamedAfterTheModelsOwnWorkAreNotOverhead) {
+  ProbeResult r = Parsed(true, 1000);
+  r.full.data_wait_share = 0.02;
+  r.full.phase_shares = {{"forward", 0.4}, {"backward", 0.4}, {"optimizer_step", 0.1}};
+  SetGpu(r.full, 95, 8);
+  EXPECT_EQ(Decide(r).bottleneck, "compute");
+}
+
+TEST(Decide, SmallOverheadIsNotABottleneck) {
+  ProbeResult r = Parsed(true, 1000);
+  r.full.data_wait_share = 0.02;
+  r.full.phase_shares = {{"metrics", 0.1}};
+  Verdict v = Decide(r);
+  EXPECT_EQ(v.bottleneck, "compute");
+  EXPECT_THAT(v.evidence, HasSubstr("named phases 10% of each step"));
+}
+
+TEST(Decide, GpuOutOfMemoryIsAFailureNotABottleneck) {
+  ProbeResult r = Parsed(true, 0);
+  r.full.estimate = {};
+  r.full.observations = 0;
+  r.full.outcome.exit_class = run::ExitClass::kGpuOom;
+  r.full.outcome.detail = "GPU out of memory: torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate "
+                          "2.00 GiB";
+  r.full.outcome.exit_code = 1;
+  SetGpu(r.full, 80, 15.8);
+  Verdict v = Decide(r);
+  EXPECT_TRUE(v.failed);
+  EXPECT_EQ(v.bottleneck, "");
+  EXPECT_EQ(v.failure, "the run ran out of GPU memory");
+  EXPECT_EQ(v.evidence, "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB; GPU memory "
+                        "peak 15.8 GiB");
+  EXPECT_EQ(v.next, "lower the batch size / enable mixed precision (bf16/fp16 autocast)");
+}
+
+TEST(Decide, AFailureAfterMeasuringIsStillAFailure) {
+  ProbeResult r = ComputeBoundWithHelper();
+  r.full.outcome.exit_class = run::ExitClass::kHostOom;
+  r.full.outcome.detail = "host out of memory (probably the kernel's OOM killer): killed by SIGKILL";
+  Verdict v = Decide(r);
+  EXPECT_TRUE(v.failed);
+  EXPECT_EQ(v.bottleneck, "");
+  EXPECT_EQ(v.failure, "the run ran out of host memory");
+  EXPECT_THAT(v.evidence, HasSubstr("it ran at 1,150 samples/s before failing"));
+  EXPECT_THAT(v.next, HasSubstr("fewer DataLoader workers"));
+}
+
+TEST(Decide, AHelperStageFailureFailsTheProbeOnlyWhenFullMeasuredNothing) {
+  ProbeResult r = ComputeBoundWithHelper();
+  r.compute.outcome.exit_class = run::ExitClass::kGpuOom;
+  r.compute.outcome.detail = "GPU out of memory: CUDA out of memory";
+  Verdict v = Decide(r);
+  EXPECT_FALSE(v.failed);
+  EXPECT_EQ(v.bottleneck, "compute");
+  EXPECT_THAT(Notes(v), HasSubstr("the compute stage failed (gpu_oom): GPU out of memory"));
+
+  r.full = Skipped(StageKind::kFull, "interrupted");
+  v = Decide(r);
+  EXPECT_TRUE(v.failed);
+  EXPECT_EQ(v.failure, "the run ran out of GPU memory (in the compute stage)");
+}
+
+TEST(Decide, OtherFailuresNameTheirCause) {
+  ProbeResult r = Parsed(true, 0);
+  r.full.estimate = {};
+  r.full.outcome.exit_class = run::ExitClass::kWorkerKilled;
+  r.full.outcome.detail = "a DataLoader worker died: DataLoader worker (pid 4242) is killed by signal: Killed.";
+  Verdict worker = Decide(r);
+  EXPECT_EQ(worker.failure, "a DataLoader worker died");
+  EXPECT_EQ(worker.evidence, "DataLoader worker (pid 4242) is killed by signal: Killed.");
+
+  r.full.outcome.exit_class = run::ExitClass::kStartFailed;
+  r.full.outcome.detail = "cannot run 'pyhton': No such file or directory";
+  EXPECT_EQ(Decide(r).failure, "the command could not be started");
+
+  r.full.outcome.exit_class = run::ExitClass::kFailed;
+  r.full.outcome.detail = "exited with code 3: ValueError: bad shape";
+  Verdict v = Decide(r);
+  EXPECT_EQ(v.failure, "the run failed");
+  EXPECT_EQ(v.evidence, "exited with code 3: ValueError: bad shape");
+  EXPECT_THAT(v.next, HasSubstr("stderr.log"));
+}
+
+TEST(Decide, NothingMeasuredIsUnknownAndSaysWhy) {
+  ProbeResult r = Parsed(true, 0);
+  r.full.estimate = {};
+  r.full.observations = 0;
+  r.full.parsed_lines = false;
+  Verdict v = Decide(r);
+  EXPECT_FALSE(v.failed);
+  EXPECT_EQ(v.bottleneck, "");
+  EXPECT_THAT(v.evidence, HasSubstr("reported no progress"));
+  EXPECT_THAT(v.next, AllOf(HasSubstr("import saturate"), HasSubstr("--parse")));
+
+  r.full.observations = 12;
+  r.full.outcome.exit_class = run::ExitClass::kFinished;
+  r.full.outcome.duration_s = 4.2;
+  v = Decide(r);
+  EXPECT_THAT(v.evidence, HasSubstr("finished after 4.2 s"));
+  EXPECT_THAT(v.next, HasSubstr("run longer"));
+}
+
+TEST(Decide, UtilisationThatOverstatesTheWorkIsNoted) {
+  ProbeResult r = WithHelper(true, 1200, 1500, 1000);
+  r.full.data_wait_share = 0.35;
+  SetGpu(r.full, 91, 6);
+  Verdict v = Decide(r);
+  EXPECT_EQ(v.bottleneck, "loader");
+  EXPECT_THAT(Notes(v), HasSubstr("GPU utilisation is 91% but full runs at 67% of the compute ceiling: "
+                                  "utilisation overstates the work done"));
+  SetGpu(r.full, 60, 6);
+  EXPECT_THAT(Notes(Decide(r)), Not(HasSubstr("overstates")));
+}
+
+TEST(Decide, MemoryHeadroomAndAFullGpuAreNoted) {
+  ProbeResult r = ComputeBoundWithHelper();
+  EXPECT_THAT(Notes(Decide(r)), HasSubstr("GPU memory peak 6.0 GiB of 16.0 GiB (38%): room for a larger batch or "
+                                          "a second run"));
+  SetGpu(r.full, 97, 15.2);
+  Verdict v = Decide(r);
+  EXPECT_THAT(Notes(v), Not(HasSubstr("room for")));
+  EXPECT_THAT(Notes(v), HasSubstr("a larger batch is unlikely to fit"));
+  SetGpu(r.full, 97, 11);
+  EXPECT_THAT(Notes(Decide(r)), AllOf(Not(HasSubstr("room for")), Not(HasSubstr("unlikely to fit"))));
+}
+
+TEST(Decide, EstimateQualityIsNoted) {
+  ProbeResult r = ComputeBoundWithHelper();
+  EXPECT_THAT(Notes(Decide(r)), Not(HasSubstr("estimate")));
+  r.full.estimate.converged = false;
+  r.full.estimate.rel_half_width = 0.054;
+  EXPECT_THAT(Notes(Decide(r)), HasSubstr("the full estimate is ±5.4%: not converged within its budget"));
+  r.loader.estimate.converged = false;
+  r.loader.estimate.drift = true;
+  r.loader.estimate.drift_rel = -0.12;
+  EXPECT_THAT(Notes(Decide(r)), HasSubstr("the loader rate drifted -12%"));
+  r.compute.estimate.converged = false;
+  r.compute.estimate.n_batches = 1;
+  r.compute.estimate.rel_half_width = std::numeric_limits<double>::infinity();
+  r.compute.observations = 3;
+  EXPECT_THAT(Notes(Decide(r)), HasSubstr("the compute stage had too few observations (3) for an interval"));
+  r.full.estimate.warmup_at_limit = true;
+  EXPECT_THAT(Notes(Decide(r)), HasSubstr("the full stage may not have reached a steady state"));
+}
+
+TEST(Decide, InterruptionIsNoted) {
+  ProbeResult r = ComputeBoundWithHelper();
+  r.interrupted = true;
+  EXPECT_THAT(Decide(r).notes, Contains(HasSubstr("interrupted")));
+}
+
+TEST(Decide, IgnoresAnEarlierVerdict) {
+  ProbeResult r = ComputeBoundWithHelper();
+  Verdict first = Decide(r);
+  r.verdict.bottleneck = "loader";
+  r.verdict.notes = {"stale"};
+  Verdict second = Decide(r);
+  EXPECT_EQ(second.bottleneck, first.bottleneck);
+  EXPECT_EQ(second.notes, first.notes);
+}
+
+TEST(Format, NumbersSharesAndMemory) {
+  EXPECT_EQ(FormatNumber(1840.2), "1,840");
+  EXPECT_EQ(FormatNumber(1234567.0), "1,234,567");
+  EXPECT_EQ(FormatNumber(212), "212");
+  EXPECT_EQ(FormatNumber(99.96), "100");
+  EXPECT_EQ(FormatNumber(42.13), "42.1");
+  EXPECT_EQ(FormatNumber(3.421), "3.42");
+  EXPECT_EQ(FormatNumber(-2500), "-2,500");
+  EXPECT_EQ(FormatNumber(std::numeric_limits<double>::infinity()), "n/a");
+  EXPECT_EQ(FormatNumber(std::numeric_limits<double>::quiet_NaN()), "n/a");
+  EXPECT_EQ(GroupThousands(0), "0");
+  EXPECT_EQ(GroupThousands(999), "999");
+  EXPECT_EQ(GroupThousands(1000), "1,000");
+  EXPECT_EQ(FormatShare(0.712), "71%");
+  EXPECT_EQ(FormatShare(1), "100%");
+  EXPECT_EQ(FormatGiB(10952166604.0), "10.2 GiB");
+}
+
+TEST(Readings, WorkersAndGpuMemory) {
+  StageTelemetry t;
+  EXPECT_FALSE(WorkerCount(t).has_value());
+  t.tree_processes = Flat(5);
+  EXPECT_EQ(WorkerCount(t), 4);
+  t.tree_processes = Flat(0);
+  EXPECT_EQ(WorkerCount(t), 0);
+
+  ProbeResult r = Probe(true);
+  EXPECT_EQ(GpuMemoryTotal(r, t), 16 * kGiB);
+  t.gpu_mem_total_bytes = 8 * kGiB;
+  EXPECT_EQ(GpuMemoryTotal(r, t), 8 * kGiB);
+  EXPECT_FALSE(GpuMemoryTotal(Probe(false), StageTelemetry{}).has_value());
+}
+
+}  // namespace
+}  // namespace sat::probe

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Failures are reported, not hidden: an out-of-memory run is classified as such (exit 1, probe.json says so);
+# bad input gets exit 2 naming the problem; Ctrl-C (SIGINT to saturate) leaves no process of the tree alive.
+set -euo pipefail
+source "$(dirname "$0")/lib.bash"
+source "$(dirname "$0")/probe_lib.bash"
+
+# Out of memory: the stand-in script raises PyTorch's CUDA OOM error above batch 96.
+set +e
+"$SATURATE" probe --json --budget 30s -- "$PY" "$SATURATE_SOURCE_DIR/examples/oom_at_batch.py" --batch-size 128 \
+  >"$WORK/oom.json" 2>"$WORK/oom.err"
+rc=$?
+set -e
+cat "$WORK/oom.err"
+[ "$rc" -eq 1 ] || fail "an OOM run should exit 1, got $rc"
+[ "$(jq_py "$WORK/oom.json" 'j["stages"]["full"]["outcome"]["class"]')" = gpu_oom ] || fail "OOM not classified"
+[ "$(jq_py "$WORK/oom.json" 'j["verdict"]["failed"]')" = True ] || fail "verdict should say failed"
+expect_contains "$(cat "$WORK/oom.err")" "out of GPU memory"
+
+# Bad input.
+expect_exit 2 "$SATURATE" probe --budget 2x -- true
+expect_contains "$ERR" "2x"
+expect_exit 2 "$SATURATE" probe --parse '(?P<samples_per_s>[0-9.]+' -- true
+expect_contains "$ERR" "missing closing parenthesis"
+expect_exit 2 "$SATURATE" probe --parse '(?P<step_s>[0-9.]+)' -- true
+expect_contains "$ERR" "batch size"
+expect_exit 2 "$SATURATE" probe
+expect_contains "$ERR" "after --"
+
+# Ctrl-C: saturate stops the run (SIGINT, SIGTERM, SIGKILL) and no process of the tree survives.
+"$SATURATE" probe --budget 5m --out "$WORK/int" -- "${TRAIN[@]}" --model tiny --workers 2 >"$WORK/int.txt" 2>&1 &
+sat=$!
+# Wait for the trainer and its two DataLoader workers to exist.
+for _ in $(seq 1 120); do
+  [ "$(pgrep -f "saturate-e2e-images-600" | wc -l)" -ge 4 ] && break  # saturate, the trainer, 2 workers
+  sleep 0.5
+done
+pgrep -f "saturate-e2e-images-600" >/dev/null || fail "the trainer never started"
+kill -INT $sat
+set +e
+wait $sat
+rc=$?
+set -e
+cat "$WORK/int.txt"
+[ "$rc" -eq 130 ] || fail "an interrupted probe should exit 130, got $rc"
+sleep 0.5
+if pgrep -f "saturate-e2e-images-600" >/dev/null; then
+  ps -ef | grep saturate-e2e-images | grep -v grep
+  fail "processes of the probed tree survived the interrupt"
+fi
+echo ok

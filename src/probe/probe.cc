@@ -49,14 +49,6 @@ std::vector<std::string> ExistingPathArguments(const std::vector<std::string>& a
   return paths;
 }
 
-bool Failed(const StageResult& s) {
-  switch (s.outcome.exit_class) {
-    case run::ExitClass::kFinished:
-    case run::ExitClass::kStopped:
-    case run::ExitClass::kTimedOut: return false;
-    default: return true;
-  }
-}
 
 }  // namespace
 
@@ -116,7 +108,8 @@ Result<ProbeResult> RunProbe(const ProbeOptions& o, telemetry::GpuBackend* gpu) 
   };
 
   // 1. The full run: what training achieves now, and whether the script reports through the helper.
-  auto full = run_stage(StageKind::kFull, std::max(kMinStageS, o.budget_s * kFullShare));
+  // A script read through --parse usually has no helper, so its one stage may use the whole budget.
+  auto full = run_stage(StageKind::kFull, o.parse ? o.budget_s : std::max(kMinStageS, o.budget_s * kFullShare));
   if (!full) return full.error();
   result.full = std::move(*full);
   result.helper = result.full.helper_seen;
@@ -124,7 +117,7 @@ Result<ProbeResult> RunProbe(const ProbeOptions& o, telemetry::GpuBackend* gpu) 
   // 2-3. With the helper: the loader alone (the upper bound), then the model alone (the compute ceiling).
   const char* skip_why = nullptr;
   if (!result.helper) skip_why = "the script does not use the helper (import saturate; saturate.track(loader))";
-  else if (Failed(result.full)) skip_why = "the full run failed";
+  else if (StageFailed(result.full)) skip_why = "the full run failed";
   for (StageKind kind : {StageKind::kLoader, StageKind::kCompute}) {
     StageResult& slot = kind == StageKind::kLoader ? result.loader : result.compute;
     slot.kind = kind;

@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""The helper's overhead in a real training loop: the example trainer with the helper reporting over a live channel
+against the same trainer with --no-helper, alternating, side by side in one run. Prints a table for
+docs/benchmarks.md (samples/s from the trainer's own `done:` line, which times the training loop only).
+
+Run: /usr/bin/python3 bench/helper_overhead.py [rounds]
+"""
+import os, re, socket, subprocess, sys, tempfile, threading
+
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DATA = os.path.join(os.environ.get("TMPDIR", "/tmp"), "saturate-e2e-images-600")
+CMD = [sys.executable, os.path.join(HERE, "examples", "train_images.py"), "--data", DATA, "--images", "600",
+       "--model", "tiny", "--preload", "on", "--workers", "0", "--batch-size", "16", "--steps", "600",
+       "--log-every", "0"]
+
+
+def run(with_helper, channel):
+    env = dict(os.environ)
+    args = list(CMD)
+    if with_helper:
+        env["PYTHONPATH"] = os.path.join(HERE, "python")
+        env["SATURATE_CHANNEL"] = channel
+        env["SATURATE_RUN_ID"] = "bench"
+    else:
+        args.append("--no-helper")
+    out = subprocess.run(args, env=env, capture_output=True, text=True, check=True).stdout
+    return float(re.search(r"done: \d+ steps, \d+ samples, ([\d.]+) samples/s", out).group(1))
+
+
+def main():
+    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+    tmp = tempfile.mkdtemp()
+    path = os.path.join(tmp, "channel")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(path)
+    received = [0]
+
+    def drain():
+        while True:
+            try:
+                sock.recv(65536)
+                received[0] += 1
+            except OSError:
+                return
+    threading.Thread(target=drain, daemon=True).start()
+    run(False, path)  # warm the page cache and the dataset
+    plain, helper = [], []
+    for _ in range(rounds):
+        plain.append(run(False, path))
+        helper.append(run(True, path))
+    sock.close()
+    med = lambda xs: sorted(xs)[len(xs) // 2]
+    print("| rounds | without helper (median samples/s) | with helper + channel | ratio | messages received |")
+    print("| ---: | ---: | ---: | ---: | ---: |")
+    print(f"| {rounds} | {med(plain):.1f} | {med(helper):.1f} | {med(helper) / med(plain):.3f} | {received[0]} |")
+    print("per round without:", " ".join(f"{x:.1f}" for x in plain))
+    print("per round with:   ", " ".join(f"{x:.1f}" for x in helper))
+
+
+if __name__ == "__main__":
+    main()

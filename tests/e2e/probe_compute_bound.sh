@@ -6,12 +6,12 @@ source "$(dirname "$0")/lib.bash"
 source "$(dirname "$0")/probe_lib.bash"
 
 args=(--model resnet18 --preload on --workers 0 --batch-size 16 --image-size 64)
-"$SATURATE" probe --budget 75s --out "$WORK/console" -- "${TRAIN[@]}" "${args[@]}" >"$WORK/console.txt"
+"$SATURATE" probe --budget 60s --out "$WORK/console" -- "${TRAIN[@]}" "${args[@]}" >"$WORK/console.txt"
 cat "$WORK/console.txt"
 expect_bottleneck "$WORK/console/probe.json" compute
 [ "$(grep -c '^verdict: compute' "$WORK/console.txt")" -eq 1 ] || fail "the report should end with one verdict line"
 tail -n1 "$WORK/console.txt" | grep -q '^verdict: compute — .*; next: ' || fail "last line is not the verdict line"
 
-probe_json parsed --budget 45s --parse saturate-example -- "${TRAIN[@]}" "${args[@]}" --no-helper
+probe_json parsed --budget 30s --parse saturate-example -- "${TRAIN[@]}" "${args[@]}" --no-helper
 expect_bottleneck "$WORK/parsed.json" compute
 echo ok

@@ -5,11 +5,11 @@ set -euo pipefail
 source "$(dirname "$0")/lib.bash"
 source "$(dirname "$0")/probe_lib.bash"
 
-args=(--model tiny --preload on --workers 0 --batch-size 16 --metric-every-step)
-probe_json helper --budget 75s -- "${TRAIN[@]}" "${args[@]}"
+args=(--model tiny --preload on --workers 1 --batch-size 8 --metric-every-step)
+probe_json helper --budget 60s -- "${TRAIN[@]}" "${args[@]}"
 expect_bottleneck "$WORK/helper.json" step-overhead
 jq_py "$WORK/helper.json" 'j["verdict"]["next"]' | grep -q metrics || fail "next should name the metrics phase"
 
-probe_json parsed --budget 45s --parse saturate-example -- "${TRAIN[@]}" "${args[@]}" --no-helper
+probe_json parsed --budget 30s --parse saturate-example -- "${TRAIN[@]}" "${args[@]}" --no-helper
 expect_bottleneck "$WORK/parsed.json" step-overhead
 echo ok

@@ -19,7 +19,7 @@ from test_saturate import Receiver, of_type, saturate_env  # noqa: E402
 EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, "examples")
 HAVE_TORCHVISION = all(importlib.util.find_spec(m) is not None for m in ("torch", "torchvision", "PIL"))
 # The per-step line that saturate's output parser reads from unmodified scripts.
-LOG_LINE = re.compile(r"^step (\d+) loss [\d.]+ samples/s [\d.]+ step_s [\d.]+ data_s [\d.]+$", re.M)
+LOG_LINE = re.compile(r"^step (\d+) loss [\d.]+ samples/s [\d.]+ step_s [\d.]+ data_s [\d.]+( \w+_s [\d.]+)*$", re.M)
 DONE_LINE = re.compile(r"^done: (\d+) steps, (\d+) samples, [\d.]+ samples/s$", re.M)
 
 

@@ -21,6 +21,14 @@ const std::vector<Command>& Commands() {
        "saturate probe --budget 2m -- python3 train.py --batch-size 64\n"
        "  saturate probe --parse saturate-example --batch-size 64 -- python3 train.py   (a script without the helper)",
        &SetupProbe},
+      {"sweep", "run a hyper-parameter sweep packed onto GPUs (or CPU cores) by measurement; status, export, --resume",
+       "saturate sweep sweep.yaml   (a W&B sweep spec; saturate sweep status sweep.yaml, --resume after a crash)\n"
+       "  saturate sweep --grid lr=0.1,0.01 --grid bs=32,64 -- python3 train.py --lr {lr} --batch-size {bs}",
+       &SetupSweep},
+      {"simulate", "compare packing policies on a modelled cluster: makespan, GPU-hours, out-of-memory events",
+       "saturate simulate --gpus 64 --runs 1000\n"
+       "  saturate simulate --runs-file runs.json --policy one-per-gpu,saturate --json",
+       &SetupSimulate},
   };
   return table;
 }

@@ -293,6 +293,21 @@ std::string_view RunStateName(RunState s) {
 
 bool CountsAsFailure(run::ExitClass c) { return c != run::ExitClass::kFinished && c != run::ExitClass::kStopped; }
 
+namespace {
+bool OomWhilePacked(const AttemptOutcome& o) {
+  return o.oom_while_packed && (o.exit_class == run::ExitClass::kGpuOom || o.exit_class == run::ExitClass::kHostOom);
+}
+}  // namespace
+
+bool CountsAsFailure(const AttemptOutcome& outcome) {
+  return !OomWhilePacked(outcome) && CountsAsFailure(outcome.exit_class);
+}
+
+RunState StateAfterOutcome(const AttemptOutcome& outcome, int failures_before, const RetryPolicy& policy) {
+  if (OomWhilePacked(outcome)) return RunState::kQueued;
+  return StateAfterAttempt(outcome.exit_class, failures_before, policy);
+}
+
 RunState StateAfterAttempt(run::ExitClass c, int failures_before, const RetryPolicy& policy) {
   switch (c) {
     case run::ExitClass::kFinished: return RunState::kDone;
@@ -596,7 +611,7 @@ Result<RunState> Journal::EndAttempt(int64_t attempt_id, const AttemptOutcome& o
       return Error{fmt::format("journal {}: run {} is {}, not running", db_->path, key, get.Text(2))};
     }
     const int failures = static_cast<int>(get.Int(3));
-    next = StateAfterAttempt(outcome.exit_class, failures, policy);
+    next = StateAfterOutcome(outcome, failures, policy);
     auto sweep = db_->ReadSweep();
     if (!sweep.ok()) return sweep.error();
     const std::optional<MetricSpec> metric = sweep.value() ? sweep.value()->metric : std::nullopt;
@@ -621,7 +636,7 @@ Result<RunState> Journal::EndAttempt(int64_t attempt_id, const AttemptOutcome& o
                 "UPDATE runs SET state = ?, failures = failures + ?, best_metrics_json = ?, "
                 "throughput_samples_per_s = ?, peak_gpu_memory_bytes = ?, cpu_pct = ?, rss_bytes = ?, "
                 "finished_unix = ? WHERE key = ?");
-    update.Bind(1, RunStateName(next)).Bind(2, CountsAsFailure(outcome.exit_class) ? 1 : 0);
+    update.Bind(1, RunStateName(next)).Bind(2, CountsAsFailure(outcome) ? 1 : 0);
     update.Bind(3, Summarise(metrics, metric).dump()).Bind(4, measurements.throughput_samples_per_s);
     update.Bind(5, measurements.peak_gpu_memory_bytes).Bind(6, measurements.cpu_pct);
     update.Bind(7, measurements.rss_bytes).Bind(8, now);

@@ -9,7 +9,8 @@
 //   - a `done` run's last attempt ended `finished`.
 //
 // Run states: queued -> running -> done | failed | retrying (queued again after a failure, counted against the
-// retry budget) | queued (stopped or interrupted: not the run's fault, not counted).
+// retry budget) | queued (stopped, interrupted, or out of memory while packed with other runs: not the run's
+// fault, not counted).
 //
 // Each attempt records its owner, the saturate process that started it (pid, start time, boot id), so that a
 // resume can tell an attempt whose owner died (requeue it) from one still being run by a live saturate
@@ -90,6 +91,9 @@ struct AttemptOutcome {
   int exit_code = -1;   // -1 when killed by a signal or never started
   int term_signal = 0;  // 0 when it exited
   std::string detail;
+  // The run shared its device with other runs when it ran out of memory (gpu_oom, host_oom): the packing's
+  // fault, not the run's. It is queued again and the attempt does not count against its retries.
+  bool oom_while_packed = false;
 };
 
 struct RetryPolicy {
@@ -105,6 +109,11 @@ RunState StateAfterAttempt(run::ExitClass c, int failures_before, const RetryPol
 
 // Whether an attempt ending with `c` counts against the retry budget.
 bool CountsAsFailure(run::ExitClass c);
+
+// The state a run moves to after `outcome`: queued for an out-of-memory failure while packed, else
+// StateAfterAttempt; and whether the attempt counts against the retry budget.
+RunState StateAfterOutcome(const AttemptOutcome& outcome, int failures_before, const RetryPolicy& policy);
+bool CountsAsFailure(const AttemptOutcome& outcome);
 
 // The sweep a journal belongs to.
 struct SweepInfo {

@@ -1,8 +1,6 @@
 #include "sweep/spec.h"
 
-#define PCRE2_CODE_UNIT_WIDTH 8
 #include <fmt/format.h>
-#include <pcre2.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -14,6 +12,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "sweep/metrics.h"
 #include "util/strings.h"
 
 namespace sat::sweep {
@@ -51,8 +50,8 @@ constexpr TopKey kTopKeys[] = {
 const std::vector<std::string> kParameterKeys = {"value", "values", "distribution", "probabilities", "min",
                                                  "max",   "q",      "mu",           "sigma",         "parameters"};
 const std::vector<std::string> kMetricKeys = {"name", "goal", "target", "impute", "impute_while_running"};
-const std::vector<std::string> kSaturateKeys = {"gpus",           "max_per_gpu", "memory_margin", "timeout", "retries",
-                                                "metric_pattern", "env",         "seed",          "runs"};
+const std::vector<std::string> kSaturateKeys = {"gpus", "max_per_gpu", "memory_margin", "timeout", "retries",
+                                                "metric_pattern", "env", "seed", "runs", "shape"};
 
 // W&B's rule for parameter names: ^[A-Za-z_][A-Za-z0-9_.-]*$.
 bool IsValidName(std::string_view name) {
@@ -460,7 +459,7 @@ class Parser {
     int64_t integer = 0;
     if (n["gpus"] && !ParseGpus(n["gpus"])) return false;
     if (n["max_per_gpu"]) {
-      if (!ReadInteger(n["max_per_gpu"], "saturate", "max_per_gpu", 1, &integer)) return false;
+      if (!ReadInteger(n["max_per_gpu"], "saturate", "max_per_gpu", 0, &integer)) return false;
       o.max_per_gpu = static_cast<int>(std::min<int64_t>(integer, 1024));
     }
     if (const YAML::Node margin = n["memory_margin"]) {
@@ -508,6 +507,20 @@ class Parser {
       o.runs = integer;
       runs_mark_ = n["runs"].Mark();
     }
+    if (const YAML::Node shape = n["shape"]) {
+      // One name, or a list of names.
+      if (shape.IsScalar()) {
+        o.shape.push_back(shape.Scalar());
+      } else if (shape.IsSequence()) {
+        for (const auto& item : shape) {
+          std::string name;
+          if (!ReadString(item, "saturate.shape", &name)) return false;
+          o.shape.push_back(std::move(name));
+        }
+      } else {
+        return Fail(shape, "saturate", "'shape' must be a parameter name or a list of them, e.g. [batch_size]");
+      }
+    }
     return true;
   }
 
@@ -539,37 +552,10 @@ class Parser {
   bool ParseMetricPattern(const YAML::Node& n) {
     std::string pattern;
     if (!ReadString(n, "saturate.metric_pattern", &pattern)) return false;
-    int code = 0;
-    PCRE2_SIZE offset = 0;
-    pcre2_code* re = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.c_str()), pattern.size(), PCRE2_UTF, &code,
-                                   &offset, nullptr);
-    if (!re) {
-      PCRE2_UCHAR message[256];
-      pcre2_get_error_message(code, message, sizeof message);
-      return Fail(n, "saturate",
-                  fmt::format("'metric_pattern' is not a valid regular expression: {} at offset {}",
-                              reinterpret_cast<const char*>(message), offset));
-    }
-    // The name table: entries of a 2-byte big-endian group number followed by the NUL-terminated name.
-    uint32_t count = 0, entry_size = 0;
-    PCRE2_SPTR table = nullptr;
-    pcre2_pattern_info(re, PCRE2_INFO_NAMECOUNT, &count);
-    pcre2_pattern_info(re, PCRE2_INFO_NAMEENTRYSIZE, &entry_size);
-    pcre2_pattern_info(re, PCRE2_INFO_NAMETABLE, &table);
-    std::vector<std::pair<int, std::string>> groups;
-    for (uint32_t i = 0; i < count; ++i) {
-      PCRE2_SPTR entry = table + i * entry_size;
-      groups.emplace_back((entry[0] << 8) | entry[1], reinterpret_cast<const char*>(entry + 2));
-    }
-    pcre2_code_free(re);
-    if (groups.empty()) {
-      return Fail(n, "saturate",
-                  "'metric_pattern' needs named groups, one per metric, e.g. "
-                  "'val_loss=(?P<val_loss>[0-9.e+-]+)'");
-    }
-    std::sort(groups.begin(), groups.end());
+    auto compiled = MetricPattern::Create(pattern, "'metric_pattern'");
+    if (!compiled.ok()) return Fail(n, "saturate", compiled.error().message);
     spec_.saturate.metric_pattern = pattern;
-    for (auto& [number, name] : groups) spec_.saturate.metric_groups.push_back(std::move(name));
+    spec_.saturate.metric_groups = compiled->names();
     return true;
   }
 

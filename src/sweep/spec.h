@@ -6,8 +6,9 @@
 //   name / description (kept), project / entity / apiVersion / kind / controller (no effect here),
 //   early_terminate (accepted with a warning: every run goes to its end).
 // plus saturate's own section:
-//   saturate: {gpus: [0, 1] | "all", max_per_gpu: 1, memory_margin: 0.1, timeout: "30m", retries: 2,
-//              metric_pattern: 'val_loss=(?P<val_loss>[0-9.e+-]+)', env: {NAME: value}, seed: 7, runs: 20}
+//   saturate: {gpus: [0, 1] | "all", max_per_gpu: 4, memory_margin: 0.1, timeout: "30m", retries: 2,
+//              metric_pattern: 'val_loss=(?P<val_loss>[0-9.e+-]+)', env: {NAME: value}, seed: 7, runs: 20,
+//              shape: [batch_size, model]}
 // Parameters take value | values [+ probabilities] | distribution with min, max, q, mu, sigma, or a nested
 // `parameters:` block; nested names are flattened with dots ("optimizer.lr"), so `${args}` gives
 // `--optimizer.lr=0.001` (W&B itself passes the whole dict as one `--optimizer={'lr': 0.001}`).
@@ -46,7 +47,7 @@ struct MetricSpec {
 
 struct SaturateOptions {
   std::vector<unsigned> gpus;              // GPU indices to use; empty: all
-  int max_per_gpu = 1;                     // runs sharing one GPU at most
+  int max_per_gpu = 0;                     // runs sharing one device at most; 0: as measurement decides
   double memory_margin = 0.1;              // fraction of a GPU's memory left free when runs share it, in [0, 1)
   double timeout_s = 0;                    // per attempt, in seconds; 0: none
   int retries = 2;                         // how often a failed run is tried again
@@ -55,6 +56,10 @@ struct SaturateOptions {
   std::map<std::string, std::string> env;  // added to every run's environment
   std::optional<uint64_t> seed;            // for random draws; unset: the caller picks one (and journals it)
   std::optional<int64_t> runs;             // how many runs to plan (random), or a cap (grid)
+  // The parameters that decide a run's footprint (model, batch size): runs with equal values share a packing
+  // shape. Empty: every run of the sweep has one shape. Names are checked against the parameters by the sweep
+  // controller, which also serves the short form.
+  std::vector<std::string> shape;
 };
 
 struct Spec {

@@ -101,7 +101,8 @@ TEST(ParseSpec, WandbQuickstartInfersDistributions) {
 
   // Saturate's defaults.
   EXPECT_TRUE(spec.saturate.gpus.empty());
-  EXPECT_EQ(spec.saturate.max_per_gpu, 1);
+  EXPECT_EQ(spec.saturate.max_per_gpu, 0);
+  EXPECT_TRUE(spec.saturate.shape.empty());
   EXPECT_DOUBLE_EQ(spec.saturate.memory_margin, 0.1);
   EXPECT_EQ(spec.saturate.retries, 2);
   EXPECT_EQ(spec.saturate.timeout_s, 0);
@@ -133,6 +134,7 @@ saturate:
   env: {OMP_NUM_THREADS: 4, TAG: sweep}
   seed: 7
   runs: 12
+  shape: [hidden]
 )";
 
 TEST(ParseSpec, ExplicitDistributionsAndSaturateSection) {
@@ -155,6 +157,7 @@ TEST(ParseSpec, ExplicitDistributionsAndSaturateSection) {
   const SaturateOptions& o = spec.saturate;
   EXPECT_EQ(o.gpus, (std::vector<unsigned>{0, 1}));
   EXPECT_EQ(o.max_per_gpu, 2);
+  EXPECT_EQ(o.shape, (std::vector<std::string>{"hidden"}));
   EXPECT_DOUBLE_EQ(o.memory_margin, 0.15);
   EXPECT_DOUBLE_EQ(o.timeout_s, 1800);
   EXPECT_EQ(o.retries, 1);

@@ -1,0 +1,291 @@
+// `saturate sweep SPEC.yaml | --grid NAME=V,... -- CMD`: a hyper-parameter sweep packed onto GPUs (or CPU cores)
+// by measurement, journaled for --resume; `sweep status` and `sweep export` read the journal.
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <iostream>
+
+#include "cli/command.h"
+#include "cli/gpu_setup.h"
+#include "monitor/human_view.h"
+#include "run/interrupt.h"
+#include "sweep/controller.h"
+#include "sweep/mps.h"
+#include "sweep/status.h"
+#include "sweep/view.h"
+#include "util/strings.h"
+
+namespace sat::cli {
+namespace {
+
+struct SweepCliOptions {
+  std::vector<std::string> args;  // the spec file, or with --grid the command
+  std::vector<std::string> grid, shape;
+  std::string journal, gpus, timeout, warmup, window, metric, metric_pattern;
+  bool maximize = false, resume = false, cpu = false, mps = false, json = false, quiet = false;
+  int retries = -1, max_per_gpu = 0;
+  double min_gain = 0.05;
+};
+
+struct ReadCliOptions {
+  std::vector<std::string> args;  // the spec file
+  std::string journal, out;
+  bool json = false, csv = false, all = false;
+};
+
+size_t TerminalWidth() {
+  if (const char* c = getenv("COLUMNS")) {
+    if (auto v = ParseInt(c); v && *v > 0) return static_cast<size_t>(*v);
+  }
+  return 120;
+}
+
+Result<sweep::Spec> LoadSpec(const SweepCliOptions& c) {
+  if (!c.grid.empty()) return sweep::SpecFromGrid(c.grid, c.args);
+  if (c.args.size() == 1) return sweep::LoadSpecFile(c.args[0]);
+  if (c.args.empty()) {
+    return UsageError(
+        "sweep needs a spec file (saturate sweep sweep.yaml) or --grid with a command "
+        "(saturate sweep --grid lr=0.1,0.01 -- python3 train.py --lr {lr})");
+  }
+  return UsageError(
+      fmt::format("sweep takes one spec file, not {} arguments; a command goes with --grid after --", c.args.size()));
+}
+
+Result<sweep::Spec> BuildSpec(const SweepCliOptions& c) {
+  auto spec = LoadSpec(c);
+  if (!spec.ok()) return spec;
+  // Scheduling settings from the command line win over the spec's; none of them changes the plan.
+  sweep::SaturateOptions& o = spec->saturate;
+  if (!c.shape.empty()) o.shape = c.shape;
+  if (c.retries >= 0) o.retries = c.retries;
+  if (c.max_per_gpu > 0) o.max_per_gpu = c.max_per_gpu;
+  if (!c.timeout.empty()) {
+    auto seconds = ParseDuration(c.timeout);
+    if (!seconds || *seconds < 0) {
+      return UsageError(fmt::format("--timeout '{}' is not a duration like 30m, 90s or 1h30m", c.timeout));
+    }
+    o.timeout_s = *seconds;
+  }
+  if (!c.metric_pattern.empty()) o.metric_pattern = c.metric_pattern;
+  if (!c.metric.empty()) {
+    spec->metric = sweep::MetricSpec{c.metric, c.maximize ? sweep::Goal::kMaximize : sweep::Goal::kMinimize, {}};
+  }
+  return spec;
+}
+
+Result<double> Seconds(const std::string& flag, const std::string& text) {
+  auto seconds = ParseDuration(text);
+  if (!seconds || *seconds <= 0)
+    return UsageError(fmt::format("{} '{}' is not a duration like 3s or 500ms", flag, text));
+  return *seconds;
+}
+
+// The live view on a terminal: event lines scroll above a block redrawn in place. Elsewhere: event lines only.
+class LiveOutput {
+ public:
+  explicit LiveOutput(bool quiet) : redraw_(!quiet && isatty(STDERR_FILENO)), quiet_(quiet) {}
+
+  void Event(const sweep::SweepEvent& e) {
+    if (quiet_) return;
+    std::string out = monitor::RedrawPrefix(block_.size()) + sweep::EventLine(e) + "\n";
+    for (const auto& line : block_) out += line + "\n";
+    fmt::print(stderr, "{}", out);
+  }
+  void Snapshot(const sweep::SweepSnapshot& s) {
+    if (!redraw_) return;
+    std::string out = monitor::RedrawPrefix(block_.size());
+    block_ = sweep::LiveLines(s, TerminalWidth() - 1);
+    for (const auto& line : block_) out += line + "\n";
+    fmt::print(stderr, "{}", out);
+  }
+
+ private:
+  bool redraw_, quiet_;
+  std::vector<std::string> block_;
+};
+
+Status RunSweepCommand(const SweepCliOptions& c) {
+  auto spec = BuildSpec(c);
+  if (!spec.ok()) return spec.error();
+  const std::string journal = c.journal.empty() ? sweep::DefaultJournalPath(*spec) : c.journal;
+
+  sweep::SweepOptions o;
+  o.journal_path = journal;
+  o.log_dir = sweep::LogDirFor(journal);
+  o.resume = c.resume;
+  o.packing.min_gain = c.min_gain;
+  for (auto [flag, text, out] :
+       {std::tuple("--warmup", &c.warmup, &o.warmup_s), std::tuple("--window", &c.window, &o.window_s)}) {
+    if (text->empty()) continue;
+    auto seconds = Seconds(flag, *text);
+    if (!seconds.ok()) return seconds.error();
+    *out = *seconds;
+  }
+  if (c.min_gain < 0 || c.min_gain >= 1) return UsageError(fmt::format("--min-gain {} must be in [0, 1)", c.min_gain));
+
+  if (c.cpu && !c.gpus.empty()) return UsageError("give --cpu or --gpus, not both");
+  auto gpus = OpenGpus(c.cpu ? "" : c.gpus);
+  if (!gpus.ok()) return gpus.error();
+  if (!c.cpu && gpus->backend && gpus->backend->DeviceCount() > 0) {
+    o.gpu = gpus->backend.get();
+    o.gpu_indices = gpus->indices;
+  }
+  std::unique_ptr<sweep::MpsDaemon> mps;
+  if (c.mps) {
+    if (!o.gpu) {
+      return UsageError(fmt::format("--mps needs NVIDIA GPUs, and {}", c.cpu                ? "--cpu leaves them out"
+                                                                       : gpus->note.empty() ? "none were found"
+                                                                                            : gpus->note));
+    }
+    auto started = sweep::MpsDaemon::Start();
+    if (!started.ok()) return started.error();
+    mps = std::move(started.value());
+    o.env = mps->env();
+  }
+
+  for (const auto& w : spec->warnings) fmt::print(stderr, "saturate: warning: {}\n", w);
+  if (!c.quiet) {
+    fmt::print(stderr, "saturate: sweep of {} on {}; journal {}\n", spec->source,
+               o.gpu   ? "GPUs"
+               : c.cpu ? "the CPU"
+                       : "the CPU (no GPU found)",
+               journal);
+  }
+  LiveOutput live(c.quiet);
+  o.on_event = [&live](const sweep::SweepEvent& e) { live.Event(e); };
+  o.on_snapshot = [&live](const sweep::SweepSnapshot& s) { live.Snapshot(s); };
+
+  run::InstallInterruptHandlers();
+  auto result = sweep::RunSweep(*spec, o);
+  if (!result.ok()) return result.error();
+  for (const auto& w : result->warnings) fmt::print(stderr, "saturate: warning: {}\n", w);
+
+  auto status = sweep::ReadStatus(journal);
+  if (!status.ok()) return status.error();
+  if (c.json) {
+    nlohmann::json doc = sweep::StatusJson(*status);
+    doc["wall_s"] = result->wall_s;
+    doc["interrupted"] = result->interrupted;
+    doc["held_degree"] = result->held;
+    std::cout << doc.dump(2) << '\n';
+  } else {
+    std::cout << fmt::format("sweep {} in {:.1f} s: {}\n", result->interrupted ? "interrupted" : "finished",
+                             result->wall_s, sweep::CountsLine(result->counts));
+    for (const auto& [shape, degree] : result->held) {
+      std::cout << fmt::format("held {} run{} per device for {}\n", degree, degree == 1 ? "" : "s",
+                               shape.empty() ? "this sweep's runs" : shape);
+    }
+    std::cout << '\n' << sweep::ResultsTable(status->runs, status->sweep.metric, 20);
+  }
+  std::cout.flush();
+  if (result->interrupted) {
+    return Error{fmt::format("interrupted; {} run{} left; continue with --resume", result->counts.queued,
+                             result->counts.queued == 1 ? "" : "s"),
+                 kExitInterrupted};
+  }
+  if (result->counts.failed > 0) {
+    return Error{fmt::format("{} of {} runs failed; their logs are under {}", result->counts.failed,
+                             result->counts.total(), o.log_dir)};
+  }
+  return Status::Ok();
+}
+
+Result<std::string> JournalOf(const ReadCliOptions& c, std::string_view command) {
+  if (!c.journal.empty() && !c.args.empty()) {
+    return UsageError(fmt::format("sweep {}: give --journal or a spec, not both", command));
+  }
+  if (!c.journal.empty()) return c.journal;
+  if (c.args.size() == 1) return sweep::JournalPathForSpecFile(c.args[0]);
+  return UsageError(fmt::format("sweep {} needs the sweep's spec file or --journal PATH", command));
+}
+
+Status RunStatusCommand(const ReadCliOptions& c) {
+  auto path = JournalOf(c, "status");
+  if (!path.ok()) return path.error();
+  auto status = sweep::ReadStatus(*path);
+  if (!status.ok()) return status.error();
+  if (c.json) {
+    std::cout << sweep::StatusJson(*status).dump(2) << '\n';
+  } else {
+    std::cout << sweep::FormatStatus(*status, c.all ? 0 : 20);
+  }
+  std::cout.flush();
+  if (!status->problems.empty()) return Error{fmt::format("journal {} is inconsistent", *path)};
+  return Status::Ok();
+}
+
+Status RunExportCommand(const ReadCliOptions& c) {
+  if (c.csv == c.json) return UsageError("sweep export needs one of --csv or --json");
+  auto path = JournalOf(c, "export");
+  if (!path.ok()) return path.error();
+  auto status = sweep::ReadStatus(*path);
+  if (!status.ok()) return status.error();
+  const std::string text = c.csv ? sweep::ResultsCsv(status->runs, status->sweep.metric)
+                                 : sweep::ResultsJson(status->runs, status->sweep.metric).dump(2) + "\n";
+  if (c.out.empty() || c.out == "-") {
+    std::cout << text;
+    std::cout.flush();
+    return Status::Ok();
+  }
+  std::ofstream out(c.out, std::ios::binary);
+  out << text;
+  if (!out.flush()) return Error{fmt::format("cannot write {}", c.out)};
+  return Status::Ok();
+}
+
+void AddReadOptions(CLI::App& sub, ReadCliOptions& c) {
+  sub.add_option("spec", c.args, "the sweep's spec file (its journal is found beside it)");
+  sub.add_option("--journal", c.journal, "the journal to read (default: beside the spec)");
+}
+
+}  // namespace
+
+Action SetupSweep(CLI::App& app) {
+  auto c = std::make_shared<SweepCliOptions>();
+  app.add_option("spec", c->args, "the W&B sweep spec (YAML); with --grid, the command after --");
+  app.add_option("--grid", c->grid, "NAME=V1,V2,...: one axis of a grid (repeat for more); {NAME} in the command")
+      ->allow_extra_args(false);
+  app.add_option("--journal", c->journal,
+                 "the journal (default: beside the spec, X.journal; with --grid saturate-sweep-<hash>.journal)");
+  app.add_flag("--resume", c->resume, "continue the sweep in the journal: done runs stay done, interrupted ones rerun");
+  app.add_option("-i,--gpus", c->gpus, "GPUs to use, e.g. 0,1 (default: the spec's, else all)");
+  app.add_flag("--cpu", c->cpu, "pack runs on the CPU cores even when there are GPUs");
+  app.add_option("--max-per-gpu", c->max_per_gpu, "at most this many runs share a device (default: as measured)");
+  app.add_option("--shape", c->shape, "a parameter that changes a run's footprint (model, batch size); repeatable")
+      ->allow_extra_args(false);
+  app.add_option("--timeout", c->timeout, "per attempt, e.g. 30m (default: the spec's, else none)");
+  app.add_option("--retries", c->retries, "how often a failed run is tried again (default: the spec's, else 2)");
+  app.add_option("--metric", c->metric, "the metric results are sorted by (default: the spec's)");
+  app.add_flag("--maximize", c->maximize, "with --metric: higher is better");
+  app.add_option("--metric-pattern", c->metric_pattern,
+                 "a regex with named groups reading metrics from output lines, e.g. 'loss=(?P<loss>[0-9.]+)'");
+  app.add_option("--min-gain", c->min_gain, "keep packing while each admission raises progress this much (0.05)");
+  app.add_option("--warmup", c->warmup, "a run's warm-up before it is measured (default 5s on GPUs, 1s on the CPU)");
+  app.add_option("--window", c->window, "the span rates are measured over (default 3s on GPUs, 1s on the CPU)");
+  app.add_flag("--mps", c->mps, "run NVIDIA MPS for the sweep (GPUs only)");
+  app.add_flag("--json", c->json, "print the final status as JSON");
+  app.add_flag("-q,--quiet", c->quiet, "no live view or event lines");
+
+  auto status = std::make_shared<ReadCliOptions>();
+  CLI::App* status_cmd = app.add_subcommand("status", "counts and the results table of a sweep's journal");
+  AddReadOptions(*status_cmd, *status);
+  status_cmd->add_flag("--json", status->json, "print JSON instead");
+  status_cmd->add_flag("--all", status->all, "list every run (default: the best 20)");
+
+  auto exported = std::make_shared<ReadCliOptions>();
+  CLI::App* export_cmd = app.add_subcommand("export", "the results as CSV or JSON, best first");
+  AddReadOptions(*export_cmd, *exported);
+  export_cmd->add_flag("--csv", exported->csv, "CSV (RFC 4180)");
+  export_cmd->add_flag("--json", exported->json, "JSON");
+  export_cmd->add_option("-o,--output", exported->out, "write to FILE instead of stdout");
+
+  return [c, status, exported, status_cmd, export_cmd]() -> Status {
+    if (status_cmd->parsed()) return RunStatusCommand(*status);
+    if (export_cmd->parsed()) return RunExportCommand(*exported);
+    return RunSweepCommand(*c);
+  };
+}
+
+}  // namespace sat::cli

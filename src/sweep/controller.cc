@@ -1,0 +1,644 @@
+#include "sweep/controller.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <random>
+
+#include "measure/channel.h"
+#include "measure/progress.h"
+#include "run/interrupt.h"
+#include "run/runner.h"
+#include "sweep/metrics.h"
+#include "telemetry/proc_tree.h"
+#include "telemetry/sampler.h"
+#include "util/strings.h"
+
+namespace sat::sweep {
+namespace {
+
+// Runs per GPU when neither the command line nor the spec sets a limit: measurement decides below it.
+constexpr int kDefaultMaxPerGpu = 8;
+
+double NowUnix() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
+
+// Runs per CPU device by default: I/O-bound runs may well exceed the cores, but each admission is judged.
+int DefaultMaxPerCpu(unsigned cores) { return std::clamp(static_cast<int>(2 * cores), kDefaultMaxPerGpu, 64); }
+
+// Metric values matched in output lines, handed from a run's supervisor thread to the loop.
+class MatchedLines {
+ public:
+  void Push(std::vector<std::pair<std::string, double>> values, double time_unix) {
+    std::lock_guard lock(mu_);
+    for (auto& [name, value] : values) points_.push_back(MetricPoint{std::move(name), value, std::nullopt, time_unix});
+  }
+  std::vector<MetricPoint> Take() {
+    std::lock_guard lock(mu_);
+    return std::exchange(points_, {});
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<MetricPoint> points_;
+};
+
+// Link speeds from /sys/class/net/<name>/speed (Mbit/s), read once per interface; virtual links report none.
+class LinkSpeeds {
+ public:
+  std::optional<double> BytesPerS(const std::string& name) {
+    auto it = cache_.find(name);
+    if (it != cache_.end()) return it->second;
+    std::optional<double> speed;
+    std::ifstream in("/sys/class/net/" + name + "/speed");
+    long long mbit = 0;
+    if (in >> mbit && mbit > 0) speed = static_cast<double>(mbit) * 1e6 / 8;
+    cache_[name] = speed;
+    return speed;
+  }
+
+ private:
+  std::map<std::string, std::optional<double>> cache_;
+};
+
+HostState HostOf(const telemetry::HostSample& h, LinkSpeeds& links) {
+  HostState host;
+  host.cpu_util_pct = h.cpu_util_pct;
+  host.mem_total_bytes = h.mem_total_bytes;
+  host.mem_available_bytes = h.mem_available_bytes;
+  host.disk_busy_pct = h.disk_busy_pct;
+  for (const telemetry::NetRates& net : h.nets) {
+    if (auto speed = links.BytesPerS(net.name)) {
+      const double util = std::max(net.rx_bytes_per_s, net.tx_bytes_per_s) / *speed;
+      host.net_util = std::max(host.net_util.value_or(0), util);
+    }
+  }
+  return host;
+}
+
+const telemetry::GpuSample* GpuOf(const telemetry::Sample& s, int index) {
+  for (const auto& g : s.gpus) {
+    if (static_cast<int>(g.index) == index) return &g;
+  }
+  return nullptr;
+}
+
+// One live attempt and everything the loop keeps about it.
+struct Attempt {
+  Attempt(double start_t, bool on_gpu, const MeterOptions& meter_options, std::string run_id_,
+          std::optional<MetricSpec> metric)
+      : run_id(std::move(run_id_)),
+        meter(start_t, on_gpu, meter_options),
+        progress(run_id),
+        tree_reader("/proc"),
+        metrics(std::move(metric)) {}
+
+  std::string key;
+  int64_t index = 0;
+  std::string shape;
+  int64_t id = 0;  // the journal's attempt id
+  int number = 0;  // 1-based per run
+  int device = 0;
+  std::string run_id;  // SATURATE_RUN_ID
+  std::unique_ptr<run::Run> run;
+  RunMeter meter;
+  measure::ProgressAggregator progress;
+  telemetry::ProcTreeReader tree_reader;
+  std::optional<telemetry::TreeCounters> prev_tree;
+  double prev_tree_t = 0;
+  std::shared_ptr<MatchedLines> lines = std::make_shared<MatchedLines>();
+  MetricLog metrics;
+  std::map<std::string, double> helper_latest;  // the metrics the latest progress report carried
+  int64_t helper_steps = 0;
+  bool measured = false;
+};
+
+class Controller final : public RateSource {
+ public:
+  Controller(const Spec& spec, const SweepOptions& options) : spec_(spec), o_(options) {}
+
+  Result<SweepResult> Execute();
+  WindowRates Rates(const std::string& key, double t0, double t1) const override;
+
+ private:
+  // Prepare's steps: the journal and plan (resume or refuse), the devices, the channel and sampler.
+  Status Prepare();
+  Status OpenJournal();
+  Result<std::vector<DeviceInfo>> ChooseDevices(std::vector<unsigned>* gpu_indices);
+  Status OpenInstruments(const std::vector<unsigned>& gpu_indices);
+  // One pass of the loop; `sample_now`: a scheduled tick (else a run ended between ticks).
+  Status Tick(double now, bool sample_now);
+  bool AnyEnded() const;
+  Status Drain(int timeout_ms);
+  void ReadTrees(const telemetry::Sample& sample, double now);
+  Status Start(const Admission& admission, double now);
+  Status End(Attempt& a, const run::RunOutcome& outcome);
+  void Emit(SweepEvent::Kind kind, const Attempt* a, std::string text);
+  SweepSnapshot Snapshot(const telemetry::Sample& sample, double now) const;
+  std::vector<DeviceState> DeviceStates(const telemetry::Sample& sample) const;
+
+  const Spec& spec_;
+  const SweepOptions& o_;
+  std::unique_ptr<Journal> journal_;
+  std::unique_ptr<measure::HelperChannel> channel_;
+  std::unique_ptr<telemetry::Sampler> sampler_;
+  std::optional<MetricPattern> pattern_;
+  std::optional<Packer> packer_;
+  MeterOptions meter_;
+  LinkSpeeds links_;
+  long ticks_per_s_ = sysconf(_SC_CLK_TCK);
+
+  struct Planned {
+    int64_t index = 0;
+    nlohmann::json params;
+    int attempts = 0;
+  };
+  std::map<std::string, Planned> plan_;
+  std::map<std::string, std::unique_ptr<Attempt>> live_;
+  std::map<std::string, std::string> by_run_id_;  // SATURATE_RUN_ID -> key
+  double t0_ = 0, last_snapshot_ = -1;
+  bool interrupted_ = false;
+  SweepResult result_;
+};
+
+Status Controller::OpenJournal() {
+  auto journal = Journal::Open(o_.journal_path);
+  if (!journal.ok()) return journal.error();
+  journal_ = std::move(journal.value());
+
+  // The seed a journal was started with wins, so that a resume plans the very same runs.
+  auto existing = journal_->Sweep();
+  if (!existing.ok()) return existing.error();
+  uint64_t seed = 0;
+  if (existing.value()) {
+    seed = existing.value()->seed;
+  } else if (spec_.saturate.seed) {
+    seed = *spec_.saturate.seed;
+  } else if (o_.seed) {
+    seed = *o_.seed;
+  } else {
+    seed = (static_cast<uint64_t>(std::random_device{}()) << 32) | std::random_device{}();
+  }
+  auto runs = ExpandRuns(spec_, seed);
+  if (!runs.ok()) return runs.error();
+
+  // A journal with progress in it is continued only on purpose.
+  if (existing.value() && !o_.resume) {
+    auto records = journal_->Runs();
+    if (!records.ok()) return records.error();
+    const auto begun =
+        std::count_if(records->begin(), records->end(), [](const RunRecord& r) { return r.attempts > 0; });
+    if (begun > 0) {
+      return UsageError(
+          fmt::format("journal {} already holds this sweep's progress ({} of {} runs begun): continue "
+                      "it with --resume, or give a new --journal",
+                      o_.journal_path, begun, records->size()));
+    }
+  }
+  SweepInfo info{spec_.source, SpecHash(spec_, seed), seed, spec_.metric};
+  if (auto s = journal_->EnsureRuns(info, runs.value()); !s.ok()) return s;
+  if (o_.resume) {
+    auto requeued = journal_->RequeueInterrupted();
+    if (!requeued.ok()) return requeued.error();
+    result_.requeued = requeued.value();
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<DeviceInfo>> Controller::ChooseDevices(std::vector<unsigned>* indices) {
+  std::vector<DeviceInfo> devices;
+  *indices = o_.gpu_indices.empty() ? spec_.saturate.gpus : o_.gpu_indices;
+  if (o_.gpu) {
+    const unsigned count = o_.gpu->DeviceCount();
+    if (indices->empty()) {
+      for (unsigned i = 0; i < count; ++i) indices->push_back(i);
+    }
+    for (unsigned i : *indices) {
+      if (i >= count) {
+        return UsageError(fmt::format("GPU {} is not on this machine ({} GPU{})", i, count, count == 1 ? "" : "s"));
+      }
+      devices.push_back(DeviceInfo{fmt::format("gpu{}", i), DeviceKind::kGpu, static_cast<int>(i)});
+    }
+  }
+  if (devices.empty()) {
+    if (!indices->empty()) {
+      result_.warnings.push_back(
+          fmt::format("the sweep asks for GPUs {}, but there is no GPU backend: packing runs on the CPU",
+                      fmt::join(*indices, ",")));
+    }
+    indices->clear();
+    devices.push_back(DeviceInfo{"cpu", DeviceKind::kCpu, -1});
+  }
+  return devices;
+}
+
+Status Controller::OpenInstruments(const std::vector<unsigned>& gpu_indices) {
+  auto channel = measure::HelperChannel::Open();
+  if (!channel.ok()) return channel.error();
+  channel_ = std::move(channel.value());
+  telemetry::SamplerOptions sampler_options;
+  sampler_options.interval_s = std::max(o_.tick_s, telemetry::Sampler::kMinIntervalS);
+  sampler_options.capacity = 4;
+  sampler_options.gpu = o_.gpu;
+  sampler_options.gpu_indices = gpu_indices;
+  auto sampler = telemetry::Sampler::Create(std::move(sampler_options));
+  if (!sampler.ok()) return sampler.error();
+  sampler_ = std::move(sampler.value());
+  if (!spec_.saturate.metric_pattern.empty()) {
+    auto pattern = MetricPattern::Create(spec_.saturate.metric_pattern,
+                                         fmt::format("metric pattern '{}'", spec_.saturate.metric_pattern));
+    if (!pattern.ok()) return pattern.error();
+    pattern_ = std::move(pattern.value());
+  }
+  return Status::Ok();
+}
+
+Status Controller::Prepare() {
+  if (auto s = CheckShape(spec_); !s.ok()) return s;
+  if (auto s = OpenJournal(); !s.ok()) return s;
+  std::vector<unsigned> gpu_indices;
+  auto devices = ChooseDevices(&gpu_indices);
+  if (!devices.ok()) return devices.error();
+
+  // Settings that depend on the kind of device: how long measuring takes, how many runs may share one.
+  const bool gpus = devices->front().kind == DeviceKind::kGpu;
+  meter_.warmup_s = o_.warmup_s > 0 ? o_.warmup_s : gpus ? kGpuWarmupS : kCpuWarmupS;
+  meter_.window_s = o_.window_s > 0 ? o_.window_s : gpus ? kGpuWindowS : kCpuWindowS;
+  PackingParams params = o_.packing;
+  params.margin = spec_.saturate.memory_margin;
+  params.window_s = meter_.window_s;
+  if (params.max_per_device <= 0) params.max_per_device = spec_.saturate.max_per_gpu;
+  if (params.max_per_device <= 0) {
+    const unsigned cores = std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
+    params.max_per_device = gpus ? kDefaultMaxPerGpu : DefaultMaxPerCpu(cores);
+  }
+  packer_.emplace(std::move(devices.value()), params);
+
+  auto records = journal_->Runs();
+  if (!records.ok()) return records.error();
+  for (const RunRecord& r : records.value()) {
+    plan_[r.key] = Planned{r.index, r.params, r.attempts};
+    if (r.state == RunState::kQueued || r.state == RunState::kRetrying) {
+      packer_->Enqueue(r.key, r.index, ShapeOf(spec_, r.params));
+    }
+  }
+  if (auto s = OpenInstruments(gpu_indices); !s.ok()) return s;
+  return Status::Ok();
+}
+
+Result<SweepResult> Controller::Execute() {
+  if (auto s = Prepare(); !s.ok()) return s.error();
+  t0_ = telemetry::MonotonicSeconds();
+  double next_tick = t0_;
+  while (true) {
+    if (!interrupted_ && run::Interrupted()) {
+      // Every run sees the interrupt itself and stops; what is left is to wait for them and record it.
+      interrupted_ = true;
+      Emit(SweepEvent::Kind::kNote, nullptr,
+           fmt::format("interrupted: stopping {} run{}; they stay queued for --resume", live_.size(),
+                       live_.size() == 1 ? "" : "s"));
+    }
+    if (live_.empty() && (interrupted_ || packer_->queued() == 0)) break;
+    // Wake often enough that a run's end frees its place at once, not at the next tick.
+    const double before = telemetry::MonotonicSeconds();
+    const int wait_ms = static_cast<int>(std::clamp((next_tick - before) * 1000, 0.0, 50.0));
+    if (auto s = Drain(wait_ms); !s.ok()) return s.error();
+    const double now = telemetry::MonotonicSeconds();
+    const bool due = now >= next_tick;
+    if (!due && !AnyEnded()) continue;
+    if (auto s = Tick(now, due); !s.ok()) return s.error();
+    if (due) next_tick = std::max(next_tick + o_.tick_s, now);
+  }
+  const double now = telemetry::MonotonicSeconds();
+  result_.wall_s = now - t0_;
+  result_.interrupted = interrupted_;
+  result_.held = packer_->HeldDegrees();
+  auto counts = journal_->Counts();
+  if (!counts.ok()) return counts.error();
+  result_.counts = counts.value();
+  if (o_.on_snapshot) o_.on_snapshot(Snapshot(sampler_->Latest().value_or(telemetry::Sample{}), now));
+  return result_;
+}
+
+bool Controller::AnyEnded() const {
+  return std::any_of(live_.begin(), live_.end(),
+                     [](const auto& entry) { return entry.second->run->Poll().has_value(); });
+}
+
+Status Controller::Drain(int timeout_ms) {
+  auto messages = channel_->Poll(timeout_ms);
+  if (!messages.ok()) return messages.error();
+  for (const measure::HelperMessage& m : messages.value()) {
+    auto id = by_run_id_.find(m.run);
+    if (id == by_run_id_.end()) continue;
+    auto it = live_.find(id->second);
+    if (it == live_.end()) continue;
+    Attempt& a = *it->second;
+    if (m.type == measure::MessageType::kProgress || m.type == measure::MessageType::kDone) {
+      a.progress.Add(m);
+      const measure::ProgressTotals& totals = a.progress.totals();
+      a.meter.AddProgress(m.t, totals.samples);
+      a.meter.AddHelperMemory(std::max(totals.mem_reserved_bytes.value_or(0), totals.mem_peak_bytes.value_or(0)));
+      for (const auto& [name, value] : m.metrics) a.helper_latest[name] = value;
+      a.helper_steps = std::max(a.helper_steps, m.steps);
+    } else if (m.type == measure::MessageType::kMetrics) {
+      for (const auto& [name, value] : m.metrics) {
+        a.metrics.Add(MetricPoint{name, value, m.steps, NowUnix()});
+        a.helper_latest[name] = value;
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+void Controller::ReadTrees(const telemetry::Sample& sample, double now) {
+  for (auto& [key, a] : live_) {
+    const pid_t pid = a->run->pid();
+    if (pid <= 0) continue;
+    telemetry::TreeCounters cur = a->tree_reader.Read(pid);
+    const telemetry::TreeCounters* prev = a->prev_tree ? &*a->prev_tree : nullptr;
+    telemetry::ProcTreeSample tree = telemetry::ComputeTreeSample(prev, cur, now - a->prev_tree_t, ticks_per_s_);
+    a->meter.AddTree(TreeReading{now, tree.cpu_pct, tree.rss_bytes, telemetry::TreeGpuMemory(tree.pids, sample.gpus)});
+    a->prev_tree = std::move(cur);
+    a->prev_tree_t = now;
+    for (MetricPoint& p : a->lines->Take()) a->metrics.Add(std::move(p));
+    packer_->Update(key, a->meter.footprint());
+  }
+}
+
+Status Controller::Tick(double now, bool sample_now) {
+  // Between ticks (a run just ended) the last readings serve: tree rates over a few milliseconds are noise.
+  const telemetry::Sample sample =
+      sample_now ? sampler_->SampleOnce() : sampler_->Latest().value_or(telemetry::Sample{});
+  if (sample_now) ReadTrees(sample, now);
+
+  // Attempts whose command is over: the journal first, so that a crash right after loses nothing.
+  std::vector<std::string> ended;
+  for (const auto& [key, a] : live_) {
+    if (a->run->Poll()) ended.push_back(key);
+  }
+  if (!ended.empty()) {
+    // Their last helper reports are in the socket already.
+    if (auto s = Drain(0); !s.ok()) return s;
+  }
+  for (const std::string& key : ended) {
+    Attempt& a = *live_.at(key);
+    if (auto s = End(a, *a.run->Poll()); !s.ok()) return s;
+    by_run_id_.erase(a.run_id);
+    live_.erase(key);
+  }
+
+  // Runs now steady enough to trust; a growth newcomer among them settles its gain check.
+  for (auto& [key, a] : live_) {
+    if (a->measured || !a->meter.Measured(now)) continue;
+    a->measured = true;
+    packer_->Measured(key, now, a->meter.footprint(), *this);
+  }
+
+  if (!interrupted_) {
+    const HostState host = HostOf(sample.host, links_);
+    for (const Admission& admission : packer_->Admit(now, DeviceStates(sample), host)) {
+      if (auto s = Start(admission, now); !s.ok()) return s;
+    }
+  }
+  for (std::string& note : packer_->TakeNotes()) Emit(SweepEvent::Kind::kNote, nullptr, std::move(note));
+  if (o_.on_snapshot && now - last_snapshot_ >= 1) {
+    last_snapshot_ = now;
+    o_.on_snapshot(Snapshot(sample, now));
+  }
+  return Status::Ok();
+}
+
+std::vector<DeviceState> Controller::DeviceStates(const telemetry::Sample& sample) const {
+  std::vector<DeviceState> states;
+  for (const DeviceInfo& d : packer_->devices()) {
+    DeviceState s;
+    if (d.kind == DeviceKind::kCpu) {
+      s.capacity_bytes = sample.host.mem_total_bytes;
+      s.free_bytes = sample.host.mem_available_bytes;
+    } else if (const telemetry::GpuSample* g = GpuOf(sample, d.gpu_index)) {
+      s.capacity_bytes = g->memory_total_bytes;
+      s.free_bytes = g->memory_free_bytes;
+    }
+    states.push_back(s);
+  }
+  return states;
+}
+
+Status Controller::Start(const Admission& admission, double now) {
+  Planned& planned = plan_.at(admission.key);
+  const DeviceInfo& device = packer_->devices()[admission.device];
+  const bool on_gpu = device.kind == DeviceKind::kGpu;
+  const int number = ++planned.attempts;
+  const std::string log_dir = fmt::format("{}/{}-{}/attempt-{}", o_.log_dir, planned.index, admission.key, number);
+  auto id = journal_->BeginAttempt(admission.key, on_gpu ? std::optional(device.gpu_index) : std::nullopt, 0, log_dir);
+  if (!id.ok()) return id.error();
+
+  auto a = std::make_unique<Attempt>(now, on_gpu, meter_, fmt::format("{}-{}-{}", getpid(), admission.key, number),
+                                     spec_.metric);
+  a->key = admission.key;
+  a->index = planned.index;
+  a->shape = ShapeOf(spec_, planned.params);
+  a->id = id.value();
+  a->number = number;
+  a->device = admission.device;
+
+  run::RunSpec rs;
+  rs.argv = RenderCommand(spec_, RunParams{planned.index, admission.key, planned.params});
+  rs.env = spec_.saturate.env;
+  for (const auto& [name, value] : o_.env) rs.env[name] = value;
+  rs.env["SATURATE_CHANNEL"] = channel_->path();
+  rs.env["SATURATE_RUN_ID"] = a->run_id;
+  // Enough reports per window to judge rates by, and no more: every run shares one socket.
+  rs.env["SATURATE_REPORT_INTERVAL"] = fmt::format("{:g}", std::clamp(meter_.window_s / 6, 0.05, 0.25));
+  rs.env["PYTHONUNBUFFERED"] = "1";  // metric lines arrive when printed
+  if (on_gpu) {
+    // NVML numbers GPUs in PCI bus order; CUDA does too with this setting.
+    rs.env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
+    rs.env["CUDA_VISIBLE_DEVICES"] = std::to_string(device.gpu_index);
+  }
+  rs.pythonpath_prepend = {SATURATE_PYTHON_DIR};
+  rs.log_dir = log_dir;
+  rs.time_limit_s = spec_.saturate.timeout_s;
+  rs.stop_grace_s = o_.stop_grace_s;
+  rs.term_grace_s = 5;
+  if (pattern_) {
+    rs.on_line = [pattern = *pattern_, lines = a->lines](run::Stream, std::string_view line) {
+      auto found = pattern.Match(line);
+      if (!found.empty()) lines->Push(std::move(found), NowUnix());
+    };
+  }
+  auto started = run::Run::Start(std::move(rs));
+  if (!started.ok()) {
+    // saturate's own failure (the log folder): the run is not to blame and stays queued.
+    packer_->Left(admission.key, LeaveReason::kOther, Footprint{});
+    const AttemptOutcome outcome{run::ExitClass::kStopped, -1, 0, started.error().message};
+    if (auto s = journal_->EndAttempt(a->id, outcome, {}, {}, RetryPolicy{spec_.saturate.retries}); !s.ok()) {
+      return s.error();
+    }
+    return started.error();
+  }
+  a->run = std::move(started.value());
+  ++result_.started;
+  const int degree = static_cast<int>(packer_->View()[admission.device].runs.size());
+  Emit(SweepEvent::Kind::kStarted, a.get(),
+       fmt::format("started on {} (attempt {}, {} run{} there{})", device.name, number, degree, degree == 1 ? "" : "s",
+                   admission.growth && degree > 1 ? ", trying one more" : ""));
+  by_run_id_[a->run_id] = admission.key;
+  live_[admission.key] = std::move(a);
+  return Status::Ok();
+}
+
+Status Controller::End(Attempt& a, const run::RunOutcome& outcome) {
+  for (MetricPoint& p : a.lines->Take()) a.metrics.Add(std::move(p));
+  // Values the helper's reports carried that no metrics message delivered (a dropped datagram).
+  for (const auto& [name, value] : a.helper_latest) {
+    if (a.metrics.Last(name) != value) a.metrics.Add(MetricPoint{name, value, a.helper_steps, NowUnix()});
+  }
+  const bool oom = outcome.exit_class == run::ExitClass::kGpuOom || outcome.exit_class == run::ExitClass::kHostOom;
+  const LeaveReason reason = outcome.exit_class == run::ExitClass::kFinished ? LeaveReason::kFinished
+                             : oom                                           ? LeaveReason::kOutOfMemory
+                                                                             : LeaveReason::kOther;
+  const int degree = packer_->Left(a.key, reason, a.meter.footprint());
+  AttemptOutcome ended{outcome.exit_class, outcome.exit_code, outcome.term_signal, outcome.detail};
+  ended.oom_while_packed = oom && degree > 1;
+  const RetryPolicy policy{spec_.saturate.retries};
+  auto state = journal_->EndAttempt(a.id, ended, a.metrics.Points(), a.meter.Summary(), policy);
+  if (!state.ok()) return state.error();
+
+  std::string text;
+  switch (state.value()) {
+    case RunState::kDone: text = fmt::format("finished in {:.1f} s", outcome.duration_s); break;
+    case RunState::kQueued:
+      text = ended.oom_while_packed
+                 ? fmt::format("out of memory with {} runs on {}: queued again, not counted as a failure", degree,
+                               packer_->devices()[a.device].name)
+                 : fmt::format("{}: queued again", outcome.detail);
+      break;
+    case RunState::kRetrying:
+      text = fmt::format("{} ({}): will retry", run::ExitClassName(outcome.exit_class), outcome.detail);
+      break;
+    default: text = fmt::format("{} ({})", run::ExitClassName(outcome.exit_class), outcome.detail); break;
+  }
+  if (spec_.metric) {
+    auto best = a.metrics.Last(spec_.metric->name);
+    if (best && state.value() == RunState::kDone) text += fmt::format(", {} {:g}", spec_.metric->name, *best);
+  }
+  Emit(SweepEvent::Kind::kEnded, &a, std::move(text));
+  if ((state.value() == RunState::kQueued || state.value() == RunState::kRetrying) && !interrupted_) {
+    packer_->Enqueue(a.key, a.index, a.shape);
+  }
+  return Status::Ok();
+}
+
+void Controller::Emit(SweepEvent::Kind kind, const Attempt* a, std::string text) {
+  if (!o_.on_event) return;
+  SweepEvent e;
+  e.kind = kind;
+  e.elapsed_s = telemetry::MonotonicSeconds() - t0_;
+  if (a) {
+    e.key = a->key;
+    e.index = a->index;
+    e.device = packer_->devices()[a->device].name;
+  }
+  e.text = std::move(text);
+  o_.on_event(e);
+}
+
+WindowRates Controller::Rates(const std::string& key, double t0, double t1) const {
+  auto it = live_.find(key);
+  return it == live_.end() ? WindowRates{} : it->second->meter.Rates(t0, t1);
+}
+
+SweepSnapshot Controller::Snapshot(const telemetry::Sample& sample, double now) const {
+  SweepSnapshot snap;
+  snap.elapsed_s = now - t0_;
+  if (auto counts = journal_->Counts(); counts.ok()) snap.counts = counts.value();
+  snap.held = packer_->HeldDegrees();
+  for (const Packer::DeviceView& view : packer_->View()) {
+    DeviceSnapshot d;
+    d.name = view.info.name;
+    d.proven = view.proven;
+    d.cap = view.cap;
+    d.probing = view.probing;
+    d.poor = view.poor;
+    if (view.info.kind == DeviceKind::kCpu) {
+      d.util_pct = sample.host.cpu_util_pct;
+      d.mem_total_bytes = sample.host.mem_total_bytes;
+      if (sample.host.mem_total_bytes && sample.host.mem_available_bytes) {
+        d.mem_used_bytes = *sample.host.mem_total_bytes - *sample.host.mem_available_bytes;
+      }
+    } else if (const telemetry::GpuSample* g = GpuOf(sample, view.info.gpu_index)) {
+      d.util_pct = g->util_gpu_pct;
+      d.mem_used_bytes = g->memory_used_bytes;
+      d.mem_total_bytes = g->memory_total_bytes;
+    }
+    for (const Packer::RunView& r : view.runs) {
+      const Attempt& a = *live_.at(r.key);
+      const WindowRates rates = a.meter.Rates(now - meter_.window_s, now);
+      d.runs.push_back(LiveRunView{r.key, r.index, plan_.at(r.key).params, a.number, now - a.meter.start_t(),
+                                   r.measured, rates.samples_per_s, rates.cpu_pct, r.footprint.mem_bytes});
+    }
+    snap.devices.push_back(std::move(d));
+  }
+  return snap;
+}
+
+}  // namespace
+
+Result<SweepResult> RunSweep(const Spec& spec, const SweepOptions& options) {
+  Controller controller(spec, options);
+  return controller.Execute();
+}
+
+std::string DefaultJournalPath(const Spec& spec) {
+  if (spec.source == "--grid") return fmt::format("saturate-sweep-{}.journal", SpecHash(spec, 0));
+  return JournalPathForSpecFile(spec.source);
+}
+
+std::string JournalPathForSpecFile(const std::string& spec_path) {
+  std::filesystem::path path(spec_path);
+  const std::string ext = path.extension().string();
+  if (ext == ".yaml" || ext == ".yml") {
+    path.replace_extension(".journal");
+  } else {
+    path += ".journal";
+  }
+  return path.string();
+}
+
+std::string LogDirFor(const std::string& journal_path) {
+  constexpr std::string_view kSuffix = ".journal";
+  const std::string_view p(journal_path);
+  if (p.size() > kSuffix.size() && p.substr(p.size() - kSuffix.size()) == kSuffix) {
+    return std::string(p.substr(0, p.size() - kSuffix.size())) + ".logs";
+  }
+  return journal_path + ".logs";
+}
+
+std::string ShapeOf(const Spec& spec, const nlohmann::json& params) {
+  std::vector<std::string> parts;
+  for (const std::string& name : spec.saturate.shape) {
+    auto it = params.find(name);
+    parts.push_back(fmt::format("{}={}", name, it == params.end() ? "" : PyStr(*it)));
+  }
+  return fmt::format("{}", fmt::join(parts, ","));
+}
+
+Status CheckShape(const Spec& spec) {
+  std::vector<std::string> names;
+  for (const Parameter& p : spec.parameters) names.push_back(p.name);
+  for (const std::string& name : spec.saturate.shape) {
+    if (std::find(names.begin(), names.end(), name) != names.end()) continue;
+    std::string message = fmt::format("saturate.shape: '{}' is not a parameter of this sweep", name);
+    if (auto close = ClosestMatch(name, names)) message += fmt::format(" (did you mean '{}'?)", *close);
+    return UsageError(message + fmt::format("; parameters: {}", fmt::join(names, ", ")));
+  }
+  return Status::Ok();
+}
+
+}  // namespace sat::sweep

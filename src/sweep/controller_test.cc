@@ -1,0 +1,170 @@
+#include "sweep/controller.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "sweep/test_dir.h"
+
+namespace sat::sweep {
+namespace {
+
+Spec GridSpec(const std::vector<std::string>& grid, const std::string& script) {
+  auto spec = SpecFromGrid(grid, {"/bin/sh", "-c", script});
+  EXPECT_TRUE(spec.ok()) << spec.error().message;
+  return spec.value();
+}
+
+// Fast settings: real processes, but ticks and measurements in tenths of a second.
+SweepOptions Options(const TempDir& dir, std::vector<SweepEvent>* events = nullptr) {
+  SweepOptions o;
+  o.journal_path = dir.File("s.journal");
+  o.log_dir = dir.File("s.logs");
+  o.tick_s = 0.05;
+  o.warmup_s = 0.1;
+  o.window_s = 0.1;
+  o.stop_grace_s = 1;
+  if (events) o.on_event = [events](const SweepEvent& e) { events->push_back(e); };
+  return o;
+}
+
+std::unique_ptr<Journal> OpenJournal(const std::string& path) {
+  auto journal = Journal::Open(path);
+  EXPECT_TRUE(journal.ok());
+  return std::move(journal.value());
+}
+
+TEST(RunSweep, RunsEveryRunOnceRecordsMetricsAndResumesWithNothingLeft) {
+  TempDir dir;
+  Spec spec = GridSpec({"i=1,2,3,4"}, "sleep 0.2; echo loss={i}");
+  spec.metric = MetricSpec{"loss", Goal::kMinimize, std::nullopt};
+  spec.saturate.metric_pattern = "loss=(?P<loss>[0-9.]+)";
+  std::vector<SweepEvent> events;
+  const SweepOptions o = Options(dir, &events);
+  auto result = RunSweep(spec, o);
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  EXPECT_EQ(result->counts.done, 4);
+  EXPECT_EQ(result->started, 4);
+  EXPECT_FALSE(result->interrupted);
+
+  auto journal = OpenJournal(o.journal_path);
+  EXPECT_TRUE(journal->Verify().ok());
+  const std::vector<RunRecord> runs = journal->Runs().value();
+  ASSERT_EQ(runs.size(), 4u);
+  for (const RunRecord& r : runs) {
+    EXPECT_EQ(r.state, RunState::kDone);
+    EXPECT_EQ(r.attempts, 1);
+    EXPECT_EQ(r.best_metrics["loss"], r.params["i"].get<double>());
+    const auto attempts = journal->Attempts(r.key).value();
+    ASSERT_EQ(attempts.size(), 1u);
+    EXPECT_TRUE(std::filesystem::exists(attempts[0].log_dir + "/stdout.log"));
+  }
+  const auto started = std::count_if(events.begin(), events.end(),
+                                     [](const SweepEvent& e) { return e.kind == SweepEvent::Kind::kStarted; });
+  EXPECT_EQ(started, 4);
+
+  // The same journal again: refused without --resume; with it, nothing is left to run.
+  auto again = RunSweep(spec, o);
+  ASSERT_FALSE(again.ok());
+  EXPECT_NE(again.error().message.find("--resume"), std::string::npos);
+  SweepOptions resume = o;
+  resume.resume = true;
+  auto resumed = RunSweep(spec, resume);
+  ASSERT_TRUE(resumed.ok()) << resumed.error().message;
+  EXPECT_EQ(resumed->started, 0);
+  EXPECT_EQ(resumed->counts.done, 4);
+}
+
+// Runs a one-run sweep to its end; returns the result and the run's record and attempts from the journal.
+struct OneRun {
+  SweepResult result;
+  RunRecord record;
+  std::vector<AttemptRecord> attempts;
+};
+OneRun RunOne(const Spec& spec, const TempDir& dir) {
+  const SweepOptions o = Options(dir);
+  auto result = RunSweep(spec, o);
+  EXPECT_TRUE(result.ok()) << result.error().message;
+  auto journal = OpenJournal(o.journal_path);
+  OneRun one{result.ok() ? result.value() : SweepResult{}, journal->Runs().value().at(0), {}};
+  one.attempts = journal->Attempts(one.record.key).value();
+  return one;
+}
+
+TEST(RunSweep, AFailingRunIsRetriedThenFails) {
+  TempDir dir;
+  Spec spec = GridSpec({"code=3"}, "exit {code}");
+  spec.saturate.retries = 1;
+  const OneRun one = RunOne(spec, dir);
+  EXPECT_EQ(one.result.counts.failed, 1);
+  EXPECT_EQ(one.record.attempts, 2);
+  EXPECT_EQ(one.record.failures, 2);
+}
+
+TEST(RunSweep, ARunIsStoppedAtItsTimeout) {
+  TempDir dir;
+  Spec spec = GridSpec({"s=30"}, "sleep {s}");
+  spec.saturate.timeout_s = 0.3;
+  const OneRun one = RunOne(spec, dir);
+  EXPECT_LT(one.result.wall_s, 10);
+  EXPECT_EQ(one.record.state, RunState::kFailed);
+  EXPECT_EQ(one.attempts.at(0).exit_class, "timed_out");
+}
+
+TEST(RunSweep, ThroughputAndMetricsComeFromTheHelper) {
+  TempDir dir;
+  const std::string script = dir.File("train.py");
+  std::ofstream(script) << "import time, saturate\n"
+                           "for batch in saturate.track([[0] * 8] * 40):\n"
+                           "    time.sleep(0.01)\n"
+                           "saturate.report(loss=0.5)\n";
+  auto spec = SpecFromGrid({"seed=1"}, {"/usr/bin/python3", script, "--seed", "{seed}"});
+  ASSERT_TRUE(spec.ok());
+  const RunRecord r = RunOne(spec.value(), dir).record;
+  EXPECT_EQ(r.state, RunState::kDone);
+  ASSERT_TRUE(r.measurements.throughput_samples_per_s);
+  EXPECT_GT(*r.measurements.throughput_samples_per_s, 100);  // 8 samples per ~10 ms step
+  EXPECT_LT(*r.measurements.throughput_samples_per_s, 1000);
+  EXPECT_EQ(r.best_metrics["loss"], 0.5);
+  EXPECT_TRUE(r.measurements.rss_bytes);
+}
+
+TEST(RunSweep, ShapeNamesMustBeParameters) {
+  TempDir dir;
+  Spec spec = GridSpec({"bs=32,64"}, "echo {bs}");
+  spec.saturate.shape = {"bz"};
+  auto result = RunSweep(spec, Options(dir));
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error().exit_code, kExitUsage);
+  EXPECT_EQ(result.error().message,
+            "saturate.shape: 'bz' is not a parameter of this sweep (did you mean 'bs'?); parameters: bs");
+}
+
+TEST(SweepPaths, JournalBesideTheSpecOrNamedByThePlan) {
+  Spec spec;
+  spec.source = "tune/lr.yaml";
+  EXPECT_EQ(DefaultJournalPath(spec), "tune/lr.journal");
+  spec.source = "sweep.yml";
+  EXPECT_EQ(DefaultJournalPath(spec), "sweep.journal");
+  spec.source = "sweep.json";
+  EXPECT_EQ(DefaultJournalPath(spec), "sweep.json.journal");
+  const Spec grid = GridSpec({"lr=0.1,0.01"}, "train --lr {lr}");
+  EXPECT_EQ(DefaultJournalPath(grid), "saturate-sweep-" + SpecHash(grid, 0) + ".journal");
+  EXPECT_EQ(LogDirFor("tune/lr.journal"), "tune/lr.logs");
+  EXPECT_EQ(LogDirFor("runs.db"), "runs.db.logs");
+}
+
+TEST(SweepPaths, ShapeOfNamesTheListedParameters) {
+  Spec spec = GridSpec({"bs=32,64", "lr=0.1"}, "train --bs {bs} --lr {lr}");
+  const nlohmann::json params = {{"bs", 32}, {"lr", 0.1}};
+  EXPECT_EQ(ShapeOf(spec, params), "");
+  spec.saturate.shape = {"bs"};
+  EXPECT_EQ(ShapeOf(spec, params), "bs=32");
+  spec.saturate.shape = {"lr", "bs"};
+  EXPECT_EQ(ShapeOf(spec, params), "lr=0.1,bs=32");
+}
+
+}  // namespace
+}  // namespace sat::sweep

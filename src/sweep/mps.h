@@ -1,0 +1,35 @@
+// NVIDIA's Multi-Process Service for one sweep (`saturate sweep --mps`): kernels of the runs sharing a GPU then
+// run concurrently instead of time-sliced. saturate starts its own control daemon with private pipe and log
+// folders, so it never touches a daemon someone else runs, and quits it at the end. A `kill -9` of saturate
+// leaves the daemon running (nothing runs after SIGKILL); `echo quit | CUDA_MPS_PIPE_DIRECTORY=<dir>/pipe
+// nvidia-cuda-mps-control` stops it.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "util/result.h"
+
+namespace sat::sweep {
+
+class MpsDaemon {
+ public:
+  // Starts `nvidia-cuda-mps-control -d`. Error when the program is not on PATH (no NVIDIA driver utilities),
+  // or when it fails to start the daemon (the message carries the log folder).
+  static Result<std::unique_ptr<MpsDaemon>> Start();
+  // Asks the daemon to quit and waits for the control program; removes the folders.
+  ~MpsDaemon();
+  MpsDaemon(const MpsDaemon&) = delete;
+  MpsDaemon& operator=(const MpsDaemon&) = delete;
+
+  // What every run's environment needs to reach this daemon: CUDA_MPS_PIPE_DIRECTORY, CUDA_MPS_LOG_DIRECTORY.
+  const std::map<std::string, std::string>& env() const { return env_; }
+
+ private:
+  MpsDaemon(std::string program, std::string dir, std::map<std::string, std::string> env);
+  std::string program_, dir_;
+  std::map<std::string, std::string> env_;
+};
+
+}  // namespace sat::sweep

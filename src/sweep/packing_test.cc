@@ -1,0 +1,240 @@
+#include "sweep/packing.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <map>
+
+namespace sat::sweep {
+namespace {
+
+constexpr uint64_t kGiB = 1ull << 30;
+
+// Rates as a function of the run and the window's end; the packer asks for windows before and after an admission.
+class FakeRates final : public RateSource {
+ public:
+  std::function<WindowRates(const std::string& key, double t1)> rate = [](const std::string&, double) {
+    return WindowRates{};
+  };
+  WindowRates Rates(const std::string& key, double, double t1) const override { return rate(key, t1); }
+};
+
+DeviceInfo Cpu() { return DeviceInfo{"cpu", DeviceKind::kCpu, -1}; }
+DeviceInfo Gpu(int i) { return DeviceInfo{"gpu" + std::to_string(i), DeviceKind::kGpu, i}; }
+
+DeviceState Memory(uint64_t capacity, uint64_t free) { return DeviceState{capacity, free}; }
+
+Footprint Mem(uint64_t bytes, double cpu = 0) { return Footprint{bytes, cpu}; }
+
+std::vector<std::string> Keys(const std::vector<Admission>& admitted) {
+  std::vector<std::string> keys;
+  for (const auto& a : admitted) keys.push_back(a.key);
+  return keys;
+}
+
+class PackerTest : public testing::Test {
+ protected:
+  explicit PackerTest(std::vector<DeviceInfo> devices = {Cpu()}) : packer_(std::move(devices), Params()) {}
+
+  static PackingParams Params() {
+    PackingParams p;
+    p.window_s = 2;
+    p.max_per_device = 6;
+    return p;
+  }
+  void Enqueue(int n, const std::string& shape = "") {
+    for (int i = 0; i < n; ++i) packer_.Enqueue("r" + std::to_string(next_), next_, shape), ++next_;
+  }
+  std::vector<std::string> Admit(double now, DeviceState state = Memory(100 * kGiB, 90 * kGiB)) {
+    return Keys(packer_.Admit(now, std::vector<DeviceState>(packer_.devices().size(), state), host_));
+  }
+
+  // Starts r0 and grows the device to `degree` runs, each admission judged with incumbents keeping their rate
+  // (a gain); every run there is measured at the end. Returns the time reached.
+  double Grow(int degree) {
+    rates_.rate = [](const std::string&, double) { return WindowRates{100.0, std::nullopt}; };
+    double now = 0;
+    for (int k = 0; k < degree; ++k, now += 5) {
+      const auto admitted = Admit(now);
+      EXPECT_EQ(admitted.size(), 1u);
+      if (!admitted.empty()) packer_.Measured(admitted[0], now + 5, Mem(kGiB), rates_);
+    }
+    EXPECT_EQ(packer_.View()[0].proven, degree);
+    return now;
+  }
+
+  Packer packer_;
+  HostState host_;
+  FakeRates rates_;
+  int next_ = 0;
+};
+
+TEST_F(PackerTest, AnEmptyDeviceTakesTheEarliestRunAndGrowsOnlyOnceItIsMeasured) {
+  Enqueue(3);
+  EXPECT_EQ(Admit(0), std::vector<std::string>{"r0"});
+  EXPECT_TRUE(Admit(1).empty()) << "r0 is not measured yet";
+  packer_.Measured("r0", 5, Mem(kGiB), rates_);
+  const auto admitted = packer_.Admit(5, {Memory(100 * kGiB, 90 * kGiB)}, host_);
+  ASSERT_EQ(admitted.size(), 1u);
+  EXPECT_EQ(admitted[0].key, "r1");
+  EXPECT_TRUE(admitted[0].growth);
+  EXPECT_TRUE(Admit(6).empty()) << "one newcomer at a time";
+  EXPECT_EQ(packer_.queued(), 1u);
+  EXPECT_EQ(packer_.live(), 2u);
+}
+
+TEST_F(PackerTest, AGainProvesTheDegreeAndRunsThatLeaveAreReplacedAtOnce) {
+  Enqueue(5);
+  // Incumbents keep their throughput while newcomers join: each admission adds a whole run's progress.
+  Grow(3);
+  // Two runs leave: the proven degree is restored at once, without waiting for measurements.
+  packer_.Left("r0", LeaveReason::kFinished, Mem(kGiB));
+  packer_.Left("r1", LeaveReason::kFinished, Mem(kGiB));
+  const auto refill = packer_.Admit(16, {Memory(100 * kGiB, 90 * kGiB)}, host_);
+  EXPECT_EQ(Keys(refill), (std::vector<std::string>{"r3", "r4"}));
+  EXPECT_FALSE(refill[0].growth);
+  EXPECT_EQ(packer_.TakeNotes(), (std::vector<std::string>{"cpu: degree 2 raised the progress rate by +100%",
+                                                           "cpu: degree 3 raised the progress rate by +50%"}));
+}
+
+TEST_F(PackerTest, ASmallGainHoldsTheDegreeForThatShape) {
+  Enqueue(6);
+  Grow(2);
+  Admit(10);  // r2, the third
+  // With three runs each incumbent drops to 60% of its rate: the total falls.
+  rates_.rate = [](const std::string&, double t1) { return WindowRates{t1 <= 10 ? 100.0 : 60.0, std::nullopt}; };
+  packer_.Measured("r2", 15, Mem(kGiB), rates_);
+  EXPECT_EQ(packer_.View()[0].proven, 2);
+  EXPECT_TRUE(packer_.View()[0].poor);
+  EXPECT_EQ(packer_.HeldDegrees(), (std::map<std::string, int>{{"", 2}}));
+  EXPECT_TRUE(Admit(16).empty());
+  // A run leaves: back at two, and three is not tried again.
+  packer_.Left("r0", LeaveReason::kFinished, Mem(kGiB));
+  EXPECT_TRUE(Admit(17).empty());
+  packer_.Left("r1", LeaveReason::kFinished, Mem(kGiB));
+  EXPECT_EQ(Admit(18), std::vector<std::string>{"r3"});
+  const auto notes = packer_.TakeNotes();
+  ASSERT_GE(notes.size(), 2u);
+  EXPECT_EQ(notes[1], "cpu: degree 3 changed the progress rate by only -10.0% (under 5%): 3 runs is not formed again");
+}
+
+TEST_F(PackerTest, APoorMixOfOneShapeDoesNotStopAnotherShape) {
+  packer_.Enqueue("a0", 0, "kind=cpu");
+  packer_.Enqueue("a1", 1, "kind=cpu");
+  packer_.Enqueue("a2", 2, "kind=cpu");
+  packer_.Enqueue("b0", 3, "kind=io");
+  Admit(0);
+  packer_.Measured("a0", 5, Mem(kGiB), rates_);
+  Admit(5);
+  rates_.rate = [](const std::string&, double t1) { return WindowRates{t1 <= 5 ? 100.0 : 50.0, std::nullopt}; };
+  packer_.Measured("a1", 10, Mem(kGiB), rates_);  // two cpu runs gain nothing: {cpu, cpu} is poor
+  EXPECT_EQ(packer_.HeldDegrees(), (std::map<std::string, int>{{"kind=cpu", 1}}));
+  packer_.Left("a1", LeaveReason::kFinished, Mem(kGiB));
+  // a2 would form {cpu, cpu} again; b0, later in the queue, goes first. Its shape was never measured, so its
+  // estimate is the largest footprint measured.
+  EXPECT_EQ(Admit(11), std::vector<std::string>{"b0"});
+}
+
+TEST_F(PackerTest, MemoryMustFitWithTheMarginAndInWhatIsFree) {
+  Enqueue(4);
+  const DeviceState roomy = Memory(10 * kGiB, 10 * kGiB);
+  Admit(0, roomy);
+  packer_.Measured("r0", 5, Mem(4 * kGiB), rates_);
+  // (4 + 4) x 1.1 = 8.8 GiB fits 10 GiB; but only 4 GiB free (another process took memory) does not.
+  EXPECT_TRUE(Admit(5, Memory(10 * kGiB, 4 * kGiB)).empty());
+  EXPECT_EQ(Admit(6, Memory(10 * kGiB, 6 * kGiB)), std::vector<std::string>{"r1"});
+  packer_.Measured("r1", 10, Mem(4 * kGiB), rates_);  // no rate signal: counts as a gain
+  EXPECT_EQ(packer_.View()[0].proven, 2);
+  // (4 + 4 + 4) x 1.1 = 13.2 GiB does not fit 10 GiB.
+  EXPECT_TRUE(Admit(11, Memory(10 * kGiB, 2 * kGiB)).empty());
+}
+
+TEST_F(PackerTest, OutOfMemoryWhileSharedCapsTheDeviceUntilItEmpties) {
+  Enqueue(5);
+  Grow(2);
+  Admit(10);
+  EXPECT_EQ(packer_.Left("r2", LeaveReason::kOutOfMemory, Mem(kGiB)), 3);
+  EXPECT_EQ(packer_.View()[0].cap, 2);
+  packer_.Enqueue("r2", 2, "");
+  EXPECT_TRUE(Admit(11).empty()) << "capped at the two runs still there";
+  packer_.Left("r0", LeaveReason::kFinished, Mem(kGiB));
+  EXPECT_EQ(Admit(12), std::vector<std::string>{"r2"}) << "refilled up to the cap";
+  packer_.Left("r1", LeaveReason::kFinished, Mem(kGiB));
+  packer_.Left("r2", LeaveReason::kFinished, Mem(kGiB));
+  EXPECT_FALSE(packer_.View()[0].cap) << "an empty device starts afresh";
+}
+
+TEST_F(PackerTest, ARunThatLeavesDuringAGainCheckMakesItInconclusive) {
+  Enqueue(4);
+  Grow(2);
+  Admit(10);  // r2 under test
+  packer_.Left("r0", LeaveReason::kFinished, Mem(kGiB));
+  packer_.Measured("r2", 15, Mem(kGiB), rates_);
+  EXPECT_EQ(packer_.View()[0].proven, 2);
+  EXPECT_FALSE(packer_.View()[0].poor);
+  const auto notes = packer_.TakeNotes();
+  EXPECT_EQ(notes.back(), "cpu: degree 3: gain check inconclusive (a run left meanwhile)");
+}
+
+TEST_F(PackerTest, CpuUseBelowTheQuietLevelIsNoSignal) {
+  Enqueue(3);
+  Admit(0);
+  packer_.Measured("r0", 5, Mem(kGiB), rates_);
+  Admit(5);
+  // 2% CPU before, 1% after: noise, not a slowdown.
+  rates_.rate = [](const std::string&, double t1) { return WindowRates{std::nullopt, t1 <= 5 ? 2.0 : 1.0}; };
+  packer_.Measured("r1", 10, Mem(kGiB), rates_);
+  EXPECT_EQ(packer_.View()[0].proven, 2);
+  // A CPU-bound incumbent halved by the newcomer is a signal: no gain.
+  Admit(10);
+  rates_.rate = [](const std::string&, double t1) { return WindowRates{std::nullopt, t1 <= 10 ? 100.0 : 60.0}; };
+  packer_.Measured("r2", 15, Mem(kGiB), rates_);
+  EXPECT_TRUE(packer_.View()[0].poor);
+}
+
+TEST_F(PackerTest, HostPressureStopsGrowth) {
+  Enqueue(3);
+  Admit(0);
+  packer_.Measured("r0", 5, Mem(kGiB), rates_);
+  host_.mem_total_bytes = 16 * kGiB;
+  host_.mem_available_bytes = kGiB;
+  EXPECT_TRUE(Admit(5).empty());
+  EXPECT_EQ(packer_.TakeNotes(), std::vector<std::string>{"cpu: not growing: host RAM 1.0 GiB available of 16.0 GiB"});
+  // Host CPU does not stop the CPU device: its gain check judges CPU contention.
+  host_.mem_available_bytes = 8 * kGiB;
+  host_.cpu_util_pct = 99;
+  EXPECT_EQ(Admit(6), std::vector<std::string>{"r1"});
+}
+
+class GpuPackerTest : public PackerTest {
+ protected:
+  GpuPackerTest() : PackerTest({Gpu(0), Gpu(1)}) {}
+};
+
+TEST_F(GpuPackerTest, EachGpuTakesARunAndHostCpuStopsGpuGrowth) {
+  Enqueue(4);
+  EXPECT_EQ(Admit(0), (std::vector<std::string>{"r0", "r1"}));
+  packer_.Measured("r0", 5, Mem(kGiB), rates_);
+  host_.cpu_util_pct = 95;
+  EXPECT_TRUE(Admit(5).empty());
+  host_.cpu_util_pct = 50;
+  const auto admitted = packer_.Admit(6, std::vector<DeviceState>(2, Memory(80 * kGiB, 70 * kGiB)), host_);
+  ASSERT_EQ(admitted.size(), 1u);
+  EXPECT_EQ(admitted[0].device, 0);
+  EXPECT_EQ(admitted[0].key, "r2");
+}
+
+TEST(HostPressure, NamesEverySaturatedResource) {
+  PackingParams params;
+  HostState host;
+  EXPECT_EQ(HostPressure(host, params, true), "");
+  host.cpu_util_pct = 93;
+  host.disk_busy_pct = 97;
+  host.net_util = 0.95;
+  EXPECT_EQ(HostPressure(host, params, false), "a disk is 97% busy; a network link carries 95% of its speed");
+  EXPECT_EQ(HostPressure(host, params, true),
+            "host CPU 93% busy (limit 90%); a disk is 97% busy; a network link carries 95% of its speed");
+}
+
+}  // namespace
+}  // namespace sat::sweep

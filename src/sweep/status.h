@@ -1,0 +1,26 @@
+// What `saturate sweep status` and `saturate sweep export` read: a journal's sweep, counts and runs, and whether
+// it is consistent. Safe while a sweep is running (the journal is in WAL mode; this is one more reader).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sweep/journal.h"
+#include "util/result.h"
+
+namespace sat::sweep {
+
+struct SweepStatus {
+  std::string journal_path;
+  SweepInfo sweep;
+  StateCounts counts;
+  std::vector<RunRecord> runs;  // best first by the sweep's metric (SortByMetric)
+  std::string problems;         // Journal::Verify's findings; empty when consistent
+};
+
+// Reads the journal at `path`. Usage error when there is no such file or it holds no sweep (it is never
+// created here).
+Result<SweepStatus> ReadStatus(const std::string& path);
+
+}  // namespace sat::sweep

@@ -1,0 +1,170 @@
+#include "sweep/view.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace sat::sweep {
+namespace {
+
+std::string Cut(std::string line, size_t width) {
+  if (width > 3 && line.size() > width) line = line.substr(0, width - 3) + "...";
+  return line;
+}
+
+// "lr=0.01 bs=32", values as the command line gets them.
+std::string ParamsText(const nlohmann::json& params) {
+  std::vector<std::string> parts;
+  if (params.is_object()) {
+    for (const auto& [name, value] : params.items()) parts.push_back(fmt::format("{}={}", name, PyStr(value)));
+  }
+  return fmt::format("{}", fmt::join(parts, " "));
+}
+
+std::string Duration(double s) {
+  if (s < 120) return fmt::format("{:.1f}s", s);
+  const long total = static_cast<long>(s);
+  if (total < 3600) return fmt::format("{}m{:02}s", total / 60, total % 60);
+  return fmt::format("{}h{:02}m", total / 3600, (total % 3600) / 60);
+}
+
+std::string DeviceLine(const DeviceSnapshot& d) {
+  std::string line = d.name;
+  if (d.util_pct) line += fmt::format("  {} {:.0f}%", d.name == "cpu" ? "CPU" : "util", *d.util_pct);
+  if (d.mem_used_bytes && d.mem_total_bytes) {
+    line += fmt::format("  mem {}/{}", FormatBytes(*d.mem_used_bytes), FormatBytes(*d.mem_total_bytes));
+  }
+  line += fmt::format("  {} run{}, proven {}", d.runs.size(), d.runs.size() == 1 ? "" : "s", d.proven);
+  if (d.cap) line += fmt::format(", capped at {} after out of memory", *d.cap);
+  if (d.probing) line += ", judging the last admission";
+  if (d.poor) line += ", holding";
+  return line;
+}
+
+std::string RunLine(const LiveRunView& r) {
+  std::string rate = r.samples_per_s ? fmt::format("{:.1f} samples/s", *r.samples_per_s)
+                     : r.cpu_pct     ? fmt::format("{:.0f}% CPU", *r.cpu_pct)
+                                     : std::string("-");
+  return fmt::format("  #{:<4} {} {:>8} {:>18} {:>9}{}  {}", r.index, r.key, Duration(r.up_s), rate,
+                     FormatBytes(r.mem_bytes), r.measured ? "" : " (measuring)", ParamsText(r.params));
+}
+
+template <class T>
+std::string Optional(const std::optional<T>& v, const char* format) {
+  return v ? fmt::format(fmt::runtime(format), *v) : std::string();
+}
+
+nlohmann::json CountsJson(const StateCounts& c) {
+  return {{"queued", c.queued}, {"running", c.running},   {"done", c.done},
+          {"failed", c.failed}, {"retrying", c.retrying}, {"total", c.total()}};
+}
+
+}  // namespace
+
+std::string FormatBytes(uint64_t bytes) {
+  const double b = static_cast<double>(bytes);
+  if (b >= 1024.0 * 1024 * 1024) return fmt::format("{:.1f} GiB", b / (1024.0 * 1024 * 1024));
+  if (b >= 1024.0 * 1024) return fmt::format("{:.0f} MiB", b / (1024.0 * 1024));
+  return fmt::format("{:.0f} KiB", b / 1024.0);
+}
+
+std::string CountsLine(const StateCounts& c) {
+  return fmt::format("{} runs: {} queued, {} running, {} done, {} failed, {} retrying", c.total(), c.queued, c.running,
+                     c.done, c.failed, c.retrying);
+}
+
+std::vector<std::string> LiveLines(const SweepSnapshot& snapshot, size_t width) {
+  std::vector<std::string> lines;
+  lines.push_back(Cut(fmt::format("sweep {}  {}", Duration(snapshot.elapsed_s), CountsLine(snapshot.counts)), width));
+  for (const DeviceSnapshot& d : snapshot.devices) {
+    lines.push_back(Cut(DeviceLine(d), width));
+    for (const LiveRunView& r : d.runs) lines.push_back(Cut(RunLine(r), width));
+  }
+  for (const auto& [shape, degree] : snapshot.held) {
+    lines.push_back(Cut(fmt::format("held: {} run{} per device for {}", degree, degree == 1 ? "" : "s",
+                                    shape.empty() ? "this sweep's runs" : shape),
+                        width));
+  }
+  return lines;
+}
+
+std::string EventLine(const SweepEvent& e) {
+  if (e.key.empty()) return fmt::format("[{:>7.1f}s] {}", e.elapsed_s, e.text);
+  return fmt::format("[{:>7.1f}s] #{} {} on {}: {}", e.elapsed_s, e.index, e.key, e.device, e.text);
+}
+
+std::string ResultsTable(const std::vector<RunRecord>& runs, const std::optional<MetricSpec>& metric, size_t max_rows) {
+  std::vector<std::string> params;
+  for (const RunRecord& r : runs) {
+    if (!r.params.is_object()) continue;
+    for (const auto& [name, value] : r.params.items()) {
+      if (std::find(params.begin(), params.end(), name) == params.end()) params.push_back(name);
+    }
+  }
+  std::sort(params.begin(), params.end());
+  std::vector<std::string> header = {"rank", "#", "key", "state", "tries"};
+  if (metric) header.push_back(metric->name + (metric->goal == Goal::kMinimize ? " (min)" : " (max)"));
+  header.insert(header.end(), params.begin(), params.end());
+  for (const char* c : {"samples/s", "peak mem", "CPU %"}) header.emplace_back(c);
+
+  std::vector<std::vector<std::string>> rows;
+  const size_t shown = max_rows == 0 ? runs.size() : std::min(runs.size(), max_rows);
+  for (size_t i = 0; i < shown; ++i) {
+    const RunRecord& r = runs[i];
+    std::vector<std::string> row = {std::to_string(i + 1), std::to_string(r.index), r.key,
+                                    std::string(RunStateName(r.state)), std::to_string(r.attempts)};
+    if (metric) {
+      auto it = r.best_metrics.find(metric->name);
+      row.push_back(it != r.best_metrics.end() && it->is_number() ? fmt::format("{:.6g}", it->get<double>()) : "");
+    }
+    for (const std::string& p : params) row.push_back(r.params.contains(p) ? PyStr(r.params[p]) : "");
+    const Measurements& m = r.measurements;
+    row.push_back(Optional(m.throughput_samples_per_s, "{:.1f}"));
+    const std::optional<uint64_t> mem = m.peak_gpu_memory_bytes ? m.peak_gpu_memory_bytes : m.rss_bytes;
+    row.push_back(mem ? FormatBytes(*mem) : "");
+    row.push_back(Optional(m.cpu_pct, "{:.0f}"));
+    rows.push_back(std::move(row));
+  }
+  std::vector<size_t> widths(header.size());
+  for (size_t c = 0; c < header.size(); ++c) {
+    widths[c] = header[c].size();
+    for (const auto& row : rows) widths[c] = std::max(widths[c], row[c].size());
+  }
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string out;
+    for (size_t c = 0; c < cells.size(); ++c) {
+      if (c > 0) out += "  ";
+      out += fmt::format("{:<{}}", cells[c], c + 1 == cells.size() ? 0 : widths[c]);
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    return out + "\n";
+  };
+  std::string out = line(header);
+  for (const auto& row : rows) out += line(row);
+  if (shown < runs.size()) out += fmt::format("... {} more (--all shows every run)\n", runs.size() - shown);
+  return out;
+}
+
+std::string FormatStatus(const SweepStatus& s, size_t max_rows) {
+  std::string out = fmt::format("journal {} (spec {}, plan {})\n{}\n", s.journal_path, s.sweep.spec_path,
+                                s.sweep.spec_hash, CountsLine(s.counts));
+  if (!s.problems.empty()) out += fmt::format("INCONSISTENT: {}\n", s.problems);
+  return out + "\n" + ResultsTable(s.runs, s.sweep.metric, max_rows);
+}
+
+nlohmann::json StatusJson(const SweepStatus& s) {
+  nlohmann::json doc;
+  doc["journal"] = s.journal_path;
+  doc["spec"] = s.sweep.spec_path;
+  doc["spec_hash"] = s.sweep.spec_hash;
+  doc["seed"] = s.sweep.seed;
+  doc["counts"] = CountsJson(s.counts);
+  doc["consistent"] = s.problems.empty();
+  doc["problems"] = s.problems.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.problems);
+  const nlohmann::json results = ResultsJson(s.runs, s.sweep.metric);
+  doc["metric"] = results["metric"];
+  doc["runs"] = results["runs"];
+  return doc;
+}
+
+}  // namespace sat::sweep

@@ -1,0 +1,103 @@
+#include "sweep/view.h"
+
+#include <gtest/gtest.h>
+
+namespace sat::sweep {
+namespace {
+
+using nlohmann::json;
+
+std::vector<RunRecord> Runs() {
+  std::vector<RunRecord> runs(3);
+  for (int i = 0; i < 3; ++i) {
+    runs[i].key = "key" + std::to_string(i);
+    runs[i].index = i;
+    runs[i].params = json{{"lr", 0.1 / (i + 1)}, {"bs", 32}};
+    runs[i].state = RunState::kDone;
+    runs[i].attempts = 1;
+  }
+  runs[0].best_metrics = {{"loss", 0.5}};
+  runs[1].best_metrics = {{"loss", 0.25}};
+  runs[1].measurements.throughput_samples_per_s = 812.25;
+  runs[1].measurements.rss_bytes = 300ull << 20;
+  runs[1].measurements.cpu_pct = 97.4;
+  runs[2].state = RunState::kFailed;
+  runs[2].attempts = 3;
+  return runs;
+}
+
+TEST(ResultsTable, BestFirstWithParametersAndMeasurements) {
+  const MetricSpec loss{"loss", Goal::kMinimize, std::nullopt};
+  const std::string table = ResultsTable(SortByMetric(Runs(), loss), loss, 0);
+  EXPECT_EQ(table,
+            "rank  #  key   state   tries  loss (min)  bs  lr                   samples/s  peak mem  CPU %\n"
+            "1     1  key1  done    1      0.25        32  0.05                 812.2      300 MiB   97\n"
+            "2     0  key0  done    1      0.5         32  0.1\n"
+            "3     2  key2  failed  3                  32  0.03333333333333333\n");
+  const std::string two = ResultsTable(Runs(), std::nullopt, 2);
+  EXPECT_NE(two.find("... 1 more (--all shows every run)\n"), std::string::npos);
+  EXPECT_EQ(two.find("loss"), std::string::npos);
+}
+
+TEST(LiveLines, CountsDevicesAndRuns) {
+  SweepSnapshot s;
+  s.elapsed_s = 75;
+  s.counts = StateCounts{3, 2, 1, 0, 0};
+  DeviceSnapshot cpu;
+  cpu.name = "cpu";
+  cpu.proven = 2;
+  cpu.probing = true;
+  cpu.util_pct = 87;
+  cpu.mem_used_bytes = 3ull << 30;
+  cpu.mem_total_bytes = 16ull << 30;
+  cpu.runs.push_back(LiveRunView{"abc", 4, json{{"lr", 0.1}}, 1, 12.5, true, 840.5, 99, 200ull << 20});
+  cpu.runs.push_back(LiveRunView{"def", 5, json{{"lr", 0.2}}, 2, 1.5, false, std::nullopt, 50, 100ull << 20});
+  s.devices.push_back(cpu);
+  s.held = {{"", 3}};
+  const auto lines = LiveLines(s, 200);
+  ASSERT_EQ(lines.size(), 5u);
+  EXPECT_EQ(lines[0], "sweep 75.0s  6 runs: 3 queued, 2 running, 1 done, 0 failed, 0 retrying");
+  EXPECT_EQ(lines[1], "cpu  CPU 87%  mem 3.0 GiB/16.0 GiB  2 runs, proven 2, judging the last admission");
+  EXPECT_EQ(lines[2], "  #4    abc    12.5s    840.5 samples/s   200 MiB  lr=0.1");
+  EXPECT_EQ(lines[3], "  #5    def     1.5s            50% CPU   100 MiB (measuring)  lr=0.2");
+  EXPECT_EQ(lines[4], "held: 3 runs per device for this sweep's runs");
+  EXPECT_EQ(LiveLines(s, 20)[1], "cpu  CPU 87%  mem...");
+}
+
+TEST(EventLine, NamesTheRunAndDevice) {
+  SweepEvent e;
+  e.elapsed_s = 12.34;
+  e.text = "cpu: degree 2 raised the progress rate by +80%";
+  EXPECT_EQ(EventLine(e), "[   12.3s] cpu: degree 2 raised the progress rate by +80%");
+  e.key = "abc";
+  e.index = 3;
+  e.device = "gpu0";
+  e.text = "finished in 9.8 s";
+  EXPECT_EQ(EventLine(e), "[   12.3s] #3 abc on gpu0: finished in 9.8 s");
+}
+
+TEST(StatusJson, CarriesCountsConsistencyAndRuns) {
+  SweepStatus s;
+  s.journal_path = "s.journal";
+  s.sweep = SweepInfo{"s.yaml", "0123456789abcdef", 7, MetricSpec{"loss", Goal::kMinimize, std::nullopt}};
+  s.counts = StateCounts{0, 0, 2, 1, 0};
+  s.runs = Runs();
+  json j = StatusJson(s);
+  EXPECT_EQ(j["counts"]["total"], 3);
+  EXPECT_EQ(j["consistent"], true);
+  EXPECT_TRUE(j["problems"].is_null());
+  EXPECT_EQ(j["metric"]["goal"], "minimize");
+  EXPECT_EQ(j["runs"].size(), 3u);
+  s.problems = "journal s.journal is inconsistent:\n  key0: more failures than attempts";
+  EXPECT_EQ(StatusJson(s)["consistent"], false);
+  EXPECT_NE(FormatStatus(s, 0).find("INCONSISTENT: journal s.journal"), std::string::npos);
+}
+
+TEST(FormatBytes, PicksAUnit) {
+  EXPECT_EQ(FormatBytes(3ull << 30), "3.0 GiB");
+  EXPECT_EQ(FormatBytes(312ull << 20), "312 MiB");
+  EXPECT_EQ(FormatBytes(20 << 10), "20 KiB");
+}
+
+}  // namespace
+}  // namespace sat::sweep

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# With GPUs (the NVML stand-in: two fake H200s), every GPU is a device: runs are spread over them, each run sees
+# only its GPU (CUDA_VISIBLE_DEVICES in NVML's PCI order), -i picks GPUs, and --mps without NVIDIA's MPS control
+# program is an error that names it.
+set -euo pipefail
+source "$(dirname "$0")/lib.bash"
+source "$(dirname "$0")/sweep_lib.bash"
+export SATURATE_NVML_LIBRARY="$FAKE_NVML" FAKE_NVML_DEVICES=2
+
+cat >"$WORK/which_gpu.py" <<'PY'
+import os, sys, time
+import saturate
+for _ in saturate.track(range(20)):
+    time.sleep(0.05)
+print(f"gpu={os.environ['CUDA_VISIBLE_DEVICES']} order={os.environ['CUDA_DEVICE_ORDER']}")
+PY
+
+journal="$WORK/gpus.journal"
+"$SATURATE" sweep --journal "$journal" --warmup 0.3s --window 0.3s --grid i=1,2,3,4 \
+  -- "$PY" "$WORK/which_gpu.py" --i '{i}' >"$WORK/out" 2>"$WORK/err"
+cat "$WORK/err" "$WORK/out"
+expect_contains "$(cat "$WORK/err")" "on GPUs"
+expect_contains "$(cat "$WORK/err")" "on gpu0"
+expect_contains "$(cat "$WORK/err")" "on gpu1"
+# Each run saw exactly the GPU the journal says it ran on.
+while IFS='|' read -r gpu log_dir; do
+  grep -qx "gpu=$gpu order=PCI_BUS_ID" "$log_dir/stdout.log" || fail "run on GPU $gpu saw: $(cat "$log_dir/stdout.log")"
+done < <(journal_query "$journal" "SELECT gpu_index, log_dir FROM attempts")
+[ "$(journal_query "$journal" "SELECT count(DISTINCT gpu_index) FROM attempts")" = 2 ] || fail "both GPUs should be used"
+
+"$SATURATE" sweep --journal "$WORK/one.journal" -i 1 --warmup 0.3s --window 0.3s --grid i=1,2 \
+  -- "$PY" "$WORK/which_gpu.py" --i '{i}' >/dev/null 2>&1
+[ "$(journal_query "$WORK/one.journal" "SELECT DISTINCT gpu_index FROM attempts")" = 1 ] || fail "-i 1 should use GPU 1 only"
+expect_exit 2 "$SATURATE" sweep -i 5 --grid i=1 -- true '{i}'
+expect_contains "$ERR" "out of range"
+
+mkdir "$WORK/empty"
+PATH="$WORK/empty" expect_exit 1 "$SATURATE" sweep --mps --journal "$WORK/mps.journal" --grid i=1 -- /bin/true '{i}'
+expect_contains "$ERR" "--mps needs NVIDIA's nvidia-cuda-mps-control"
+echo PASS

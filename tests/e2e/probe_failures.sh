@@ -28,14 +28,21 @@ expect_exit 2 "$SATURATE" probe
 expect_contains "$ERR" "after --"
 
 # Ctrl-C: saturate stops the run (SIGINT, SIGTERM, SIGKILL) and no process of the tree survives.
+descendants() {
+  local kids
+  kids=$(ps -o pid= --ppid "$1" 2>/dev/null || true)
+  for k in $kids; do echo "$k"; descendants "$k"; done
+}
 "$SATURATE" probe --budget 5m --out "$WORK/int" -- "${TRAIN[@]}" --model tiny --workers 2 >"$WORK/int.txt" 2>&1 &
 sat=$!
-# Wait for the trainer and its two DataLoader workers to exist.
+# Wait for the trainer and its two DataLoader workers to exist, and remember them.
+tree=""
 for _ in $(seq 1 120); do
-  [ "$(pgrep -f "saturate-e2e-images-600" | wc -l)" -ge 4 ] && break  # saturate, the trainer, 2 workers
+  tree=$(descendants $sat)
+  [ "$(echo "$tree" | grep -c .)" -ge 3 ] && break
   sleep 0.5
 done
-pgrep -f "saturate-e2e-images-600" >/dev/null || fail "the trainer never started"
+[ "$(echo "$tree" | grep -c .)" -ge 3 ] || fail "the trainer and its workers never started: '$tree'"
 kill -INT $sat
 set +e
 wait $sat
@@ -44,8 +51,10 @@ set -e
 cat "$WORK/int.txt"
 [ "$rc" -eq 130 ] || fail "an interrupted probe should exit 130, got $rc"
 sleep 0.5
-if pgrep -f "saturate-e2e-images-600" >/dev/null; then
-  ps -ef | grep saturate-e2e-images | grep -v grep
-  fail "processes of the probed tree survived the interrupt"
-fi
+for pid in $tree; do
+  if kill -0 "$pid" 2>/dev/null && [ "$(awk '{print $3}' /proc/$pid/stat 2>/dev/null)" != Z ]; then
+    ps -o pid,ppid,stat,args -p "$pid"
+    fail "process $pid of the probed tree survived the interrupt"
+  fi
+done
 echo ok

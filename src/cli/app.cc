@@ -21,6 +21,10 @@ const std::vector<Command>& Commands() {
        "saturate probe --budget 2m -- python3 train.py --batch-size 64\n"
        "  saturate probe --parse saturate-example --batch-size 64 -- python3 train.py   (a script without the helper)",
        &SetupProbe},
+      {"tune", "search batch size, workers, mixed precision and more for the most throughput; recommend a command",
+       "saturate tune --budget 10m --out tune-out -- /usr/bin/python3 examples/train_images.py\n"
+       "  saturate tune --knob batch_size=16:1024 --knob workers=0:8 -- python3 train.py --bs {batch_size}",
+       &SetupTune},
       {"sweep", "run a hyper-parameter sweep packed onto GPUs (or CPU cores) by measurement; status, export, --resume",
        "saturate sweep sweep.yaml   (a W&B sweep spec; saturate sweep status sweep.yaml, --resume after a crash)\n"
        "  saturate sweep --grid lr=0.1,0.01 --grid bs=32,64 -- python3 train.py --lr {lr} --batch-size {bs}",

@@ -27,6 +27,7 @@ const std::vector<Command>& Commands();
 // Each command's setup, defined in <name>_cmd.cc.
 Action SetupMonitor(CLI::App& app);
 Action SetupProbe(CLI::App& app);
+Action SetupTune(CLI::App& app);
 Action SetupSweep(CLI::App& app);
 Action SetupSimulate(CLI::App& app);
 

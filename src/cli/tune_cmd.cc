@@ -1,0 +1,154 @@
+// `saturate tune -- CMD`: search the knobs of a training command for the most throughput and recommend a setting.
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <iostream>
+
+#include "cli/command.h"
+#include "cli/gpu_setup.h"
+#include "run/interrupt.h"
+#include "tune/console.h"
+#include "tune/results.h"
+#include "tune/tune.h"
+#include "util/strings.h"
+
+namespace sat::cli {
+namespace {
+
+struct TuneCliOptions {
+  std::vector<std::string> knobs;
+  std::string budget = "10m";
+  std::string trial_budget;
+  double mem_target = 0.9;
+  double tolerance = 0.03;
+  int64_t batch_multiple = 1;
+  double target = 0.03;
+  std::string strategy = "guided";
+  int device = -1;
+  std::string parse;
+  double batch_size = 0;
+  std::string out;
+  bool json = false;
+  std::string cache;
+  bool fresh = false;
+  bool verbose = false;
+  bool shell = false;
+  std::vector<std::string> command;
+};
+
+// The live progress line: on a terminal the running trial's line is rewritten in place when it ends; elsewhere
+// each trial gets one line when it ends.
+class Progress {
+ public:
+  Progress() : tty_(isatty(STDERR_FILENO) == 1) {}
+
+  void operator()(const tune::TrialEvent& e) {
+    std::string line = tune::ProgressLine(e);
+    if (e.started) {
+      if (tty_) fmt::print(stderr, "{}", line);
+      return;
+    }
+    fmt::print(stderr, "{}{}\n", tty_ ? "\r\033[K" : "", line);
+  }
+
+ private:
+  bool tty_;
+};
+
+Status RunTuneCommand(const TuneCliOptions& c) {
+  if (c.command.empty())
+    return UsageError("tune needs a training command after --, e.g. saturate tune -- python3 train.py");
+  auto budget = ParseDuration(c.budget);
+  if (!budget || *budget < 20)
+    return UsageError(fmt::format("--budget '{}' is not a duration of at least 20s (e.g. 90s, 10m, 1h)", c.budget));
+  std::optional<double> trial_budget;
+  if (!c.trial_budget.empty()) {
+    trial_budget = ParseDuration(c.trial_budget);
+    if (!trial_budget || *trial_budget < 6)
+      return UsageError(fmt::format("--trial-budget '{}' is not a duration of at least 6s", c.trial_budget));
+  }
+  if (c.mem_target <= 0 || c.mem_target > 1)
+    return UsageError(fmt::format("--mem-target {} must be a share of memory between 0 and 1 (0.9 = 90%)", c.mem_target));
+  if (c.tolerance < 0 || c.tolerance >= 1)
+    return UsageError(fmt::format("--tolerance {} must be a share between 0 and 1 (0.03 = 3%)", c.tolerance));
+  if (c.target <= 0 || c.target >= 1)
+    return UsageError(fmt::format("--target {} must be a fraction between 0 and 1 (0.03 = ±3%)", c.target));
+  if (c.batch_multiple < 1) return UsageError(fmt::format("--batch-multiple {} must be at least 1", c.batch_multiple));
+  if (c.batch_size < 0) return UsageError(fmt::format("--batch-size {} must be positive", c.batch_size));
+  tune::Strategy strategy = tune::Strategy::kGuided;
+  if (c.strategy == "grid") strategy = tune::Strategy::kGrid;
+  else if (c.strategy != "guided")
+    return UsageError(fmt::format("--strategy '{}' is not guided or grid", c.strategy));
+
+  auto gpus = OpenGpus(c.device >= 0 ? std::to_string(c.device) : "");
+  if (!gpus) return gpus.error();
+  if (!gpus->backend && !c.json) fmt::print(stderr, "saturate: {}; tuning without GPU telemetry\n", gpus->note);
+
+  tune::TuneOptions o;
+  o.argv = c.command;
+  o.shell = c.shell;
+  o.knob_flags = c.knobs;
+  o.strategy = strategy;
+  o.budget_s = *budget;
+  o.trial_budget_s = trial_budget.value_or(0);
+  o.mem_target = c.mem_target;
+  o.tolerance = c.tolerance;
+  o.batch_multiple = c.batch_multiple;
+  o.target_rel_half_width = c.target;
+  o.gpu_index = c.device;
+  o.parse = c.parse;
+  if (c.batch_size > 0) o.parse_batch_size = c.batch_size;
+  o.out_dir = c.out;
+  o.cache_path = c.cache;
+  o.fresh = c.fresh;
+  o.verbose = c.verbose;
+  o.on_event = Progress();
+
+  run::InstallInterruptHandlers();
+  auto result = tune::RunTune(o, gpus->backend.get());
+  if (!result) return result.error();
+  if (c.json) {
+    std::cout << tune::ResultsJson(*result).dump(2) << '\n';
+  } else {
+    std::cout << '\n' << tune::ConsoleReport(*result);
+    if (!c.out.empty()) std::cout << fmt::format("\nresults.json, results.csv and report.html are in {}\n", c.out);
+  }
+  std::cout.flush();
+  if (result->interrupted) return Error{"interrupted; the report shows what was measured", kExitInterrupted};
+  if (result->search.failed) return Error{"nothing to tune: " + result->search.failure, kExitFailure};
+  return Status::Ok();
+}
+
+}  // namespace
+
+Action SetupTune(CLI::App& app) {
+  auto c = std::make_shared<TuneCliOptions>();
+  app.add_option("--knob", c->knobs,
+                 "a knob and its range: batch_size=16:1024, workers=0:8, amp=off,bf16,fp16, pin_memory=off,on, any "
+                 "NAME=LO:HI or NAME=a,b; a known name alone takes its default range. Repeatable; without any, the "
+                 "machine's defaults (batch_size, workers, amp, preload; with a GPU also pin_memory and "
+                 "expandable_segments). Values reach the script as {NAME} in the command or saturate.knob(NAME)")
+      ->allow_extra_args(false);
+  app.add_option("--budget", c->budget, "total time for all trials (default 10m; e.g. 90s, 30m)");
+  app.add_option("--trial-budget", c->trial_budget, "most time for one trial (default: budget/15, 10s to 60s)");
+  app.add_option("--mem-target", c->mem_target, "largest share of memory a batch may use at peak (default 0.9)");
+  app.add_option("--tolerance", c->tolerance,
+                 "recommend the smallest batch within this share of the fastest (default 0.03)");
+  app.add_option("--batch-multiple", c->batch_multiple, "bisect batch sizes down to multiples of N (default 1)");
+  app.add_option("--target", c->target, "stop a trial once its 95% interval is within ±TARGET (default 0.03)");
+  app.add_option("--strategy", c->strategy, "guided (default) or grid: every combination, for comparison");
+  app.add_option("--device", c->device, "the GPU to tune on (NVML index; the command sees only it)");
+  app.add_option("--parse", c->parse,
+                 "read throughput from the command's output, for scripts without the helper (as in saturate probe)");
+  app.add_option("--batch-size", c->batch_size, "samples per step, for --parse patterns that give steps");
+  app.add_option("--out", c->out, "write results.json, results.csv, report.html and each trial's logs to DIR");
+  app.add_flag("--json", c->json, "print results.json instead of the report");
+  app.add_option("--cache", c->cache, "the trial cache (default ~/.cache/saturate/tune.db)");
+  app.add_flag("--fresh", c->fresh, "measure every trial again instead of reusing cached ones");
+  app.add_flag("-v,--verbose", c->verbose, "show the command's output");
+  app.add_flag("--shell", c->shell, "run the command through /bin/sh -c");
+  app.add_option("command", c->command, "the training command (after --)");
+  return [c] { return RunTuneCommand(*c); };
+}
+
+}  // namespace sat::cli

@@ -1,0 +1,55 @@
+// The trial cache: an SQLite file of every measured trial, keyed by the command, the trial's mode and knob
+// values, and the machine (host, CPUs, memory, GPU), so a second `saturate tune` of the same command resumes
+// instead of measuring again.
+//
+// Only finished measurements go in (interrupted trials never do). A later measurement of the same key replaces
+// the earlier one. Several saturate processes may share the file: SQLite's locking keeps each write whole, and a
+// busy file is waited on for up to 10 s. Not thread-safe: one owner.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tune/trial.h"
+#include "util/result.h"
+
+struct sqlite3;
+
+namespace sat::tune {
+
+// What makes two trials the same measurement: the command as given (placeholders unfilled), how it runs, and
+// the request's mode, knobs and repeat. A canonical JSON text.
+std::string TrialKey(const std::vector<std::string>& argv, bool shell, const std::string& parse,
+                     const TrialRequest& request);
+
+// ~/.cache/saturate/tune.db, or under $XDG_CACHE_HOME when it is set.
+std::string DefaultCachePath();
+
+class TrialCache {
+ public:
+  // Opens or creates the file (and its folder). Error when it cannot be opened or is not a tune cache.
+  static Result<std::unique_ptr<TrialCache>> Open(const std::string& path);
+  ~TrialCache();
+  TrialCache(const TrialCache&) = delete;
+  TrialCache& operator=(const TrialCache&) = delete;
+
+  // The stored trial for this key on this machine, marked cached; nullopt when there is none.
+  Result<std::optional<Trial>> Find(const std::string& key, const std::string& machine);
+  // Stores (or replaces) a trial. `command` is for people reading the file.
+  Status Put(const std::string& key, const std::string& machine, const std::string& command, const Trial& trial);
+  // Number of trials stored for this machine.
+  Result<int> Count(const std::string& machine);
+
+  const std::string& path() const { return path_; }
+
+ private:
+  TrialCache(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {}
+  Error Fail(std::string_view what) const;
+
+  std::string path_;
+  sqlite3* db_ = nullptr;
+};
+
+}  // namespace sat::tune

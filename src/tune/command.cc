@@ -1,0 +1,64 @@
+#include "tune/command.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace sat::tune {
+
+RenderedRun RenderRun(const std::vector<std::string>& argv, const std::vector<KnobSpec>& knobs,
+                      const KnobValues& values) {
+  RenderedRun out;
+  out.argv = argv;
+  nlohmann::json helper_values = nlohmann::json::object();
+  for (const auto& k : knobs) {
+    auto it = values.find(k.name);
+    switch (k.delivery) {
+      case Delivery::kPlaceholder: {
+        const std::string text = ValueText(it != values.end() ? it->second : k.Start());
+        const std::string token = "{" + k.name + "}";
+        for (auto& arg : out.argv) {
+          for (size_t pos = 0; (pos = arg.find(token, pos)) != std::string::npos; pos += text.size())
+            arg.replace(pos, token.size(), text);
+        }
+        break;
+      }
+      case Delivery::kHelper:
+        if (it != values.end()) helper_values[k.name] = it->second;
+        break;
+      case Delivery::kEnvironment:
+        if (it != values.end() && ValueText(it->second) == "on") out.env[std::string(kAllocatorVar)] = kAllocatorOn;
+        break;
+    }
+  }
+  if (!helper_values.empty()) out.env["SATURATE_KNOBS"] = helper_values.dump();
+  return out;
+}
+
+std::string ShellQuote(std::string_view s) {
+  auto safe = [](unsigned char c) {
+    return std::isalnum(c) || std::string_view("_@%+=:,./-").find(static_cast<char>(c)) != std::string_view::npos;
+  };
+  if (!s.empty() && std::all_of(s.begin(), s.end(), safe)) return std::string(s);
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string PasteableCommand(const std::vector<std::string>& argv, bool shell, const std::vector<KnobSpec>& knobs,
+                             const KnobValues& values, const std::string& python_dir) {
+  RenderedRun run = RenderRun(argv, knobs, values);
+  std::string out;
+  auto word = [&](const std::string& w) { out += (out.empty() ? "" : " ") + w; };
+  for (const auto& [name, value] : run.env) word(name + "=" + ShellQuote(value));
+  if (run.env.count("SATURATE_KNOBS") && !python_dir.empty()) word("PYTHONPATH=" + ShellQuote(python_dir));
+  if (shell) {
+    std::string joined;
+    for (const auto& a : run.argv) joined += (joined.empty() ? "" : " ") + a;
+    word("sh -c " + ShellQuote(joined));
+  } else {
+    for (const auto& a : run.argv) word(ShellQuote(a));
+  }
+  return out;
+}
+
+}  // namespace sat::tune

@@ -1,0 +1,34 @@
+// How a trial's knob values become a run of the training command, and the command line people paste.
+// Pure functions.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tune/knob.h"
+
+namespace sat::tune {
+
+struct RenderedRun {
+  std::vector<std::string> argv;             // placeholders replaced
+  std::map<std::string, std::string> env;    // SATURATE_KNOBS, PYTORCH_CUDA_ALLOC_CONF
+};
+
+// Fills the command for `values`: each placeholder knob's `{name}` becomes its value (its Start() when `values`
+// lacks it); the helper knobs present in `values` go into SATURATE_KNOBS as one JSON object (absent when there
+// are none, so the script runs on its own defaults); the allocator knob "on" sets PYTORCH_CUDA_ALLOC_CONF.
+RenderedRun RenderRun(const std::vector<std::string>& argv, const std::vector<KnobSpec>& knobs,
+                      const KnobValues& values);
+
+// `s` as one word for a POSIX shell: unchanged when it is made of safe characters, else in single quotes.
+std::string ShellQuote(std::string_view s);
+
+// A command line to paste into a shell that runs the command with `values` outside saturate: the environment
+// assignments first (with PYTHONPATH=`python_dir` when helper knobs are set, so `import saturate` finds the
+// helper), then the filled command, each word quoted. With `shell`, the filled text runs under `sh -c`.
+std::string PasteableCommand(const std::vector<std::string>& argv, bool shell, const std::vector<KnobSpec>& knobs,
+                             const KnobValues& values, const std::string& python_dir);
+
+}  // namespace sat::tune

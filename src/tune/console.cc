@@ -1,0 +1,131 @@
+#include "tune/console.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "tune/text.h"
+
+namespace sat::tune {
+namespace {
+
+std::string Duration(double s) {
+  if (s < 60) return fmt::format("{:.1f}s", s);
+  return fmt::format("{}m{:02d}s", static_cast<int>(s) / 60, static_cast<int>(s) % 60);
+}
+
+std::string Settings(const Trial& t, const std::vector<std::string>& order) {
+  if (!t.request.knobs.empty()) {
+    // Knobs the script reported but the trial left at their defaults are shown too.
+    KnobValues all = t.knobs_seen;
+    for (const auto& [k, v] : t.request.knobs) all[k] = v;
+    return ValuesText(all, order);
+  }
+  if (t.knobs_seen.empty()) return "(the script's defaults)";
+  return ValuesText(t.knobs_seen, order) + " (defaults)";
+}
+
+std::string RateOf(const SearchOutcome& s, std::optional<int> id) {
+  const Trial* t = s.FindTrial(id);
+  return t && Succeeded(*t) ? Rate(t->samples_per_s) : std::string();
+}
+
+}  // namespace
+
+std::vector<std::string> KnobOrder(const TuneResult& r) {
+  std::vector<std::string> order;
+  for (const auto& k : r.search.knobs) order.push_back(k.spec.name);
+  return order;
+}
+
+TrialRow MakeRow(const Trial& t, const std::vector<std::string>& order) {
+  TrialRow row;
+  row.id = t.id;
+  row.step = t.request.step;
+  row.mode = std::string(probe::StageName(t.request.mode));
+  row.settings = Settings(t, order);
+  row.ok = Succeeded(t);
+  row.rate = t.samples_per_s > 0 ? Number(t.samples_per_s) : "-";
+  if (row.ok && t.ci_high > t.ci_low && t.samples_per_s > 0)
+    row.interval = "±" + Percent((t.ci_high - t.ci_low) / 2 / t.samples_per_s);
+  if (t.interrupted) row.result = "interrupted";
+  else if (row.ok) row.result = t.converged ? "ok" : "ok, not converged";
+  else row.result = std::string(run::ExitClassName(t.exit_class));
+  if (t.cached) row.result += " (cached)";
+  row.time = Duration(t.wall_s);
+  return row;
+}
+
+std::vector<TrialRow> TrialRows(const TuneResult& r) {
+  std::vector<TrialRow> rows;
+  auto order = KnobOrder(r);
+  for (const auto& t : r.search.trials) rows.push_back(MakeRow(t, order));
+  return rows;
+}
+
+std::string ProgressLine(const TrialEvent& e) {
+  const std::vector<std::string> order = e.knob_order ? *e.knob_order : std::vector<std::string>{};
+  std::string what = fmt::format("trial {:>3}  {:<8} {:<7} {}", e.id, e.request->step, probe::StageName(e.request->mode),
+                                 e.request->knobs.empty() ? "(the script's defaults)" : ValuesText(e.request->knobs, order));
+  if (e.started) return fmt::format("{}  (up to {})", what, Duration(e.trial_budget_s));
+  TrialRow row = MakeRow(*e.trial, order);
+  return fmt::format("{}  {} samples/s {} {} {}  [{} of {}]", what, row.rate, row.interval, row.result, row.time,
+                     Duration(e.elapsed_s), Duration(e.budget_s));
+}
+
+std::string ConsoleReport(const TuneResult& r) {
+  const SearchOutcome& s = r.search;
+  auto order = KnobOrder(r);
+  std::string o = fmt::format("saturate tune ({}): {} trial{} ({} run, {} from the cache) in {} of a {} budget{}\n\n",
+                              StrategyName(r.strategy), s.trials.size(), s.trials.size() == 1 ? "" : "s", r.trials_run,
+                              r.trials_cached, Duration(r.wall_s), Duration(r.budget_s),
+                              r.interrupted ? " (interrupted)" : r.budget_spent ? " (budget spent)" : "");
+
+  // The trial table, columns sized to their contents.
+  std::vector<TrialRow> rows = TrialRows(r);
+  size_t w_settings = 8, w_step = 4, w_result = 6;
+  for (const auto& row : rows) {
+    w_settings = std::max(w_settings, row.settings.size());
+    w_step = std::max(w_step, row.step.size());
+    w_result = std::max(w_result, row.result.size());
+  }
+  o += fmt::format("{:>3}  {:<{}}  {:<7}  {:<{}}  {:>10}  {:>6}  {:<{}}  {:>7}\n", "#", "step", w_step, "mode",
+                   "settings", w_settings, "samples/s", "±95%", "result", w_result, "time");
+  for (const auto& row : rows)
+    o += fmt::format("{:>3}  {:<{}}  {:<7}  {:<{}}  {:>10}  {:>6}  {:<{}}  {:>7}\n", row.id, row.step, w_step, row.mode,
+                     row.settings, w_settings, row.rate, row.interval, row.result, w_result, row.time);
+
+  if (!s.decisions.empty()) {
+    o += "\nWhy:\n";
+    for (const auto& d : s.decisions) o += fmt::format("  - {}\n", d.text);
+  }
+  if (s.failed) {
+    o += fmt::format("\nNo recommendation: {}.\n", s.failure);
+  } else if (!s.recommended.empty()) {
+    std::string confirmed = RateOf(s, s.confirm_trial);
+    o += fmt::format("\nRecommended: {}{}\n", ValuesText(s.recommended, order),
+                     confirmed.empty() ? "" : fmt::format("  ({} in full training)", confirmed));
+    o += fmt::format("  {}\n", r.recommended_command);
+    if (s.fastest != s.recommended)
+      o += fmt::format("Fastest:     {}  ({} in compute mode)\n", ValuesText(s.fastest, order),
+                       RateOf(s, s.fastest_batch_trial));
+    if (!s.largest_fitting.empty())
+      o += fmt::format("Largest batch that fits: {}\n", ValuesText(s.largest_fitting, order));
+  }
+  if (std::string needs = NeedsSentence(r.needs, r.machine.gpu_index >= 0); !needs.empty()) o += needs + "\n";
+  std::vector<std::string> notes;
+  for (const auto& k : s.knobs)
+    if (!k.exposed && !k.note.empty()) notes.push_back(fmt::format("{}: {}", k.spec.name, k.note));
+  if (!notes.empty()) {
+    o += "\nKnobs:\n";
+    for (const auto& n : notes) o += "  - " + n + "\n";
+  }
+  if (!s.warnings.empty()) {
+    o += "\nWarnings:\n";
+    for (const auto& w : s.warnings) o += "  - " + w + "\n";
+  }
+  return o;
+}
+
+}  // namespace sat::tune

@@ -1,0 +1,30 @@
+// The files a tune leaves in --out: results.json (`--json` prints the same), results.csv (one row per trial) and
+// report.html (html_report.h). Pure formatting, except WriteOutputs.
+//
+// results.json: {version, command, shell, strategy, machine, budget_s, wall_s, interrupted, budget_spent,
+//   knobs: [{name, kind, range, role, delivery, exposed, script_value, note}],
+//   baseline, recommended, fastest, largest_fitting (knob values, null when not determined),
+//   throughput: {baseline, recommended, fastest_compute, recommended_compute} (samples/s, null when unmeasured),
+//   recommended_command, fastest_command, needs: {cpu_cores, ram_bytes, cpu_pct_p95, rss_peak_bytes, text},
+//   decisions: [{step, text, trials}], warnings, failure, trials_run, trials_cached, cache,
+//   trials: [TrialToJson...]}
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tune/tune.h"
+#include "util/result.h"
+
+namespace sat::tune {
+
+nlohmann::json ResultsJson(const TuneResult& result);
+
+// Header: id,step,mode,<one column per knob>,cached,exit_class,samples_per_s,ci_low,ci_high,converged,warmup_s,
+// wall_s,mem_peak_bytes,mem_total_bytes,gpu_util_pct,cpu_pct,rss_peak_bytes. Unknown values are empty cells.
+std::string ResultsCsv(const TuneResult& result);
+
+// Writes results.json, results.csv and report.html into `dir` (created).
+Status WriteOutputs(const TuneResult& result, const std::string& dir);
+
+}  // namespace sat::tune

@@ -1,0 +1,87 @@
+// The search: which trials to run, in which order, and what to conclude from them.
+//
+// Guided (the default), following the performance guides, each step building on the last:
+//   1. baseline: full training on the script's own settings; which knobs the script exposes; then the ceilings:
+//      the loader alone and the model alone (compute), when the script uses the helper;
+//   2. workers: loader throughput against worker count in loader-only mode (0, 1, 2, 4, ... then bisection),
+//      and the fewest workers whose loader throughput clears the compute ceiling with `loader_margin`;
+//   3. amp: each mixed-precision choice in compute mode; one is adopted when it wins by `gain`;
+//   4. batch: compute mode, doubling until out of memory (or over `mem_target` of the memory at peak, or the end
+//      of the range), then bisecting the boundary down to `batch_multiple`. The fastest fitting size, the largest
+//      fitting size, and the recommended one (the smallest within `tolerance` of the fastest: smaller batches
+//      generalise better) are kept. With a GPU, a batch that ran out of memory is retried once with the
+//      allocator knob. Workers are then re-checked against the new compute ceiling;
+//   5. full: pinned memory, preload and any other knob confirmed in full training, adopted when they win by `gain`;
+//   6. confirm: one more full run of the recommendation.
+// Without the helper (no loader or compute mode), every trial is full training. Grid: the baseline, then every
+// combination of the exposed knobs' GridLevels in full training (the exhaustive reference for benchmarks).
+//
+// A failing trial (out of memory, crash) is recorded and steers the search; it never stops it. When the trial
+// function returns nothing (budget spent, interrupted), the search stops and concludes from what it has.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tune/knob.h"
+#include "tune/trial.h"
+
+namespace sat::tune {
+
+enum class Strategy { kGuided, kGrid };
+std::string_view StrategyName(Strategy s);  // "guided", "grid"
+
+struct SearchOptions {
+  std::vector<KnobSpec> knobs;  // from ResolveKnobs
+  Strategy strategy = Strategy::kGuided;
+  bool gpu = false;             // a GPU is present (the allocator knob applies)
+  double mem_target = 0.9;      // largest share of the memory a batch may use at peak
+  double tolerance = 0.03;      // "within 3% of the best"
+  double gain = 0.03;           // a change is adopted when it is this much faster
+  double loader_margin = 0.2;   // the loader must clear the compute ceiling by this share
+  int64_t batch_multiple = 1;   // bisection stops at this resolution
+};
+
+// A knob after the baseline: whether the script exposes it, and the script's own value.
+struct KnobState {
+  KnobSpec spec;
+  bool exposed = false;
+  std::optional<KnobValue> script_value;  // what the script got in the baseline (helper knobs)
+  std::string note;                       // why it was skipped, or what went wrong with it
+};
+
+struct Decision {
+  std::string step;
+  std::string text;        // a plain sentence
+  std::vector<int> trials;  // the trial ids it rests on
+};
+
+struct SearchOutcome {
+  std::vector<KnobState> knobs;
+  std::vector<Trial> trials;  // in the order asked, ids 1..n
+  std::vector<Decision> decisions;
+  std::vector<std::string> warnings;
+  bool helper = false;        // the script reports through the helper (loader and compute modes work)
+  bool failed = false;        // nothing could be tuned: the baseline never ran
+  std::string failure;
+  bool stopped = false;       // the trial function ran dry (budget, interrupt) before the search ended
+
+  KnobValues baseline, recommended, fastest, largest_fitting;  // empty: not determined
+  std::optional<int> baseline_trial, loader_ceiling_trial, compute_ceiling_trial, confirm_trial;
+  std::optional<int> recommended_batch_trial, fastest_batch_trial;  // the batch step's measurements of them
+  std::vector<int> loader_curve;  // loader trials over worker counts, by worker count
+  std::vector<int> batch_curve;   // batch-step trials over batch sizes, by batch size
+
+  const Trial* FindTrial(std::optional<int> id) const;
+};
+
+// Runs one trial with id `id`; nullopt when no trial may run any more (the search then stops). A trial that was
+// interrupted comes back with interrupted set, and also stops the search.
+using TrialFn = std::function<std::optional<Trial>(int id, const TrialRequest& request)>;
+
+// Runs the search. Requests identical to an earlier one (TrialRequest::SameMeasurement) reuse its trial.
+SearchOutcome RunSearch(const SearchOptions& options, const TrialFn& run_trial);
+
+}  // namespace sat::tune

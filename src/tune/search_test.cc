@@ -1,0 +1,306 @@
+#include "tune/search.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tune/test_model.h"
+
+namespace sat::tune {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::ModelKnobs;
+using testing::ScriptModel;
+
+SearchOutcome Search(ScriptModel& model, SearchOptions o) {
+  return RunSearch(o, [&](int id, const TrialRequest& r) -> std::optional<Trial> { return model(id, r); });
+}
+
+SearchOptions Options(std::vector<KnobSpec> knobs = ModelKnobs()) {
+  SearchOptions o;
+  o.knobs = std::move(knobs);
+  return o;
+}
+
+std::string AllDecisions(const SearchOutcome& s) {
+  std::string out;
+  for (const auto& d : s.decisions) out += d.text + "\n";
+  return out;
+}
+
+int64_t IntAt(const KnobValues& v, const std::string& name) { return v.at(name).get<int64_t>(); }
+
+TEST(Search, FollowsTheGuidesToTheRecommendation) {
+  ScriptModel model;
+  SearchOutcome s = Search(model, Options());
+  ASSERT_FALSE(s.failed) << s.failure;
+  EXPECT_FALSE(s.stopped);
+  EXPECT_TRUE(s.helper);
+
+  // Workers: the fewest whose loader clears the compute ceiling at the recommended batch with bf16 (2909 x 1.2):
+  // 7 x 500 = 3500.
+  EXPECT_EQ(IntAt(s.recommended, "workers"), 7);
+  EXPECT_EQ(s.recommended.at("amp"), "bf16");
+  // Batch: out of memory above 300, found exactly; 256 is within 3% of the fastest (300) and recommended.
+  EXPECT_EQ(IntAt(s.largest_fitting, "batch_size"), 300);
+  EXPECT_EQ(IntAt(s.fastest, "batch_size"), 300);
+  EXPECT_EQ(IntAt(s.recommended, "batch_size"), 256);
+  EXPECT_EQ(s.recommended.at("preload"), "on");
+
+  // Never a successful trial past the boundary; the failing fp16 choice is recorded, not fatal.
+  bool fp16_failed = false;
+  for (const auto& t : s.trials) {
+    if (t.request.knobs.count("batch_size") && IntAt(t.request.knobs, "batch_size") > 300) {
+      EXPECT_FALSE(Succeeded(t)) << "trial " << t.id;
+    }
+    if (t.request.knobs.count("amp") && t.request.knobs.at("amp") == "fp16") fp16_failed = !Succeeded(t);
+  }
+  EXPECT_TRUE(fp16_failed);
+  EXPECT_THAT(AllDecisions(s), HasSubstr("amp=fp16 failed"));
+
+  // The confirmation is a separate full run of the recommendation.
+  const Trial* confirm = s.FindTrial(s.confirm_trial);
+  ASSERT_NE(confirm, nullptr);
+  EXPECT_EQ(confirm->request.mode, probe::StageKind::kFull);
+  EXPECT_EQ(confirm->request.repeat, 1);
+  EXPECT_EQ(confirm->request.knobs, s.recommended);
+  EXPECT_THAT(AllDecisions(s), HasSubstr("Confirmed"));
+
+  // Compute trials keep the baseline's workers: one ceiling serves every worker count.
+  for (const auto& t : s.trials)
+    if (t.request.mode == probe::StageKind::kCompute) {
+      EXPECT_EQ(IntAt(t.request.knobs, "workers"), 0);
+    }
+  // Far cheaper than the grid over the same space (7 batch levels x 9 worker counts x 3 x 2 = 378 runs).
+  EXPECT_EQ(static_cast<int>(s.trials.size()), model.calls);
+  EXPECT_LT(s.trials.size(), 30u);
+}
+
+TEST(Search, LoaderCurveAndBatchCurveAreOrdered) {
+  ScriptModel model;
+  SearchOutcome s = Search(model, Options());
+  std::vector<int64_t> workers, batches;
+  for (int id : s.loader_curve) workers.push_back(IntAt(s.FindTrial(id)->request.knobs, "workers"));
+  for (int id : s.batch_curve) batches.push_back(IntAt(s.FindTrial(id)->request.knobs, "batch_size"));
+  EXPECT_EQ(workers, (std::vector<int64_t>{0, 1, 2, 4, 5, 6, 7, 8}));
+  EXPECT_TRUE(std::is_sorted(batches.begin(), batches.end()));
+  EXPECT_EQ(batches.front(), 64);
+  EXPECT_EQ(batches.back(), 512);
+}
+
+TEST(Search, ExplainsTheWorkerChoice) {
+  ScriptModel model;
+  SearchOutcome s = Search(model, Options());
+  std::string text = AllDecisions(s);
+  EXPECT_THAT(text, HasSubstr("5 workers unblock the model"));
+  EXPECT_THAT(text, HasSubstr("more add RAM"));
+  EXPECT_THAT(text, HasSubstr("7 workers unblock"));
+  EXPECT_THAT(text, HasSubstr("Batch 300 is the largest that fits: 301 ran out of GPU memory"));
+  EXPECT_THAT(text, HasSubstr("256 is within 3% of it"));
+}
+
+TEST(Search, ConfirmsWorkersInFullTraining) {
+  ScriptModel model;
+  model.shared_cpu = true;  // loader-only runs promise a lot; training on the same CPU gets none of it
+  SearchOutcome s = Search(model, Options());
+  EXPECT_EQ(IntAt(s.recommended, "workers"), 0);
+  EXPECT_THAT(AllDecisions(s), HasSubstr("the loader and the model share the CPU here, so workers stays 0"));
+  EXPECT_EQ(s.recommended.at("preload"), "on");  // tried with the workers that stay
+  const Trial* confirm = s.FindTrial(s.confirm_trial);
+  ASSERT_NE(confirm, nullptr);
+  EXPECT_EQ(IntAt(confirm->request.knobs, "workers"), 0);
+}
+
+TEST(Search, BisectsToTheBatchMultiple) {
+  ScriptModel model;
+  SearchOptions o = Options();
+  o.batch_multiple = 8;
+  SearchOutcome s = Search(model, o);
+  EXPECT_EQ(IntAt(s.largest_fitting, "batch_size"), 296);
+  for (const auto& t : s.trials)
+    if (t.request.step == "batch") {
+      EXPECT_EQ(IntAt(t.request.knobs, "batch_size") % 8, 0);
+    }
+}
+
+TEST(Search, RetriesAnOutOfMemoryBatchWithTheAllocatorKnobOnAGpu) {
+  ScriptModel model;
+  model.oom_above_with_allocator = 600;  // fragmentation: expandable segments fit more
+  std::vector<KnobSpec> knobs = ModelKnobs({"batch_size", "expandable_segments"});
+  for (auto& k : knobs)
+    if (k.role == KnobRole::kAllocator) k.delivery = Delivery::kEnvironment;
+  SearchOptions o = Options(knobs);
+  o.gpu = true;
+  SearchOutcome s = Search(model, o);
+  EXPECT_EQ(s.recommended.at("expandable_segments"), "on");
+  EXPECT_EQ(IntAt(s.largest_fitting, "batch_size"), 600);
+  EXPECT_THAT(AllDecisions(s), HasSubstr("Batch 512 ran out of memory, and fits with PYTORCH_CUDA_ALLOC_CONF"));
+
+  // Without a GPU the allocator knob is skipped, and says why.
+  o.gpu = false;
+  model.calls = 0;
+  SearchOutcome cpu = Search(model, o);
+  EXPECT_EQ(cpu.recommended.count("expandable_segments"), 0u);
+  EXPECT_THAT(cpu.knobs[1].note, HasSubstr("no GPU"));
+  EXPECT_EQ(IntAt(cpu.largest_fitting, "batch_size"), 300);
+}
+
+TEST(Search, KeepsAMemorySafetyMargin) {
+  ScriptModel model;
+  model.oom_above = 100000;
+  model.mem_total = 400;  // a batch of b uses b units: 0.9 x 400 = 360 fits at most
+  SearchOutcome s = Search(model, Options());
+  EXPECT_EQ(IntAt(s.largest_fitting, "batch_size"), 360);
+  EXPECT_LE(IntAt(s.recommended, "batch_size"), 360);
+  EXPECT_THAT(AllDecisions(s), HasSubstr("above the 90% target"));
+}
+
+TEST(Search, DoesNotBisectAFailureThatIsNotMemory) {
+  ScriptModel model;
+  model.oom_above = 100000;
+  model.crash_above = 512;
+  SearchOutcome s = Search(model, Options());
+  EXPECT_EQ(IntAt(s.largest_fitting, "batch_size"), 512);
+  for (const auto& t : s.trials) {
+    int64_t b = IntAt(t.request.knobs.count("batch_size") ? t.request.knobs : KnobValues{{"batch_size", 64}},
+                      "batch_size");
+    EXPECT_TRUE(b <= 512 || b == 1024) << "bisected into " << b;
+  }
+  EXPECT_THAT(AllDecisions(s), HasSubstr("Batch 512 is the largest that ran: 1024 failed"));
+  EXPECT_THAT(AllDecisions(s), HasSubstr("not for lack of memory"));
+}
+
+TEST(Search, SkipsKnobsTheScriptDoesNotExpose) {
+  ScriptModel model;
+  model.exposes = {"batch_size"};
+  SearchOutcome s = Search(model, Options());
+  ASSERT_FALSE(s.failed);
+  for (const auto& k : s.knobs) {
+    if (k.spec.name == "batch_size") {
+      EXPECT_TRUE(k.exposed);
+      EXPECT_EQ(k.script_value, KnobValue(64));
+    } else {
+      EXPECT_FALSE(k.exposed) << k.spec.name;
+      EXPECT_THAT(k.note, HasSubstr("does not expose it"));
+    }
+  }
+  for (const auto& t : s.trials) {
+    EXPECT_EQ(t.request.knobs.count("workers"), 0u);
+    EXPECT_EQ(t.request.knobs.count("amp"), 0u);
+  }
+  EXPECT_EQ(s.recommended, (KnobValues{{"batch_size", 256}}));
+}
+
+TEST(Search, StopsWhenTrialsRunOutAndKeepsWhatWasMeasured) {
+  ScriptModel model;
+  int allowed = 5;
+  SearchOutcome s = RunSearch(Options(), [&](int id, const TrialRequest& r) -> std::optional<Trial> {
+    if (allowed-- <= 0) return std::nullopt;
+    return model(id, r);
+  });
+  EXPECT_TRUE(s.stopped);
+  EXPECT_FALSE(s.failed);
+  EXPECT_EQ(s.trials.size(), 5u);  // baseline, two ceilings, workers 1 and 2
+  EXPECT_EQ(IntAt(s.recommended, "workers"), 2);
+  EXPECT_EQ(IntAt(s.recommended, "batch_size"), 64);
+  EXPECT_FALSE(s.confirm_trial.has_value());
+  EXPECT_THAT(AllDecisions(s), HasSubstr("stopped early"));
+}
+
+TEST(Search, AnInterruptedTrialStopsTheSearchAndIsNotUsed) {
+  ScriptModel model;
+  SearchOutcome s = RunSearch(Options(), [&](int id, const TrialRequest& r) -> std::optional<Trial> {
+    Trial t = model(id, r);
+    t.interrupted = id == 3;
+    return t;
+  });
+  EXPECT_TRUE(s.stopped);
+  ASSERT_EQ(s.trials.size(), 3u);
+  EXPECT_TRUE(s.trials[2].interrupted);
+  EXPECT_FALSE(s.compute_ceiling_trial.has_value());
+}
+
+TEST(Search, ShrinksABaselineThatRunsOutOfMemory) {
+  ScriptModel model;
+  model.oom_above = 40;
+  SearchOutcome s = Search(model, Options());
+  ASSERT_FALSE(s.failed) << s.failure;
+  EXPECT_EQ(IntAt(s.baseline, "batch_size"), 32);
+  EXPECT_EQ(IntAt(s.largest_fitting, "batch_size"), 40);
+  EXPECT_FALSE(Succeeded(s.trials[0]));
+}
+
+TEST(Search, FailsPlainlyWhenTheBaselineCannotRun) {
+  ScriptModel model;
+  SearchOutcome s = RunSearch(Options(), [&](int id, const TrialRequest& r) -> std::optional<Trial> {
+    Trial t = model(id, r);
+    t.exit_class = run::ExitClass::kFailed;
+    t.detail = "exit code 1: ImportError: no module named torch";
+    t.samples_per_s = 0;
+    return t;
+  });
+  EXPECT_TRUE(s.failed);
+  EXPECT_THAT(s.failure, HasSubstr("ImportError"));
+  EXPECT_EQ(s.trials.size(), 1u);
+  EXPECT_TRUE(s.recommended.empty());
+}
+
+TEST(Search, WithoutTheHelperEveryTrialIsFullTraining) {
+  ScriptModel model;
+  model.helper = false;
+  std::vector<KnobSpec> knobs = ModelKnobs({"batch_size", "workers"});
+  for (auto& k : knobs) k.delivery = Delivery::kPlaceholder;
+  SearchOutcome s = Search(model, Options(knobs));
+  ASSERT_FALSE(s.failed) << s.failure;
+  for (const auto& t : s.trials) EXPECT_EQ(t.request.mode, probe::StageKind::kFull) << t.id;
+  // Placeholders start at batch 32 and the lowest worker count; full training is loader-bound until 4 workers.
+  EXPECT_EQ(IntAt(s.baseline, "batch_size"), 32);
+  EXPECT_EQ(IntAt(s.recommended, "workers"), 4);
+  EXPECT_THAT(AllDecisions(s), HasSubstr("does not report through the helper"));
+}
+
+TEST(Search, GridMeasuresEveryCombination) {
+  ScriptModel model;
+  std::vector<KnobSpec> knobs = ModelKnobs({"batch_size", "workers", "amp"});
+  for (auto& k : knobs) {
+    if (k.role == KnobRole::kBatchSize) k.lo = 16, k.hi = 64;
+    if (k.role == KnobRole::kWorkers) k.hi = 2;
+    if (k.role == KnobRole::kAmp) k.choices = {"off", "bf16"};
+  }
+  SearchOptions o = Options(knobs);
+  o.strategy = Strategy::kGrid;
+  SearchOutcome s = Search(model, o);
+  EXPECT_EQ(s.trials.size(), 1u + 3 * 3 * 2);
+  double best = 0;
+  for (const auto& t : s.trials)
+    if (t.request.step == "grid") best = std::max(best, t.samples_per_s);
+  ASSERT_NE(s.FindTrial(s.confirm_trial), nullptr);
+  EXPECT_EQ(s.FindTrial(s.confirm_trial)->samples_per_s, best);
+  EXPECT_EQ(IntAt(s.recommended, "workers"), 2);
+}
+
+TEST(Search, WarnsAboutSmallBatches) {
+  ScriptModel model;
+  model.oom_above = 12;
+  std::vector<KnobSpec> knobs = ModelKnobs({"batch_size"});
+  knobs[0].lo = 4;
+  SearchOutcome s = Search(model, Options(knobs));
+  EXPECT_EQ(IntAt(s.largest_fitting, "batch_size"), 12);
+  ASSERT_FALSE(s.warnings.empty());
+  EXPECT_THAT(s.warnings.front(), HasSubstr("below 16"));
+}
+
+TEST(Search, ReportsAKnobTheScriptReadsWithAnotherValue) {
+  ScriptModel model;
+  SearchOutcome s = RunSearch(Options(ModelKnobs({"batch_size", "workers"})),
+                              [&](int id, const TrialRequest& r) -> std::optional<Trial> {
+                                Trial t = model(id, r);
+                                if (t.knobs_seen.count("workers")) t.knobs_seen["workers"] = 0;  // never taken
+                                return t;
+                              });
+  ASSERT_FALSE(s.warnings.empty());
+  EXPECT_THAT(s.warnings.front(), HasSubstr("the script got workers=0 when saturate sent"));
+}
+
+}  // namespace
+}  // namespace sat::tune

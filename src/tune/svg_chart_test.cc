@@ -1,0 +1,83 @@
+#include "tune/svg_chart.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace sat::tune {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(SvgChart, NiceTicks) {
+  EXPECT_EQ(NiceTicks(0, 1000, 5), (std::vector<double>{0, 200, 400, 600, 800, 1000}));
+  EXPECT_EQ(NiceTicks(0, 7, 5), (std::vector<double>{0, 2, 4, 6, 8}));
+  EXPECT_EQ(NiceTicks(0, 0.9, 4), (std::vector<double>{0, 0.5, 1}));
+  EXPECT_EQ(NiceTicks(3, 3, 5), (std::vector<double>{3}));
+}
+
+TEST(SvgChart, TickText) {
+  EXPECT_EQ(TickText(0), "0");
+  EXPECT_EQ(TickText(850), "850");
+  EXPECT_EQ(TickText(12000), "12k");
+  EXPECT_EQ(TickText(2500000), "2.5M");
+  EXPECT_EQ(TickText(0.25), "0.25");
+}
+
+TEST(SvgChart, Escapes) { EXPECT_EQ(XmlEscape("a<b & \"c\">"), "a&lt;b &amp; &quot;c&quot;&gt;"); }
+
+TEST(SvgChart, DrawsSeriesLinesBandsAndFailures) {
+  Chart c;
+  c.title = "Throughput <vs> batch";
+  c.x.label = "batch size";
+  c.x.log2 = true;
+  c.y.label = "samples/s";
+  c.y2 = Axis{.label = "memory %", .min = 0.0, .max = 100.0};
+  c.series.push_back({"throughput", "#00f", {{16, 100}, {32, 180}, {64, 240}}, SeriesStyle::kLinePoints});
+  c.series.push_back({"memory", "#f80", {{16, 10}, {32, 20}, {64, 40}}, SeriesStyle::kLinePoints, true});
+  c.lines.push_back({90, "target", "#888", true});
+  c.bands.push_back({0, 1, "warm-up", "#fd0"});
+  c.failures.push_back({128, "OOM"});
+  std::string svg = RenderSvg(c);
+  EXPECT_EQ(svg.rfind("<svg", 0), 0u);
+  EXPECT_THAT(svg, HasSubstr("</svg>"));
+  EXPECT_THAT(svg, HasSubstr("Throughput &lt;vs&gt; batch"));
+  EXPECT_THAT(svg, HasSubstr("<polyline"));
+  EXPECT_THAT(svg, HasSubstr("<circle"));
+  EXPECT_THAT(svg, HasSubstr(">OOM</text>"));
+  EXPECT_THAT(svg, HasSubstr(">target</text>"));
+  // Powers of two on a log2 axis.
+  for (const char* tick : {">16</text>", ">32</text>", ">64</text>", ">128</text>"}) EXPECT_THAT(svg, HasSubstr(tick));
+}
+
+TEST(SvgChart, IntegerAxisHasWholeTicksOnly) {
+  Chart c;
+  c.title = "workers";
+  c.x.integer = true;
+  c.series.push_back({"loader", "#00f", {{0, 10}, {1, 12}, {2, 20}}});
+  std::string svg = RenderSvg(c);
+  EXPECT_THAT(svg, HasSubstr(">1</text>"));
+  EXPECT_THAT(svg, ::testing::Not(HasSubstr(">0.5</text>")));
+}
+
+TEST(SvgChart, BarsOnCategoricalAxis) {
+  Chart c;
+  c.title = "per trial";
+  c.series.push_back({"rate", "#00f", {{1, 10}, {2, 20}}, SeriesStyle::kBars});
+  c.x_labels = {{1, "1l"}, {2, "2f"}};
+  std::string svg = RenderSvg(c);
+  EXPECT_THAT(svg, HasSubstr("<rect"));
+  EXPECT_THAT(svg, HasSubstr(">1l</text>"));
+  EXPECT_THAT(svg, HasSubstr(">2f</text>"));
+}
+
+TEST(SvgChart, EmptyChartStillRenders) {
+  Chart c;
+  c.title = "nothing";
+  std::string svg = RenderSvg(c);
+  EXPECT_THAT(svg, HasSubstr("nothing"));
+  EXPECT_THAT(svg, ::testing::Not(HasSubstr("nan")));
+  EXPECT_THAT(svg, ::testing::Not(HasSubstr("inf")));
+}
+
+}  // namespace
+}  // namespace sat::tune

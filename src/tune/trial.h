@@ -1,0 +1,85 @@
+// A trial: one measurement of the training command in one mode with one set of knob values, and what it found.
+// Trials are plain data; they round-trip through JSON for the cache and results.json.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "measure/estimator.h"
+#include "probe/stage.h"
+#include "run/exit_class.h"
+#include "tune/knob.h"
+#include "util/result.h"
+
+namespace sat::tune {
+
+// What to measure. Knobs absent from `knobs` take the script's own default.
+struct TrialRequest {
+  probe::StageKind mode = probe::StageKind::kFull;
+  KnobValues knobs;
+  std::string step;  // the search step asking: "baseline", "ceiling", "workers", "amp", "batch", "full", "confirm", "grid"
+  int repeat = 0;    // > 0: a repeated measurement of a configuration already measured (the confirmation)
+
+  // Two requests measure the same thing when mode, knobs and repeat agree (the step does not matter).
+  bool SameMeasurement(const TrialRequest& other) const;
+};
+
+struct Trial {
+  int id = 0;  // 1-based, in the order the search asked for trials
+  TrialRequest request;
+  bool cached = false;       // taken from the cache instead of run
+  bool interrupted = false;  // Ctrl-C ended it: kept for the record, never used for decisions or cached
+
+  run::ExitClass exit_class = run::ExitClass::kFailed;
+  std::string detail;  // the runner's one line on how it ended
+  bool helper_seen = false;
+  KnobValues knobs_seen;  // what the script reported getting, per knob (helper knobs only)
+
+  // Throughput over the steady part; samples_per_s 0 when nothing was measured.
+  double samples_per_s = 0, ci_low = 0, ci_high = 0;
+  bool converged = false;
+  double warmup_s = 0, steady_s = 0, wall_s = 0;
+  std::vector<measure::RatePoint> series;  // warm-up included; at most kMaxSeriesPoints
+
+  // Memory at peak: the GPU's when one is probed, else the host's; and what that memory holds in all.
+  std::optional<double> mem_peak_bytes, mem_total_bytes;
+  bool mem_is_gpu = false;
+  std::optional<double> gpu_util_pct;            // p50 over the steady part
+  std::optional<double> cpu_pct, cpu_pct_p95;    // the process tree, 100 = one core
+  std::optional<double> rss_peak_bytes;          // the process tree
+  std::optional<double> data_wait_share;
+  double started_unix = 0;
+};
+
+inline constexpr size_t kMaxSeriesPoints = 120;
+
+// The value knob `name` had in the trial: the one it set, else the one the script reported; null when neither.
+const KnobValue* EffectiveKnob(const Trial& t, const std::string& name);
+
+// The trial ran and measured throughput: it ended on its own or was stopped by us, and samples came.
+bool Succeeded(const Trial& t);
+// It ran out of GPU or host memory.
+bool OutOfMemory(const Trial& t);
+// Its memory peak is above `target` (a share of the memory it had); false when either is unknown.
+bool OverMemoryTarget(const Trial& t, double target);
+// Peak memory as a share of the total, when both are known.
+std::optional<double> MemoryShare(const Trial& t);
+
+// Fills a trial from a finished stage (the caller sets id and request). Memory is the GPU's when the stage saw
+// the probed GPU's total, else the process tree's resident memory against `host_mem_total_bytes`.
+Trial TrialFromStage(const probe::StageResult& stage, const std::vector<KnobSpec>& knobs,
+                     std::optional<double> host_mem_total_bytes);
+
+// `series` thinned to at most `max_points` by averaging neighbours (time order kept).
+std::vector<measure::RatePoint> Thin(const std::vector<measure::RatePoint>& series, size_t max_points);
+
+nlohmann::json TrialToJson(const Trial& t);
+Result<Trial> TrialFromJson(const nlohmann::json& j);
+
+std::optional<run::ExitClass> ParseExitClass(std::string_view name);
+std::optional<probe::StageKind> ParseStageKind(std::string_view name);
+
+}  // namespace sat::tune

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The example trainer tuned through the helper's knobs (SATURATE_KNOBS): the script's own values are read as the
+# baseline, a loader-only scan of workers runs against the compute ceiling, preload is tried in full training,
+# the recommendation is confirmed, and the page with its charts renders in headless Chromium.
+set -euo pipefail
+source "$(dirname "$0")/lib.bash"
+source "$(dirname "$0")/probe_lib.bash"
+source "$(dirname "$0")/tune_lib.bash"
+
+tune_json ex --budget 2m30s --trial-budget 12s --knob workers --knob preload -- "${TRAIN[@]}" --model tiny \
+  --workers 0 --batch-size 32
+R="$WORK/ex.json"
+show_decisions "$R"
+[ "$(jq_py "$R" '[k["script_value"] for k in j["knobs"]]')" = "[0, 'off']" ] || fail "the script's own values not read"
+jq_py "$R" 'sum(1 for t in j["trials"] if t["mode"] == "loader") >= 2 or sys.exit("no loader scan")'
+jq_py "$R" 'any(t["mode"] == "full" and t["knobs"].get("preload") == "on" for t in j["trials"]) or sys.exit("preload not tried")'
+jq_py "$R" 'j["throughput"]["recommended"] > 0 or sys.exit("no confirmed recommendation")'
+# Every trial set the knobs through SATURATE_KNOBS, and the script took them.
+jq_py "$R" 'all(t["knobs_seen"].get(k) == v for t in j["trials"] for k, v in t["knobs"].items()) or sys.exit("a knob was not taken")'
+expect_contains "$(jq_py "$R" 'j["recommended_command"]')" "SATURATE_KNOBS="
+
+if command -v chromium >/dev/null; then
+  chromium --headless --no-sandbox --disable-gpu --screenshot="$WORK/ex.png" --window-size=1200,2000 \
+    "file://$WORK/ex/report.html" >/dev/null 2>&1 || fail "chromium could not render report.html"
+  [ "$(stat -c %s "$WORK/ex.png")" -gt 20000 ] || fail "the screenshot of report.html is (nearly) empty"
+fi
+echo ok

@@ -1,0 +1,19 @@
+# Shared by the tune end-to-end tests; sourced after lib.bash and probe_lib.bash.
+# The stand-in script that runs out of "GPU memory" above a hidden batch size (no torch: starts in milliseconds).
+OOM=("$PY" "$SATURATE_SOURCE_DIR/examples/oom_at_batch.py" --steps 100000000 --step-overhead-ms 5)
+
+# Runs saturate tune with --json into $WORK/$1.json (results also under $WORK/$1/) and a private cache; the
+# remaining arguments go to tune. Progress lines go to $WORK/$1.err.
+tune_json() {
+  local name=$1; shift
+  "$SATURATE" tune --json --out "$WORK/$name" --cache "$WORK/tune.db" "$@" >"$WORK/$name.json" 2>"$WORK/$name.err" || {
+    local rc=$?
+    echo "saturate tune exited $rc" >&2
+    cat "$WORK/$name.err" "$WORK/$name.json" >&2
+    return $rc
+  }
+  cat "$WORK/$name.err"
+}
+
+# Prints every decision of a results.json, for the test log.
+show_decisions() { jq_py "$1" '"\n".join(d["text"] for d in j["decisions"])'; }

@@ -88,6 +88,9 @@ class State:
         self.next_report = 0.0  # time.perf_counter() value; 0 sends the first progress at the first batch
         self.last_done = None  # counters() as sent in the latest done, to skip a redundant one at exit
         self.compute_cache = None  # (loader, batch on the device) for compute mode
+        self.auto = False  # the automatic instrumentation (_auto) reports for this process
+        self.explicit = False  # the script iterates saturate.track(): the automatic layer stays silent
+        self.excluded_s = 0.0  # automatic layer: time in other loaders (validation) between training steps
 
     def mode(self):
         """The validated mode. Raises ValueError on a SATURATE_MODE saturate never sets (a bug worth seeing,
@@ -104,6 +107,8 @@ class State:
         torch = sys.modules.get("torch")
         fields = {"mode": self.requested_mode, "python": platform.python_version(),
                   "torch": getattr(torch, "__version__", None), "device": default_device(self.device_request)}
+        if self.auto:
+            fields["auto"] = True
         self.channel.send("hello", fields, patient=True)
 
     def begin_tracking(self):
@@ -114,6 +119,8 @@ class State:
         """The fields progress and done carry; `metrics` (the latest value of each) once any were reported."""
         fields = {"steps": self.steps, "samples": self.samples, "wait_s": self.wait_s, "step_s": self.step_s,
                   "phases": dict(self.phases)}
+        if self.auto:
+            fields["excluded_s"] = self.excluded_s
         if self.metrics:
             fields["metrics"] = dict(self.metrics)
         return fields

@@ -42,6 +42,7 @@ class Tracked:
         state = self._state
         if in_dataloader_worker() or (self._mode == "train" and not state.channel.enabled):
             return iter(self._loader)
+        state.explicit = True  # the script reports itself: the automatic layer steps aside
         if self._mode == "loader":
             _drain(state, self._loader, self._count)  # never returns
         if self._mode == "compute":
@@ -108,25 +109,28 @@ def _compute_batches(state, loader):
         yield from itertools.repeat(batch, steps)
 
 
-def _drain(state, loader, count):
+def _drain(state, loader, count, first=None, passes=None):
     """Loader mode: iterates `loader` pass after pass without yielding, until SIGINT (KeyboardInterrupt), the
     SATURATE_MAX_SECONDS deadline, or a pass that yields nothing; then sends done("loader-drained") and raises
-    SystemExit(0)."""
+    SystemExit(0). `first`: an iterator already open on `loader`, finished before the fresh passes; `passes`: a
+    function returning a fresh iterator over `loader` (default iter)."""
     state.begin_tracking()
     try:
-        _drain_passes(state, loader, count)
+        _drain_passes(state, loader, count, first, passes or iter)
     except KeyboardInterrupt:
         pass
     state.done("loader-drained")
     raise SystemExit(0)
 
 
-def _drain_passes(state, loader, count):
+def _drain_passes(state, loader, count, first, passes):
     deadline = None if state.max_seconds is None else _perf() + state.max_seconds
     while True:
         got = 0
         t = _perf()
-        for batch in loader:
+        resumed = first is not None
+        source, first = (first if resumed else passes(loader)), None
+        for batch in source:
             now = _perf()
             state.wait_s += now - t
             t = now
@@ -139,5 +143,5 @@ def _drain_passes(state, loader, count):
                 return
         state.wait_s += _perf() - t
         # An empty pass means a one-shot iterable that is used up; another pass would spin forever.
-        if got == 0:
+        if got == 0 and not resumed:
             return

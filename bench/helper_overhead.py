@@ -23,12 +23,12 @@ def run(with_helper, channel):
         env["SATURATE_RUN_ID"] = "bench"
     else:
         args.append("--no-helper")
-    out = subprocess.run(args, env=env, capture_output=True, text=True, check=True).stdout
-    return float(re.search(r"done: \d+ steps, \d+ samples, ([\d.]+) samples/s", out).group(1))
+    return samples_per_s(subprocess.run(args, env=env, capture_output=True, text=True, check=True).stdout)
 
 
-def main():
-    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+def open_sink():
+    """A bound datagram socket read continuously by a thread, as saturate reads the channel. Returns (socket,
+    path, [messages received])."""
     tmp = tempfile.mkdtemp()
     path = os.path.join(tmp, "channel")
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
@@ -43,13 +43,28 @@ def main():
             except OSError:
                 return
     threading.Thread(target=drain, daemon=True).start()
+    return sock, path, received
+
+
+def samples_per_s(stdout):
+    """The trainer's own figure from its `done:` line (the training loop only)."""
+    return float(re.search(r"done: \d+ steps, \d+ samples, ([\d.]+) samples/s", stdout).group(1))
+
+
+def median(xs):
+    return sorted(xs)[len(xs) // 2]
+
+
+def main():
+    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+    sock, path, received = open_sink()
     run(False, path)  # warm the page cache and the dataset
     plain, helper = [], []
     for _ in range(rounds):
         plain.append(run(False, path))
         helper.append(run(True, path))
     sock.close()
-    med = lambda xs: sorted(xs)[len(xs) // 2]
+    med = median
     print("| rounds | without helper (median samples/s) | with helper + channel | ratio | messages received |")
     print("| ---: | ---: | ---: | ---: | ---: |")
     print(f"| {rounds} | {med(plain):.1f} | {med(helper):.1f} | {med(helper) / med(plain):.3f} | {received[0]} |")

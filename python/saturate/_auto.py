@@ -97,6 +97,7 @@ class Auto:
         self.torch = torch
         self.active = True
         self.mode = state.requested_mode
+        self.takes_over = self.mode in ("loader", "compute")
         self.target = environ.get("SATURATE_AUTO_TARGET") or None
         self.samples_flag = _positive_float(environ.get("SATURATE_SAMPLES_PER_STEP"))
         self.site_counts = {}
@@ -184,11 +185,12 @@ class Auto:
 
         @functools.wraps(original_next)
         def __next__(it):
+            # The per-batch path: kept to a few attribute reads besides the two clock reads.
             info = getattr(it, "_saturate_info", None)
-            if info is None or auto.bypass or auto.silent():
+            if info is None or auto.bypass or not auto.active or auto.state.explicit:
                 return original_next(it)
             t0 = auto.on_request(info)
-            taken = auto.on_request_takeover(it, info)
+            taken = auto.on_request_takeover(it, info) if auto.takes_over and info is auto.train else None
             batch = taken if taken is not None else original_next(it)
             auto.on_batch(info, t0, batch)
             return batch
@@ -427,16 +429,17 @@ class Auto:
 
     def on_step_end(self, at):
         if at == "optimizer":
-            self.step_depth = max(0, self.step_depth - 1)
-            if self.step_depth > 0:
+            depth = self.step_depth - 1
+            self.step_depth = depth if depth > 0 else 0
+            if depth > 0:
                 return
-        if self.silent():
+        state = self.state
+        if not self.active or state.explicit:
             return
         now = _perf()
         if not self.identified:
             self._first_step(now, at)
             return
-        state = self.state
         # The loader that handed over this step's batches is the training loader (it may be a new one: a loader
         # rebuilt every epoch); its batches are the step's samples, and its time was not another loader's.
         current = self.current
@@ -450,11 +453,15 @@ class Auto:
         train = self.train
         fresh = train is not None and train.stamp == self.step_no
         wait = train.pending_wait if fresh else 0.0
+        excluded = self.excluded
+        loop = now - self.t_end - excluded - wait
         state.steps += 1
         state.samples += self._step_samples()
         state.wait_s += wait
-        state.step_s += max(0.0, now - self.t_end - self.excluded - wait)
-        state.excluded_s += self.excluded
+        if loop > 0:
+            state.step_s += loop
+        if excluded:
+            state.excluded_s += excluded
         if self.after_step:
             state.phases["after_step"] = state.phases.get("after_step", 0.0) + self.after_step
         self._reset_step(now)
@@ -635,7 +642,7 @@ def _wrap_step(cls, auto):
 
     @functools.wraps(step)
     def counted_step(opt, *args, **kwargs):
-        auto.on_step_begin()
+        auto.step_depth += 1
         try:
             return step(opt, *args, **kwargs)
         finally:

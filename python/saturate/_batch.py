@@ -51,6 +51,11 @@ def count_samples(batch):
     """Samples in `batch`: the first dimension of the first tensor/array found depth-first; failing that, the
     length of the first list (a list is a sequence of samples, while tuples and dicts group fields); failing
     that, 1 (the loader yields single samples)."""
+    # Fast path for the common (inputs, targets) layout, with the same answer as the search below.
+    if type(batch) is tuple or type(batch) is list:
+        shape = getattr(batch[0], "shape", None) if batch else None
+        if shape is not None and len(shape) >= 1:
+            return int(shape[0])
     found = _search(batch, _array_len, into_lists=True)
     if found is None:
         found = _search(batch, _list_len, into_lists=False)

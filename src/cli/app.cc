@@ -18,8 +18,9 @@ const std::vector<Command>& Commands() {
        "  saturate monitor --query-host=cpu.util,mem.used,disk.read -c 10 -- python3 train.py",
        &SetupMonitor},
       {"probe", "measure loader-only, compute-only and full throughput of a training command and name the bottleneck",
-       "saturate probe --budget 2m -- python3 train.py --batch-size 64\n"
-       "  saturate probe --parse saturate-example --batch-size 64 -- python3 train.py   (a script without the helper)",
+       "saturate probe --budget 2m -- python3 train.py --batch-size 64   (any PyTorch script, unchanged)\n"
+       "  saturate probe --samples-per-step 64 -- python3 train.py   (a script that makes its batches itself)\n"
+       "  saturate probe --parse saturate-example --batch-size 64 -- python3 train.py   (read its printed lines)",
        &SetupProbe},
       {"tune", "search batch size, workers, mixed precision and more for the most throughput; recommend a command",
        "saturate tune --budget 10m --out tune-out -- /usr/bin/python3 examples/train_images.py\n"

@@ -1,25 +1,31 @@
-// `saturate monitor`: nvidia-smi's query interface plus the host and a watched process tree.
+// `saturate monitor`: nvidia-smi's query interface plus the host and a watched process tree; for a command it
+// starts, also the training throughput the command reports over the helper channel.
 #include <fmt/core.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <csignal>
 #include <cstring>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "cli/command.h"
 #include "cli/gpu_setup.h"
+#include "measure/channel.h"
 #include "monitor/csv_writer.h"
 #include "monitor/fields.h"
 #include "monitor/format.h"
 #include "monitor/human_view.h"
 #include "monitor/json_writer.h"
 #include "monitor/query.h"
+#include "monitor/training.h"
 #include "run/interrupt.h"
 #include "run/runner.h"
 #include "telemetry/sampler.h"
@@ -36,6 +42,7 @@ struct MonitorOptions {
   long pid = 0;
   bool json = false;
   bool list_fields = false;
+  bool no_auto = false;
   std::vector<std::string> command;
 };
 
@@ -102,6 +109,43 @@ size_t TerminalWidth() {
   return 120;
 }
 
+// The helper channel of the started command and its training rates (docs/helper-protocol.md).
+class TrainingFeed {
+ public:
+  TrainingFeed(std::unique_ptr<measure::HelperChannel> channel, std::string run_id)
+      : channel_(std::move(channel)), run_id_(run_id), meter_(std::move(run_id)) {}
+
+  const std::string& path() const { return channel_->path(); }
+  const std::string& run_id() const { return run_id_; }
+
+  // Reads what arrived, waiting up to `timeout_ms` for the first datagram. The kernel queues only a few, so the
+  // loop calls this often.
+  Status Drain(int timeout_ms) {
+    auto messages = channel_->Poll(timeout_ms);
+    if (!messages) return messages.error();
+    for (const measure::HelperMessage& m : *messages) meter_.Add(m);
+    return Status::Ok();
+  }
+
+  // The interval's rates into the sample's tree, and a new interval.
+  Status Annotate(telemetry::Sample& s) {
+    if (auto status = Drain(0); !status.ok()) return status;
+    const monitor::TrainingRates rates = meter_.Take();
+    // A tree that is gone has no rates, like its CPU.
+    if (s.tree && s.tree->alive) {
+      s.tree->samples_per_s = rates.samples_per_s;
+      s.tree->steps_per_s = rates.steps_per_s;
+      s.tree->data_wait_share = rates.data_wait_share;
+    }
+    return Status::Ok();
+  }
+
+ private:
+  std::unique_ptr<measure::HelperChannel> channel_;
+  std::string run_id_;
+  monitor::TrainingMeter meter_;
+};
+
 Status RunMonitor(const MonitorOptions& o) {
   if (o.list_fields) {
     ListFields(std::cout);
@@ -119,6 +163,8 @@ Status RunMonitor(const MonitorOptions& o) {
   if (o.pid < 0) return UsageError(fmt::format("--pid {} is not a process id", o.pid));
   if (o.pid > 0 && kill(static_cast<pid_t>(o.pid), 0) != 0 && errno == ESRCH)
     return UsageError(fmt::format("--pid {}: no such process", o.pid));
+  if (o.no_auto && o.command.empty())
+    return UsageError("--no-auto applies to a command started after --, e.g. saturate monitor --no-auto -- CMD");
 
   monitor::Format format;
   if (!o.format.empty()) {
@@ -176,10 +222,22 @@ Status RunMonitor(const MonitorOptions& o) {
 
   run::InstallInterruptHandlers();
   std::unique_ptr<run::Run> child;
+  std::optional<TrainingFeed> training;
   if (!o.command.empty()) {
+    // The command reports its training over the helper channel: PyTorch programs through the automatic
+    // instrumentation that saturate's python/ folder loads, others through `import saturate`.
+    auto channel = measure::HelperChannel::Open();
+    if (!channel) return channel.error();
+    training.emplace(std::move(*channel), fmt::format("monitor-{}", getpid()));
     run::RunSpec spec;
     spec.argv = o.command;
     spec.echo = true;
+    spec.env["SATURATE_CHANNEL"] = training->path();
+    spec.env["SATURATE_RUN_ID"] = training->run_id();
+    // A few reports per sampling interval, so each interval has its own rate.
+    spec.env["SATURATE_REPORT_INTERVAL"] = fmt::format("{:g}", std::clamp(interval_s / 4, 0.02, 0.1));
+    if (o.no_auto) spec.env["SATURATE_AUTO"] = "0";
+    spec.pythonpath_prepend = {SATURATE_PYTHON_DIR};
     auto r = run::Run::Start(spec);
     if (!r) return r.error();
     child = std::move(*r);
@@ -190,29 +248,50 @@ Status RunMonitor(const MonitorOptions& o) {
     (*sampler)->Watch(static_cast<pid_t>(o.pid));
   }
 
-  // A priming sample gives the first printed sample its rates (CPU, disk, network need two readings).
-  (*sampler)->SampleOnce();
   using Clock = std::chrono::steady_clock;
-  auto prime_wait = std::chrono::duration<double>(std::min(interval_s, 0.2));
-  std::this_thread::sleep_for(prime_wait);
+  // Waits up to `seconds`, reading the helper channel meanwhile (its queue is short).
+  auto wait = [&](double seconds) -> Status {
+    if (!training) {
+      std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+      return Status::Ok();
+    }
+    return training->Drain(static_cast<int>(std::ceil(seconds * 1000)));
+  };
+  // One sample, with the training rates of the interval it closes.
+  auto sample = [&]() -> Result<telemetry::Sample> {
+    telemetry::Sample s = (*sampler)->SampleOnce();
+    if (training) {
+      if (auto status = training->Annotate(s); !status.ok()) return status.error();
+    }
+    return s;
+  };
+
+  // A priming sample gives the first printed sample its rates (CPU, disk, network need two readings).
+  if (auto primed = sample(); !primed) return primed.error();
+  if (auto status = wait(std::min(interval_s, 0.2)); !status.ok()) return status;
 
   presenter->Begin(out);
   auto start = Clock::now();
   for (long k = 0;; ++k) {
-    telemetry::Sample s = (*sampler)->SampleOnce();
-    presenter->Write(out, s);
+    auto s = sample();
+    if (!s) return s.error();
+    presenter->Write(out, *s);
     out.flush();
     if (count > 0 && k + 1 >= count) break;
-    if (o.pid > 0 && s.tree && !s.tree->alive) break;
+    if (o.pid > 0 && s->tree && !s->tree->alive) break;
     if (child && child->Poll()) break;
-    // Sleep to the next slot of a fixed schedule, waking early for an interrupt or the child's end.
+    // Wait for the next slot of a fixed schedule, waking early for an interrupt or the child's end.
     auto next = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>((k + 1) * interval_s));
-    while (Clock::now() < next && !run::Interrupted() && !(child && child->Poll()))
-      std::this_thread::sleep_for(std::min<Clock::duration>(next - Clock::now(), std::chrono::milliseconds(20)));
+    while (Clock::now() < next && !run::Interrupted() && !(child && child->Poll())) {
+      const double left_s = std::chrono::duration<double>(next - Clock::now()).count();
+      if (auto status = wait(std::clamp(left_s, 0.0, 0.02)); !status.ok()) return status;
+    }
     if (run::Interrupted()) break;
     if (child && child->Poll()) {
-      // One last sample shows the tree as it ended.
-      presenter->Write(out, (*sampler)->SampleOnce());
+      // One last sample shows the tree as it ended, with the command's last reports.
+      auto last = sample();
+      if (!last) return last.error();
+      presenter->Write(out, *last);
       break;
     }
   }
@@ -242,6 +321,9 @@ Action SetupMonitor(CLI::App& app) {
   app.add_option("-i,--id", o->ids, "GPU indexes to show, comma-separated (default: all)");
   app.add_option("-f,--filename", o->filename, "write samples to FILE instead of stdout");
   app.add_option("--pid", o->pid, "watch the process tree rooted at PID (adds proc.* fields)");
+  app.add_flag("--no-auto", o->no_auto,
+               "with -- CMD: no automatic instrumentation of PyTorch (SATURATE_AUTO=0); proc.samples_per_s then "
+               "comes only from scripts that use `import saturate`");
   app.add_flag("--list-fields", o->list_fields, "list every field with its unit and exit");
   app.add_option("--proc-root", o->proc_root, "where /proc is (for tests)")->group("");
   app.add_option("--sys-root", o->sys_root, "where /sys is (for tests)")->group("");

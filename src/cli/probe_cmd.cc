@@ -1,7 +1,9 @@
 // `saturate probe -- CMD`: the three pipes of a training command and its narrowest one.
 #include <fmt/core.h>
 
+#include <cmath>
 #include <iostream>
+#include <optional>
 
 #include "cli/command.h"
 #include "cli/gpu_setup.h"
@@ -20,6 +22,8 @@ struct ProbeCliOptions {
   std::string out;
   std::string parse;
   double batch_size = 0;
+  bool no_auto = false;
+  std::string samples_per_step;
   bool verbose = false;
   bool shell = false;
   double target = 0.02;
@@ -35,6 +39,14 @@ Status RunProbeCommand(const ProbeCliOptions& c) {
   if (c.target <= 0 || c.target >= 1)
     return UsageError(fmt::format("--target {} must be a fraction between 0 and 1 (0.02 = ±2%)", c.target));
   if (c.batch_size < 0) return UsageError(fmt::format("--batch-size {} must be positive", c.batch_size));
+  std::optional<double> samples_per_step;
+  if (!c.samples_per_step.empty()) {
+    samples_per_step = ParseDouble(c.samples_per_step);
+    if (!samples_per_step || !std::isfinite(*samples_per_step) || *samples_per_step <= 0) {
+      return UsageError(fmt::format("--samples-per-step '{}' is not a positive number (samples in one training "
+                                    "step, e.g. 64)", c.samples_per_step));
+    }
+  }
 
   auto gpus = OpenGpus(c.device >= 0 ? std::to_string(c.device) : "");
   if (!gpus) return gpus.error();
@@ -47,6 +59,8 @@ Status RunProbeCommand(const ProbeCliOptions& c) {
   o.gpu_index = c.device;
   if (!c.parse.empty()) o.parse = c.parse;
   if (c.batch_size > 0) o.batch_size = c.batch_size;
+  o.auto_instrument = !c.no_auto;
+  o.samples_per_step = samples_per_step;
   o.out_dir = c.out;
   o.verbose = c.verbose;
   o.target_rel_half_width = c.target;
@@ -78,6 +92,13 @@ Action SetupProbe(CLI::App& app) {
                  "ms_per_step / it_per_s with --batch-size; optional data_s, phase_<name>_s) or a preset: tqdm, "
                  "lightning, keras, saturate-example");
   app.add_option("--batch-size", c->batch_size, "samples per step, for --parse patterns that give steps");
+  app.add_flag("--no-auto", c->no_auto,
+               "do not instrument PyTorch scripts automatically (then only `import saturate` or --parse report; "
+               "--parse turns it off too)");
+  app.add_option("--samples-per-step", c->samples_per_step,
+                 "samples in one training step, for scripts where neither a DataLoader nor the model's input says "
+                 "(e.g. --samples-per-step 64)")
+      ->type_name("N");
   app.add_option("--target", c->target, "stop a measurement once its 95% interval is within ±TARGET (default 0.02)");
   app.add_flag("-v,--verbose", c->verbose, "show the command's output");
   app.add_flag("--shell", c->shell, "run the command through /bin/sh -c");

@@ -23,7 +23,7 @@ struct SweepCliOptions {
   std::vector<std::string> args;  // the spec file, or with --grid the command
   std::vector<std::string> grid, shape;
   std::string journal, gpus, timeout, warmup, window, metric, metric_pattern;
-  bool maximize = false, resume = false, cpu = false, mps = false, json = false, quiet = false;
+  bool maximize = false, resume = false, cpu = false, mps = false, json = false, quiet = false, no_auto = false;
   int retries = -1, max_per_gpu = 0;
   double min_gain = 0.05;
 };
@@ -69,6 +69,7 @@ Result<sweep::Spec> BuildSpec(const SweepCliOptions& c) {
     o.timeout_s = *seconds;
   }
   if (!c.metric_pattern.empty()) o.metric_pattern = c.metric_pattern;
+  if (c.no_auto) o.auto_instrumentation = false;
   if (!c.metric.empty()) {
     spec->metric = sweep::MetricSpec{c.metric, c.maximize ? sweep::Goal::kMaximize : sweep::Goal::kMinimize, {}};
   }
@@ -265,6 +266,9 @@ Action SetupSweep(CLI::App& app) {
   app.add_option("--warmup", c->warmup, "a run's warm-up before it is measured (default 5s on GPUs, 1s on the CPU)");
   app.add_option("--window", c->window, "the span rates are measured over (default 3s on GPUs, 1s on the CPU)");
   app.add_flag("--mps", c->mps, "run NVIDIA MPS for the sweep (GPUs only)");
+  app.add_flag("--no-auto", c->no_auto,
+               "no automatic instrumentation of PyTorch runs (SATURATE_AUTO=0): only runs that use `import "
+               "saturate` report steps, the others are judged by their CPU use");
   app.add_flag("--json", c->json, "print the final status as JSON");
   app.add_flag("-q,--quiet", c->quiet, "no live view or event lines");
 

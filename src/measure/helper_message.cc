@@ -11,8 +11,9 @@ namespace {
 using json = nlohmann::json;
 
 constexpr int kProtocolVersion = 1;
-constexpr std::array<MessageType, 5> kTypes = {MessageType::kHello, MessageType::kKnob, MessageType::kProgress,
-                                               MessageType::kDone, MessageType::kMetrics};
+constexpr std::array<MessageType, 6> kTypes = {MessageType::kHello,    MessageType::kKnob,
+                                               MessageType::kProgress, MessageType::kDone,
+                                               MessageType::kMetrics,  MessageType::kLoader};
 
 // Typed reads of one JSON object's fields; the first problem is kept and later reads are harmless.
 class FieldReader {
@@ -35,6 +36,23 @@ class FieldReader {
         out = v->get<std::string>();
       } else {
         Fail(fmt::format("field '{}{}' is not a string", where_, key));
+      }
+    }
+  }
+
+  void String(const char* key, std::optional<std::string>& out) {
+    std::string value;
+    if (Find(key, false) == nullptr) return;
+    String(key, value, false);
+    if (error_.empty()) out = std::move(value);
+  }
+
+  void Bool(const char* key, std::optional<bool>& out) {
+    if (const json* v = Find(key, false)) {
+      if (v->is_boolean()) {
+        out = v->get<bool>();
+      } else {
+        Fail(fmt::format("field '{}{}' is not true or false", where_, key));
       }
     }
   }
@@ -107,7 +125,27 @@ void ReadProgress(FieldReader& in, HelperMessage& m) {
     mem_in.Count("peak", m.mem_peak_bytes);
     in.Fail(mem_in.error());
   }
+  in.Count("excluded_s", m.excluded_s);
   if (m.type == MessageType::kDone) in.String("reason", m.done_reason, true);
+}
+
+void ReadLoader(FieldReader& in, LoaderInfo& l) {
+  in.String("key", l.key);
+  in.String("site", l.site);
+  in.String("dataset", l.dataset);
+  in.Bool("iterable", l.iterable);
+  in.Count("num_workers", l.num_workers);
+  in.Bool("pin_memory", l.pin_memory);
+  in.Count("batch_size", l.batch_size);
+  in.Count("prefetch_factor", l.prefetch_factor);
+  in.Bool("persistent_workers", l.persistent_workers);
+  if (const json* injected = in.Find("injected", false)) {
+    if (!injected->is_object()) return in.Fail("field 'injected' is not an object");
+    for (const auto& [name, value] : injected->items()) l.injected[name] = value;
+  }
+  in.String("samples_from", l.samples_from);
+  in.String("step_at", l.step_at);
+  in.Count("others", l.others);
 }
 
 }  // namespace
@@ -119,6 +157,7 @@ std::string_view MessageTypeName(MessageType type) {
     case MessageType::kProgress: return "progress";
     case MessageType::kDone: return "done";
     case MessageType::kMetrics: return "metrics";
+    case MessageType::kLoader: return "loader";
   }
   return "?";
 }
@@ -153,11 +192,10 @@ Result<HelperMessage> ParseHelperMessage(std::string_view datagram) {
       in.String("mode", m.mode, false);
       in.String("python", m.python, false);
       in.String("device", m.device, false);
-      std::string torch;
-      if (in.Find("torch", false) != nullptr) {
-        in.String("torch", torch, false);
-        m.torch = torch;
-      }
+      in.String("torch", m.torch);
+      std::optional<bool> automatic;
+      in.Bool("auto", automatic);
+      m.automatic = automatic.value_or(false);
       break;
     }
     case MessageType::kKnob: {
@@ -165,6 +203,10 @@ Result<HelperMessage> ParseHelperMessage(std::string_view datagram) {
       in.String("source", m.knob_source, false);
       if (const json* v = in.Find("value", false)) m.knob_value = *v;
       if (const json* v = in.Find("default", false)) m.knob_default = *v;
+      in.String("error", m.knob_error);
+      std::optional<bool> automatic;
+      in.Bool("auto", automatic);
+      m.automatic = automatic.value_or(false);
       break;
     }
     case MessageType::kProgress:
@@ -174,6 +216,7 @@ Result<HelperMessage> ParseHelperMessage(std::string_view datagram) {
       in.Count("steps", m.steps, false);
       in.Count("samples", m.samples, false);
       break;
+    case MessageType::kLoader: ReadLoader(in, m.loader); break;
   }
   if (!in.error().empty()) return Error{in.error()};
   return m;

@@ -12,10 +12,28 @@
 
 namespace sat::measure {
 
-enum class MessageType { kHello, kKnob, kProgress, kDone, kMetrics };
+enum class MessageType { kHello, kKnob, kProgress, kDone, kMetrics, kLoader };
 
-// "hello", "knob", "progress", "done".
+// "hello", "knob", "progress", "done", "metrics", "loader".
 std::string_view MessageTypeName(MessageType type);
+
+// The training DataLoader as the automatic instrumentation identified it at the first training step (a `loader`
+// message). Every field is optional on the wire: one that was not sent (or was null) stays absent.
+struct LoaderInfo {
+  std::optional<std::string> key;   // "train.py:57#0": where it was built, and which loader built there
+  std::optional<std::string> site;  // "train.py:57"; both absent when the step had no DataLoader
+  std::optional<std::string> dataset;  // the dataset's class name
+  std::optional<bool> iterable;        // an IterableDataset
+  std::optional<int64_t> num_workers;
+  std::optional<bool> pin_memory;
+  std::optional<int64_t> batch_size;       // absent with a batch_sampler
+  std::optional<int64_t> prefetch_factor;  // absent without workers
+  std::optional<bool> persistent_workers;
+  std::map<std::string, nlohmann::json> injected;  // knob name -> the value saturate set on the loader
+  std::optional<std::string> samples_from;  // "loader", "model_input", "flag" or "steps"
+  std::optional<std::string> step_at;       // "optimizer" or "backward"
+  std::optional<int64_t> others;            // other loaders seen so far (validation, test), left out
+};
 
 // Fields not sent for a type keep their defaults. Times in seconds; `t` is CLOCK_MONOTONIC
 // (std::chrono::steady_clock). Counters are cumulative since the sending process started tracking.
@@ -29,10 +47,14 @@ struct HelperMessage {
   std::string mode, python, device;
   std::optional<std::string> torch;  // version; nullopt without torch
 
+  // hello and knob: "auto": true, sent by the automatic instrumentation rather than `import saturate`
+  bool automatic = false;
+
   // knob
   std::string knob_name;
   nlohmann::json knob_value, knob_default;  // what the script got, and its own default
   std::string knob_source;                  // "saturate" (from SATURATE_KNOBS) or "default"
+  std::optional<std::string> knob_error;    // why saturate's value for it could not be used
 
   // progress and done
   int64_t steps = 0;
@@ -42,9 +64,15 @@ struct HelperMessage {
   std::map<std::string, double> phases;  // seconds inside `with saturate.phase(name)`
   std::optional<int64_t> mem_allocated_bytes, mem_reserved_bytes, mem_peak_bytes;  // CUDA only
   std::map<std::string, double> metrics;  // numeric values the script reported; nulls left out
+  // Automatic instrumentation only: seconds spent in other loaders (validation) between training steps; the
+  // time between two reports minus its growth is training time.
+  std::optional<double> excluded_s;
 
   // done
-  std::string done_reason;  // "exhausted", "loader-drained", "exit"
+  std::string done_reason;  // "exhausted", "loader-drained", "exit", "no-loader"
+
+  // loader
+  LoaderInfo loader;
 
   nlohmann::json raw;  // the whole message as received
 };

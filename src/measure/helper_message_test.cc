@@ -70,6 +70,96 @@ TEST(HelperMessage, HelloAndKnob) {
   EXPECT_EQ(knob->knob_source, "saturate");
 }
 
+TEST(HelperMessage, AutomaticHelloKnobAndExcludedTime) {
+  Result<HelperMessage> hello = ParseHelperMessage(
+      Message("hello", R"("mode":"train","python":"3.11.2","torch":"1.13.0","device":"cpu","auto":true)"));
+  ASSERT_TRUE(hello.ok()) << hello.error().message;
+  EXPECT_TRUE(hello->automatic);
+  EXPECT_EQ(hello->torch, "1.13.0");
+  Result<HelperMessage> plain = ParseHelperMessage(Message("hello", R"("mode":"train","auto":null)"));
+  ASSERT_TRUE(plain.ok()) << plain.error().message;
+  EXPECT_FALSE(plain->automatic);
+
+  Result<HelperMessage> knob = ParseHelperMessage(Message(
+      "knob", R"("name":"batch_size","value":32,"default":32,"source":"default","auto":true,)"
+              R"("error":"a loader with a batch_sampler has no batch size to set")"));
+  ASSERT_TRUE(knob.ok()) << knob.error().message;
+  EXPECT_TRUE(knob->automatic);
+  EXPECT_EQ(knob->knob_error, "a loader with a batch_sampler has no batch size to set");
+  Result<HelperMessage> explicit_knob = ParseHelperMessage(Message("knob", R"("name":"lr","value":0.1)"));
+  ASSERT_TRUE(explicit_knob.ok()) << explicit_knob.error().message;
+  EXPECT_FALSE(explicit_knob->automatic);
+  EXPECT_FALSE(explicit_knob->knob_error.has_value());
+
+  Result<HelperMessage> progress =
+      ParseHelperMessage(Message("progress", R"("steps":4,"samples":128,"excluded_s":2.5)"));
+  ASSERT_TRUE(progress.ok()) << progress.error().message;
+  EXPECT_EQ(progress->excluded_s, 2.5);
+  Result<HelperMessage> done =
+      ParseHelperMessage(Message("done", R"("steps":4,"samples":128,"excluded_s":0,"reason":"no-loader")"));
+  ASSERT_TRUE(done.ok()) << done.error().message;
+  EXPECT_EQ(done->excluded_s, 0.0);
+  EXPECT_EQ(done->done_reason, "no-loader");
+  Result<HelperMessage> without = ParseHelperMessage(Message("progress", R"("steps":4,"samples":128)"));
+  ASSERT_TRUE(without.ok()) << without.error().message;
+  EXPECT_FALSE(without->excluded_s.has_value());
+}
+
+TEST(HelperMessage, TrainingLoader) {
+  Result<HelperMessage> m = ParseHelperMessage(Message(
+      "loader", R"("key":"train.py:57#0","site":"train.py:57","dataset":"ImageFolder","iterable":false,)"
+                R"("num_workers":4,"pin_memory":true,"batch_size":64,"prefetch_factor":2,)"
+                R"("persistent_workers":false,"injected":{"workers":4,"pin_memory":true},)"
+                R"("samples_from":"loader","step_at":"optimizer","others":1,"drop_last":false)"));
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_EQ(m->type, MessageType::kLoader);
+  const LoaderInfo& l = m->loader;
+  EXPECT_EQ(l.key, "train.py:57#0");
+  EXPECT_EQ(l.site, "train.py:57");
+  EXPECT_EQ(l.dataset, "ImageFolder");
+  EXPECT_EQ(l.iterable, false);
+  EXPECT_EQ(l.num_workers, 4);
+  EXPECT_EQ(l.pin_memory, true);
+  EXPECT_EQ(l.batch_size, 64);
+  EXPECT_EQ(l.prefetch_factor, 2);
+  EXPECT_EQ(l.persistent_workers, false);
+  EXPECT_EQ(l.injected, (std::map<std::string, nlohmann::json>{{"workers", 4}, {"pin_memory", true}}));
+  EXPECT_EQ(l.samples_from, "loader");
+  EXPECT_EQ(l.step_at, "optimizer");
+  EXPECT_EQ(l.others, 1);
+  EXPECT_EQ(m->raw["drop_last"], false);
+}
+
+TEST(HelperMessage, LoaderOfAStepWithoutADataLoader) {
+  // What the automatic layer sends for a script that batches by hand: no loader fields at all.
+  Result<HelperMessage> m = ParseHelperMessage(
+      Message("loader", R"("key":null,"site":null,"others":0,"samples_from":"model_input","step_at":"backward")"));
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  const LoaderInfo& l = m->loader;
+  EXPECT_FALSE(l.key.has_value());
+  EXPECT_FALSE(l.site.has_value());
+  EXPECT_FALSE(l.dataset.has_value());
+  EXPECT_FALSE(l.iterable.has_value());
+  EXPECT_FALSE(l.num_workers.has_value());
+  EXPECT_FALSE(l.pin_memory.has_value());
+  EXPECT_FALSE(l.batch_size.has_value());
+  EXPECT_FALSE(l.prefetch_factor.has_value());
+  EXPECT_FALSE(l.persistent_workers.has_value());
+  EXPECT_TRUE(l.injected.empty());
+  EXPECT_EQ(l.samples_from, "model_input");
+  EXPECT_EQ(l.step_at, "backward");
+  EXPECT_EQ(l.others, 0);
+
+  // A loader with a batch_sampler and no workers: batch_size and prefetch_factor are null.
+  Result<HelperMessage> sampler = ParseHelperMessage(Message(
+      "loader", R"("key":"t.py:9#1","site":"t.py:9","num_workers":0,"batch_size":null,"prefetch_factor":null)"));
+  ASSERT_TRUE(sampler.ok()) << sampler.error().message;
+  EXPECT_EQ(sampler->loader.num_workers, 0);
+  EXPECT_FALSE(sampler->loader.batch_size.has_value());
+  EXPECT_FALSE(sampler->loader.prefetch_factor.has_value());
+  EXPECT_FALSE(sampler->loader.others.has_value());
+}
+
 TEST(HelperMessage, RejectsWhatIsNotAMessage) {
   const std::pair<std::string, std::string> cases[] = {
       {"garbage", "not valid JSON"},
@@ -85,6 +175,17 @@ TEST(HelperMessage, RejectsWhatIsNotAMessage) {
       {Message("progress", R"("steps":1,"samples":1,"mem":{"peak":"big"})"), "field 'mem.peak' is not a number"},
       {Message("knob", R"("value":1)"), "missing field 'name'"},
       {Message("hello", R"("torch":2)"), "field 'torch' is not a string"},
+      {Message("hello", R"("auto":"yes")"), "field 'auto' is not true or false"},
+      {Message("knob", R"("name":"workers","auto":1)"), "field 'auto' is not true or false"},
+      {Message("knob", R"("name":"workers","error":false)"), "field 'error' is not a string"},
+      {Message("progress", R"("steps":1,"samples":1,"excluded_s":-0.5)"), "field 'excluded_s' is negative"},
+      {Message("done", R"("steps":1,"samples":1,"excluded_s":"x","reason":"exit")"),
+       "field 'excluded_s' is not a number"},
+      {Message("loader", R"("key":57)"), "field 'key' is not a string"},
+      {Message("loader", R"("num_workers":-1)"), "field 'num_workers' is negative"},
+      {Message("loader", R"("pin_memory":"yes")"), "field 'pin_memory' is not true or false"},
+      {Message("loader", R"("injected":[1])"), "field 'injected' is not an object"},
+      {Message("loader", R"("others":"two")"), "field 'others' is not a number"},
   };
   for (const auto& [text, error] : cases) {
     Result<HelperMessage> m = ParseHelperMessage(text);
@@ -107,6 +208,7 @@ TEST(HelperMessage, TypeNames) {
   EXPECT_EQ(MessageTypeName(MessageType::kMetrics), "metrics");
   EXPECT_EQ(MessageTypeName(MessageType::kHello), "hello");
   EXPECT_EQ(MessageTypeName(MessageType::kDone), "done");
+  EXPECT_EQ(MessageTypeName(MessageType::kLoader), "loader");
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "measure/progress.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace sat::measure {
@@ -28,7 +29,7 @@ ProgressAggregator::ProgressAggregator(std::string run_id) : run_id_(std::move(r
 std::optional<Observation> ProgressAggregator::Add(const HelperMessage& message) {
   const HelperMessage& m = message;
   if (m.run != run_id_ || (m.type != MessageType::kProgress && m.type != MessageType::kDone)) return std::nullopt;
-  const Counters now{m.t, m.steps, m.samples, m.wait_s, m.step_s, m.phases};
+  const Counters now{m.t, m.steps, m.samples, m.wait_s, m.step_s, m.excluded_s.value_or(0), m.phases};
   KeepMax(totals_.mem_peak_bytes, m.mem_peak_bytes);
   KeepMax(totals_.mem_reserved_bytes, m.mem_reserved_bytes);
 
@@ -40,13 +41,16 @@ std::optional<Observation> ProgressAggregator::Add(const HelperMessage& message)
   }
   std::optional<Observation> observation;
   const bool went_back = now.steps < p.last.steps || now.samples < p.last.samples || now.wait_s < p.last.wait_s ||
-                         now.step_s < p.last.step_s;
+                         now.step_s < p.last.step_s || now.excluded_s < p.last.excluded_s;
   if (!first_report && went_back) {
     // The helper started counting again: keep what was counted before, and take this report as a new baseline.
     ++resets_;
     p.carried.Add(p.last);
   } else if (!first_report && now.t > p.last.t) {
-    observation = Observation{now.t, now.t - p.last.t, now.samples - p.last.samples, m.pid};
+    const double elapsed = now.t - p.last.t;
+    const double training = elapsed - (now.excluded_s - p.last.excluded_s);
+    const double duration = std::max(training, std::min(elapsed, kMinObservationS));
+    observation = Observation{now.t, duration, now.samples - p.last.samples, m.pid};
   }
   p.last = now;
   Recount();
@@ -58,6 +62,7 @@ void ProgressAggregator::Counters::Add(const Counters& other) {
   samples += other.samples;
   wait_s += other.wait_s;
   step_s += other.step_s;
+  excluded_s += other.excluded_s;
   for (const auto& [name, seconds] : other.phases_s) phases_s[name] += seconds;
 }
 
@@ -74,6 +79,7 @@ void ProgressAggregator::Recount() {
   totals_.samples = sum.samples;
   totals_.wait_s = sum.wait_s;
   totals_.step_s = sum.step_s;
+  totals_.excluded_s = sum.excluded_s;
   totals_.phases_s = std::move(sum.phases_s);
 }
 

@@ -19,6 +19,9 @@ struct ProgressTotals {
   double samples = 0;
   double wait_s = 0;  // waiting for the loader to hand over a batch
   double step_s = 0;  // the loop body, phases included
+  // Automatic instrumentation: seconds in other loaders (validation, test) between training steps. Not part of
+  // wait_s or step_s, so not of the shares below either.
+  double excluded_s = 0;
   std::map<std::string, double> phases_s;
   std::optional<int64_t> mem_peak_bytes;      // largest peak any process reported (CUDA only)
   std::optional<int64_t> mem_reserved_bytes;  // largest reserved memory any process reported
@@ -35,13 +38,18 @@ struct ProgressTotals {
 // Not thread-safe; one owner feeds and reads it.
 class ProgressAggregator {
  public:
+  static constexpr double kMinObservationS = 1e-3;
+
   // Only messages whose `run` equals run_id are taken.
   explicit ProgressAggregator(std::string run_id);
 
   // Takes a progress or done message and returns the progress its process made since that process's previous
-  // report: {t, t - previous t, samples - previous samples, stream = pid}. The first report of a pid, or one
-  // whose counters went backwards (the helper restarted tracking), only sets a new baseline and returns nothing;
-  // so does a report no later than the previous one. Other messages are ignored.
+  // report: {t, t - previous t - growth of excluded_s, samples - previous samples, stream = pid}. Time spent in
+  // other loaders (excluded_s, e.g. a validation pass between two training steps) is left out, so it does not
+  // read as slow training; the duration never drops below min(t - previous t, kMinObservationS), so a report
+  // whose excluded time overstates the elapsed time cannot give a zero or negative duration. The first report of
+  // a pid, or one whose counters went backwards (the helper restarted tracking), only sets a new baseline and
+  // returns nothing; so does a report no later than the previous one. Other messages are ignored.
   std::optional<Observation> Add(const HelperMessage& message);
 
   const ProgressTotals& totals() const { return totals_; }
@@ -52,7 +60,7 @@ class ProgressAggregator {
   struct Counters {
     double t = 0;
     int64_t steps = 0;
-    double samples = 0, wait_s = 0, step_s = 0;
+    double samples = 0, wait_s = 0, step_s = 0, excluded_s = 0;
     std::map<std::string, double> phases_s;
     void Add(const Counters& other);  // sums everything but t
   };

@@ -50,6 +50,65 @@ TEST(ProgressAggregator, CounterResetStartsANewBaselineAndKeepsTotals) {
   EXPECT_DOUBLE_EQ(agg.totals().step_s, 7.5);
 }
 
+// A report of the automatic layer: `excluded` seconds spent in other loaders so far.
+HelperMessage AutoReport(int64_t pid, double t, int64_t steps, double samples, double excluded) {
+  HelperMessage m = Report(pid, t, steps, samples);
+  m.excluded_s = excluded;
+  return m;
+}
+
+TEST(ProgressAggregator, TimeInOtherLoadersIsNotTrainingTime) {
+  ProgressAggregator agg("run-1");
+  agg.Add(AutoReport(10, 1.0, 10, 320, 0));
+  ExpectObservation(agg.Add(AutoReport(10, 2.0, 20, 640, 0)), 2.0, 1.0, 320, 10);
+  // Ten steps and a 4 s validation pass between them: the steps took 1 s, as before.
+  ExpectObservation(agg.Add(AutoReport(10, 7.0, 30, 960, 4.0)), 7.0, 1.0, 320, 10);
+  ExpectObservation(agg.Add(AutoReport(10, 8.0, 40, 1280, 4.0)), 8.0, 1.0, 320, 10);
+  EXPECT_DOUBLE_EQ(agg.totals().excluded_s, 4.0);
+  EXPECT_EQ(agg.resets(), 0u);
+}
+
+TEST(ProgressAggregator, ExcludedTimeNeverLeavesLessThanAFloor) {
+  ProgressAggregator agg("run-1");
+  agg.Add(AutoReport(10, 1.0, 10, 320, 0));
+  // More excluded time than elapsed time (clock skew between the helper's timers): a small positive duration.
+  std::optional<Observation> o = agg.Add(AutoReport(10, 2.0, 11, 352, 1.5));
+  ASSERT_TRUE(o.has_value());
+  EXPECT_DOUBLE_EQ(o->duration_s, ProgressAggregator::kMinObservationS);
+  EXPECT_DOUBLE_EQ(o->samples, 32);
+  // Exactly all of it excluded: the same floor, never zero.
+  o = agg.Add(AutoReport(10, 3.0, 11, 352, 2.5));
+  ASSERT_TRUE(o.has_value());
+  EXPECT_DOUBLE_EQ(o->duration_s, ProgressAggregator::kMinObservationS);
+  // Reports closer together than the floor keep their own (smaller) interval.
+  o = agg.Add(AutoReport(10, 3.0005, 12, 384, 2.6));
+  ASSERT_TRUE(o.has_value());
+  EXPECT_NEAR(o->duration_s, 0.0005, 1e-12);
+  EXPECT_GT(o->duration_s, 0);
+}
+
+TEST(ProgressAggregator, ExcludedTimeAcrossACounterReset) {
+  ProgressAggregator agg("run-1");
+  agg.Add(AutoReport(10, 1.0, 10, 320, 2.0));
+  ExpectObservation(agg.Add(AutoReport(10, 4.0, 20, 640, 4.0)), 4.0, 1.0, 320, 10);
+  // The helper started counting again: a new baseline, the earlier counts kept.
+  EXPECT_FALSE(agg.Add(AutoReport(10, 5.0, 2, 64, 0.5)).has_value());
+  EXPECT_EQ(agg.resets(), 1u);
+  ExpectObservation(agg.Add(AutoReport(10, 6.0, 4, 128, 0.75)), 6.0, 0.75, 64, 10);
+  EXPECT_DOUBLE_EQ(agg.totals().excluded_s, 4.75);
+  EXPECT_EQ(agg.totals().steps, 24);
+  // Only the excluded time going back is a restart too: it is cumulative like the rest.
+  EXPECT_FALSE(agg.Add(AutoReport(10, 7.0, 6, 192, 0.25)).has_value());
+  EXPECT_EQ(agg.resets(), 2u);
+}
+
+TEST(ProgressAggregator, ReportsWithoutExcludedTimeAreUnchanged) {
+  ProgressAggregator agg("run-1");
+  agg.Add(Report(10, 1.0, 10, 320));
+  ExpectObservation(agg.Add(Report(10, 3.0, 20, 640)), 3.0, 2.0, 320, 10);
+  EXPECT_DOUBLE_EQ(agg.totals().excluded_s, 0);
+}
+
 TEST(ProgressAggregator, StaleAndForeignMessagesYieldNothing) {
   ProgressAggregator agg("run-1");
   agg.Add(Report(10, 2.0, 10, 320));

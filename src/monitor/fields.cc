@@ -173,6 +173,19 @@ std::vector<Field> BuildTable() {
                 [](const ProcTreeSample& t) { return MiBPerS(t.write_bytes_per_s); }),
       TreeField({"proc.gpu.memory"}, "MiB", "GPU memory used by the tree's processes, over all GPUs.",
                 [](const ProcTreeSample& t) { return MiB(t.gpu_memory_bytes); }),
+      TreeField({"proc.samples_per_s"}, "",
+                "Training samples per second over the last interval, as the command's PyTorch instrumentation "
+                "(or `import saturate`) reports them; with -- CMD only.",
+                [](const ProcTreeSample& t) { return Num(t.samples_per_s, 1); }),
+      TreeField({"proc.steps_per_s"}, "", "Training steps per second over the last interval; with -- CMD only.",
+                [](const ProcTreeSample& t) { return Num(t.steps_per_s, 2); }),
+      TreeField({"proc.data_wait"}, "%",
+                "Share of the training loop's time spent waiting for the DataLoader over the last interval; "
+                "with -- CMD only.",
+                [](const ProcTreeSample& t) -> Cell {
+                  if (!t.data_wait_share) return {};
+                  return Number{100 * *t.data_wait_share, 1};
+                }),
   };
 }
 

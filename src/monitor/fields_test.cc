@@ -72,6 +72,26 @@ TEST(Fields, ReadGivesNaNeverZero) {
   EXPECT_TRUE(std::holds_alternative<std::monostate>(FindField("name")->Read(s, &nameless)));
 }
 
+TEST(Fields, TrainingThroughputIsNaUntilReported) {
+  telemetry::Sample s = testing::IdleSample();
+  s.tree = testing::BusyTree();
+  for (const char* name : {"proc.samples_per_s", "proc.steps_per_s", "proc.data_wait"}) {
+    EXPECT_TRUE(std::holds_alternative<std::monostate>(FindField(name)->Read(s, nullptr))) << name;
+  }
+  s.tree->samples_per_s = 1234.56;
+  s.tree->steps_per_s = 19.29;
+  s.tree->data_wait_share = 0.413;
+  auto text = [&](const char* name) {
+    const Field* f = FindField(name);
+    return CellText(f->Read(s, nullptr), f->unit, true);
+  };
+  EXPECT_EQ(text("proc.samples_per_s"), "1234.6");
+  EXPECT_EQ(text("proc.steps_per_s"), "19.29");
+  EXPECT_EQ(text("proc.data_wait"), "41.3 %");
+  s.tree->samples_per_s = 0;
+  EXPECT_EQ(text("proc.samples_per_s"), "0.0") << "a stalled command reads 0, not N/A";
+}
+
 TEST(Fields, MemoryIsWholeMiBRoundedDown) {
   telemetry::Sample s = testing::TwoGpuSample();
   Cell used = FindField("memory.used")->Read(s, &s.gpus[1]);

@@ -51,6 +51,12 @@ std::string TreeLine(const telemetry::ProcTreeSample& t) {
                      Or(Scaled(t.gpu_memory_bytes, kGiB), "{:.1f}"));
 }
 
+// Only for a command that reports its training (the helper channel).
+std::string TrainingLine(const telemetry::ProcTreeSample& t) {
+  return fmt::format("train {} samples/s {} steps/s data wait {}", Or(t.samples_per_s, "{:.1f}"),
+                     Or(t.steps_per_s, "{:.2f}"), Or(Scaled(t.data_wait_share, 0.01), "{:.0f}%"));
+}
+
 // The first `width` characters of a UTF-8 line ("°" is one column, two bytes).
 std::string CutToWidth(std::string line, size_t width) {
   size_t chars = 0;
@@ -79,7 +85,10 @@ std::vector<std::string> HumanView::Lines(const telemetry::Sample& sample) const
   }
   for (const telemetry::GpuSample& g : sample.gpus) lines.push_back(GpuLine(g));
   lines.push_back(HostLine(sample.host));
-  if (sample.tree) lines.push_back(TreeLine(*sample.tree));
+  if (sample.tree) {
+    lines.push_back(TreeLine(*sample.tree));
+    if (sample.tree->samples_per_s || sample.tree->data_wait_share) lines.push_back(TrainingLine(*sample.tree));
+  }
   if (options_.width > 0) {
     for (std::string& line : lines) line = CutToWidth(std::move(line), options_.width);
   }

@@ -4,7 +4,9 @@
 //   GPU0 NVIDIA H200  util  82%  mem 5959/143771 MiB  71°C  250/700 W  P0
 //   host cpu 37% (iowait 2%) load 1.2  mem 8.1/23.4 GiB  disk r 12.0 w 0.3 MiB/s util 4%  net rx 0.1 tx 0.0 MiB/s
 //   tree pid 123: 5 procs 31 thr cpu 180% rss 1.2 GiB read 40.1 write 0.0 MiB/s gpu 2.1 GiB
+//   train 2841.3 samples/s 22.20 steps/s data wait 12%
 //
+// The training line shows once the command reported progress over the helper channel.
 // A value that was not reported shows as "n/a". The view only formats: the caller prints the
 // lines plainly (a pipe) or redraws them in place (a terminal) with RedrawPrefix.
 #pragma once

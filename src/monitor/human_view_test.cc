@@ -60,6 +60,20 @@ TEST(HumanView, ExitedTreeSaysSo) {
   EXPECT_EQ(lines[2], "tree pid 4242: exited");
 }
 
+TEST(HumanView, ATrainingLineOnceTheCommandReports) {
+  telemetry::Sample s = testing::IdleSample();
+  s.gpus.clear();
+  s.tree = testing::BusyTree();
+  EXPECT_EQ(HumanView({}).Lines(s).size(), 3u) << "nothing reported: no training line";
+  s.tree->samples_per_s = 2841.27;
+  s.tree->steps_per_s = 22.197;
+  Lines lines = HumanView({}).Lines(s);
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(lines[3], "train 2841.3 samples/s 22.20 steps/s data wait n/a");
+  s.tree->data_wait_share = 0.12;
+  EXPECT_EQ(HumanView({}).Lines(s)[3], "train 2841.3 samples/s 22.20 steps/s data wait 12%");
+}
+
 TEST(HumanView, WidthCutsLinesCountingCharactersNotBytes) {
   Lines lines = HumanView({.width = 51}).Lines(testing::IdleSample());
   ASSERT_EQ(lines.size(), 2u);

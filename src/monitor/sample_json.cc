@@ -101,6 +101,9 @@ void to_json(nlohmann::json& j, const ProcTreeSample& t) {
       {"read_bytes_per_s", OrNull(t.read_bytes_per_s)},
       {"write_bytes_per_s", OrNull(t.write_bytes_per_s)},
       {"gpu_memory_bytes", OrNull(t.gpu_memory_bytes)},
+      {"samples_per_s", OrNull(t.samples_per_s)},
+      {"steps_per_s", OrNull(t.steps_per_s)},
+      {"data_wait_share", OrNull(t.data_wait_share)},
   };
 }
 

@@ -49,6 +49,12 @@ std::vector<std::string> ExistingPathArguments(const std::vector<std::string>& a
   return paths;
 }
 
+// Why a loader or compute stage cannot run for a script whose training step uses no DataLoader.
+std::string NoLoaderWhy(StageKind kind) {
+  if (kind == StageKind::kLoader) return "the script has no DataLoader (it makes its batches itself): nothing to drain";
+  return "the script has no DataLoader (it makes its batches itself): there is no loading to take out, so the full "
+         "stage already measures the model";
+}
 
 }  // namespace
 
@@ -56,6 +62,8 @@ Result<ProbeResult> RunProbe(const ProbeOptions& o, telemetry::GpuBackend* gpu) 
   ProbeResult result;
   result.command = o.argv;
   result.budget_s = o.budget_s;
+  result.parse = o.parse.has_value();
+  result.auto_enabled = o.auto_instrument && !o.parse;
   const double t0 = telemetry::MonotonicSeconds();
 
   // Logs go under --out, or a fresh temporary folder.
@@ -90,6 +98,8 @@ Result<ProbeResult> RunProbe(const ProbeOptions& o, telemetry::GpuBackend* gpu) 
   base.shell = o.shell;
   base.parse = o.parse;
   base.batch_size = o.batch_size;
+  base.auto_instrument = o.auto_instrument;
+  base.samples_per_step = o.samples_per_step;
   base.verbose = o.verbose;
   base.gpu_index = gpu_index;
   base.estimator.target_rel_half_width = o.target_rel_half_width;
@@ -107,31 +117,45 @@ Result<ProbeResult> RunProbe(const ProbeOptions& o, telemetry::GpuBackend* gpu) 
     return RunStage(kind, so2, **sampler);
   };
 
-  // 1. The full run: what training achieves now, and whether the script reports through the helper.
+  // 1. The full run: what training achieves now, and whether the script reports at all (import saturate, or
+  // the automatic instrumentation of a PyTorch script).
   // A script read through --parse usually has no helper, so its one stage may use the whole budget.
   auto full = run_stage(StageKind::kFull, o.parse ? o.budget_s : std::max(kMinStageS, o.budget_s * kFullShare));
   if (!full) return full.error();
   result.full = std::move(*full);
   result.helper = result.full.helper_seen;
+  result.auto_instrumented = result.full.auto_seen;
+  // The loader and compute stages take over the training DataLoader the full stage found, not another one.
+  const std::optional<measure::LoaderInfo>& train_loader = result.full.loader;
+  if (train_loader && train_loader->key) base.auto_target = *train_loader->key;
 
-  // 2-3. With the helper: the loader alone (the upper bound), then the model alone (the compute ceiling).
-  const char* skip_why = nullptr;
-  if (!result.helper) skip_why = "the script does not use the helper (import saturate; saturate.track(loader))";
+  // 2-3. With reports: the loader alone (the upper bound), then the model alone (the compute ceiling).
+  std::string skip_why;
+  if (!result.helper) skip_why = NoReportsWhy(result);
   else if (StageFailed(result.full)) skip_why = "the full run failed";
+  // A training step without a DataLoader: loader and compute mode would find nothing to take over.
+  bool no_loader = result.full.auto_seen && train_loader && !train_loader->key;
   for (StageKind kind : {StageKind::kLoader, StageKind::kCompute}) {
     StageResult& slot = kind == StageKind::kLoader ? result.loader : result.compute;
     slot.kind = kind;
     double budget = kind == StageKind::kLoader ? remaining() / 2 : remaining();
-    const char* why = skip_why;
-    if (!why && run::Interrupted()) why = "interrupted";
-    if (!why && budget < kMinStageS) why = "the budget was spent";
-    if (why) {
+    std::string why = skip_why;
+    if (why.empty() && no_loader) why = NoLoaderWhy(kind);
+    if (why.empty() && run::Interrupted()) why = "interrupted";
+    if (why.empty() && budget < kMinStageS) why = "the budget was spent";
+    if (!why.empty()) {
       slot.skipped_why = why;
       continue;
     }
     auto stage = run_stage(kind, budget);
     if (!stage) return stage.error();
     slot = std::move(*stage);
+    if (slot.no_loader) {
+      // The stage's run ended at the first training step: what it measured is start-up, not a pipe.
+      no_loader = true;
+      slot.ran = false;
+      slot.skipped_why = NoLoaderWhy(kind);
+    }
   }
   (*sampler)->Stop();
   result.interrupted = run::Interrupted();

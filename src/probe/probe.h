@@ -24,7 +24,10 @@ struct ProbeResult {
   std::vector<std::string> command;
   MachineInfo machine;
   double budget_s = 0, wall_s = 0;
-  bool helper = false;                       // the script reports through `import saturate`
+  bool helper = false;                       // the script reports over the helper channel: explicitly or automatically
+  bool auto_instrumented = false;            // ... through the automatic instrumentation (no `import saturate`)
+  bool auto_enabled = true;                  // the automatic instrumentation was on (off with --no-auto or --parse)
+  bool parse = false;                        // --parse: the pattern is the only source of throughput
   bool interrupted = false;                  // Ctrl-C: the stages measured so far are kept
   StageResult loader, compute, full;         // a stage that did not run has ran == false
   std::vector<DataLocation> data_locations;  // where the files the run read live
@@ -38,6 +41,8 @@ struct ProbeOptions {
   int gpu_index = -1;                        // --device N; -1: the first GPU when there is one
   std::optional<std::string> parse;
   std::optional<double> batch_size;
+  bool auto_instrument = true;               // false: --no-auto (StageOptions::auto_instrument)
+  std::optional<double> samples_per_step;    // --samples-per-step (StageOptions::samples_per_step)
   std::string out_dir;                       // --out: probe.json and the stages' logs; empty: a temp dir
   bool verbose = false;
   double target_rel_half_width = 0.02;
@@ -48,8 +53,10 @@ struct ProbeOptions {
 
 namespace sat::probe {
 
-// Runs the stages in order (full first, which tells whether the script uses the helper; then loader and compute
-// when it does), within the budget, and decides the verdict. `gpu` is not owned and may be null (no driver).
+// Runs the stages in order (full first, which tells whether the script reports at all, through `import saturate`
+// or the automatic instrumentation; then loader and compute when it does, aimed at the training DataLoader the
+// full stage found), within the budget, and decides the verdict. A loader or compute stage that finds no
+// DataLoader to take over ends "not run". `gpu` is not owned and may be null (no driver).
 // Ctrl-C ends the stage under way; the result keeps what was measured and says interrupted.
 // Error only for saturate's own problems (bad --parse, cannot create --out); a failing command is a verdict.
 Result<ProbeResult> RunProbe(const ProbeOptions& options, telemetry::GpuBackend* gpu);

@@ -137,26 +137,121 @@ Row StageRow(const ProbeResult& r, const StageResult& s) {
   return row;
 }
 
-std::string StepTimeLine(const StageResult& full) {
-  if (!StageMeasured(full) || (!full.data_wait_share && full.phase_shares.empty())) {
-    return "step time: n/a (no data wait or phase times reported)";
-  }
-  std::vector<std::string> parts;
+// The loop time of a stage in parts that add up to 1: waiting for data, named phases, and the rest: the model
+// (forward, backward, optimizer) and anything else the script does in the loop.
+struct StepParts {
+  double data_wait = 0;
+  std::vector<std::pair<std::string, double>> phases;  // largest first
   double rest = 1;
-  if (full.data_wait_share) {
-    parts.push_back("data wait " + FormatShare(*full.data_wait_share));
-    rest -= *full.data_wait_share;
+};
+
+std::optional<StepParts> StepPartsOf(const StageResult& s) {
+  if (!StageMeasured(s) || (!s.data_wait_share && s.phase_shares.empty())) return std::nullopt;
+  StepParts parts;
+  parts.data_wait = s.data_wait_share.value_or(0);
+  parts.rest -= parts.data_wait;
+  parts.phases.assign(s.phase_shares.begin(), s.phase_shares.end());
+  std::stable_sort(parts.phases.begin(), parts.phases.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  for (const auto& [name, share] : parts.phases) parts.rest -= share;
+  parts.rest = std::max(0.0, parts.rest);
+  return parts;
+}
+
+std::string StepTimeLine(const StageResult& full) {
+  std::optional<StepParts> parts = StepPartsOf(full);
+  if (!parts) return "step time: n/a (no data wait or phase times reported)";
+  std::vector<std::string> words;
+  if (full.data_wait_share) words.push_back("data wait " + FormatShare(parts->data_wait));
+  // The automatic instrumentation times the step in three parts: data wait, the model, and after-step work.
+  words.push_back((full.auto_seen ? "model " : "compute and the rest ") + FormatShare(parts->rest));
+  for (const auto& [name, share] : parts->phases) {
+    words.push_back(fmt::format("{} {}", PhaseLabel(name), FormatShare(share)));
   }
-  std::vector<std::pair<std::string, double>> phases(full.phase_shares.begin(), full.phase_shares.end());
-  std::stable_sort(phases.begin(), phases.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
-  std::vector<std::string> phase_parts;
-  for (const auto& [name, share] : phases) {
-    phase_parts.push_back(fmt::format("{} {}", name, FormatShare(share)));
-    rest -= share;
+  std::string line = "step time (full): " + JoinNonEmpty(words, " · ");
+  if (full.totals.excluded_s > 0) {
+    line += fmt::format(" (validation and other loaders left out: {:.1f} s)", full.totals.excluded_s);
   }
-  parts.push_back("compute and the rest " + FormatShare(std::max(0.0, rest)));
-  for (std::string& p : phase_parts) parts.push_back(std::move(p));
-  return "step time (full): " + JoinNonEmpty(parts, " · ");
+  return line;
+}
+
+std::string OnOff(const std::optional<bool>& v) { return v ? (*v ? "on" : "off") : "n/a"; }
+
+std::string IntOrNa(const std::optional<int64_t>& v) { return v ? std::to_string(*v) : "n/a"; }
+
+// The knobs saturate set on the loader: "workers=4, pin_memory=true".
+std::string InjectedText(const std::map<std::string, nlohmann::json>& injected) {
+  std::vector<std::string> parts;
+  for (const auto& [name, value] : injected) parts.push_back(fmt::format("{}={}", name, value.dump()));
+  return JoinNonEmpty(parts, ", ");
+}
+
+std::string SamplesFromText(const std::optional<std::string>& from) {
+  if (!from) return "";
+  if (*from == "loader") return "samples counted from its batches";
+  if (*from == "model_input") return "samples from the model's input";
+  if (*from == "flag") return "samples from --samples-per-step";
+  if (*from == "steps") return "1 sample per step (nothing says more; --samples-per-step N sets it)";
+  return "samples from " + *from;
+}
+
+std::string StepAtText(const std::optional<std::string>& at) {
+  if (!at) return "";
+  if (*at == "optimizer") return "a step ends at optimizer.step()";
+  if (*at == "backward") return "a step ends at backward() (no optimizer)";
+  return "a step ends at " + *at;
+}
+
+// The training DataLoader the automatic instrumentation found in the full stage; empty when it sent none.
+std::string TrainingLoaderLine(const StageResult& full) {
+  if (!full.loader) return "";
+  const measure::LoaderInfo& l = *full.loader;
+  std::vector<std::string> parts;
+  if (!l.key) {
+    parts.push_back("none (the training step uses no DataLoader)");
+  } else {
+    std::string where = l.site ? "DataLoader at " + *l.site : "DataLoader " + *l.key;
+    if (l.dataset) where += fmt::format(" ({}{})", *l.dataset, l.iterable == true ? ", iterable" : "");
+    parts.push_back(where);
+    parts.push_back("num_workers " + IntOrNa(l.num_workers));
+    parts.push_back("pin_memory " + OnOff(l.pin_memory));
+    parts.push_back("batch_size " +
+                    (l.batch_size ? std::to_string(*l.batch_size) : std::string("n/a (batch_sampler)")));
+    parts.push_back("prefetch_factor " + IntOrNa(l.prefetch_factor));
+    parts.push_back("persistent_workers " + OnOff(l.persistent_workers));
+    if (!l.injected.empty()) parts.push_back("saturate set " + InjectedText(l.injected));
+  }
+  parts.push_back(SamplesFromText(l.samples_from));
+  parts.push_back(StepAtText(l.step_at));
+  if (l.others.value_or(0) > 0) {
+    parts.push_back(fmt::format("{} other loader{} (validation, test) left out", *l.others, *l.others == 1 ? "" : "s"));
+  }
+  return "training loader: " + JoinNonEmpty(parts, " · ");
+}
+
+// probe.json's name for how the stages got their numbers.
+std::string_view Instrumentation(const ProbeResult& r) {
+  if (r.helper) return r.auto_instrumented ? "auto" : "helper";
+  return r.full.parsed_lines ? "parse" : "none";
+}
+
+// How the stages got their numbers.
+std::string ReportingText(const ProbeResult& r) {
+  if (r.helper && r.auto_instrumented) return "instrumented automatically (no import saturate)";
+  if (r.helper) return "the script reports through `import saturate`";
+  if (r.full.parsed_lines) return "--parse: throughput from output lines (automatic instrumentation off)";
+  if (!r.full.ran) return "none: the full stage did not run";
+  return "none: " + NoReportsWhy(r);
+}
+
+// "loader, compute and full", "compute and full", "full only".
+std::string StagesText(const ProbeResult& r) {
+  std::vector<std::string> ran;
+  for (const StageResult* s : {&r.loader, &r.compute}) {
+    if (s->ran) ran.emplace_back(StageName(s->kind));
+  }
+  if (ran.empty()) return "full only";
+  return JoinNonEmpty(ran, ", ") + " and full";
 }
 
 std::string DataLines(const ProbeResult& r) {
@@ -229,6 +324,43 @@ ordered_json OutcomeJson(const StageResult& s) {
           {"duration_s", Num(o.duration_s)}};
 }
 
+ordered_json LoaderJson(const std::optional<measure::LoaderInfo>& loader) {
+  if (!loader) return nullptr;
+  const measure::LoaderInfo& l = *loader;
+  ordered_json injected = ordered_json::object();
+  for (const auto& [name, value] : l.injected) injected[name] = ordered_json::parse(value.dump());
+  return {{"key", Opt(l.key)},
+          {"site", Opt(l.site)},
+          {"dataset", Opt(l.dataset)},
+          {"iterable", Opt(l.iterable)},
+          {"num_workers", Opt(l.num_workers)},
+          {"pin_memory", Opt(l.pin_memory)},
+          {"batch_size", Opt(l.batch_size)},
+          {"prefetch_factor", Opt(l.prefetch_factor)},
+          {"persistent_workers", Opt(l.persistent_workers)},
+          {"injected", std::move(injected)},
+          {"samples_from", Opt(l.samples_from)},
+          {"step_at", Opt(l.step_at)},
+          {"others", Opt(l.others)}};
+}
+
+ordered_json KnobsJson(const std::map<std::string, nlohmann::json>& knobs) {
+  ordered_json out = ordered_json::object();
+  for (const auto& [name, value] : knobs) out[name] = ordered_json::parse(value.dump());
+  return out;
+}
+
+ordered_json StepPartsJson(const StageResult& s) {
+  std::optional<StepParts> parts = StepPartsOf(s);
+  if (!parts) return nullptr;
+  double after_step = 0, other = 0;
+  for (const auto& [name, share] : parts->phases) (name == kAfterStepPhase ? after_step : other) += share;
+  return {{"data_wait", Num(parts->data_wait)},
+          {"model", Num(parts->rest)},
+          {"after_step", Num(after_step)},
+          {"other_phases", Num(other)}};
+}
+
 ordered_json StageJson(const StageResult& s) {
   const measure::SteadyState& e = s.estimate;
   bool measured = StageMeasured(s);
@@ -241,7 +373,15 @@ ordered_json StageJson(const StageResult& s) {
   return {{"ran", s.ran},
           {"skipped_why", s.skipped_why},
           {"helper_seen", s.helper_seen},
+          {"auto_seen", s.auto_seen},
           {"parsed_lines", s.parsed_lines},
+          {"torch_loaded", Opt(s.torch_loaded)},
+          {"auto_failure", s.auto_failure},
+          {"no_loader", s.no_loader},
+          {"training_loader", LoaderJson(s.loader)},
+          {"knobs", KnobsJson(s.knobs_seen)},
+          {"knobs_auto", s.knobs_auto},
+          {"knob_errors", s.knob_errors},
           {"samples_per_s", if_measured(e.samples_per_s)},
           {"ci_low", if_measured(e.ci_low)},
           {"ci_high", if_measured(e.ci_high)},
@@ -256,14 +396,17 @@ ordered_json StageJson(const StageResult& s) {
           {"observations", s.observations},
           {"data_wait_share", Opt(s.data_wait_share)},
           {"phase_shares", SharesJson(s.phase_shares)},
+          {"step_parts", StepPartsJson(s)},
           {"totals",
            {{"steps", t.steps},
             {"samples", Num(t.samples)},
             {"wait_s", Num(t.wait_s)},
             {"step_s", Num(t.step_s)},
+            {"excluded_s", Num(t.excluded_s)},
             {"phases_s", SharesJson(t.phases_s)},
             {"mem_peak_bytes", Opt(t.mem_peak_bytes)},
-            {"processes", t.processes}}},
+            {"processes", t.processes},
+            {"done_reason", t.done_reason.empty() ? ordered_json(nullptr) : ordered_json(t.done_reason)}}},
           {"outcome", OutcomeJson(s)},
           {"telemetry", TelemetryJson(s.telemetry)},
           {"workers", Opt(WorkerCount(s.telemetry))},
@@ -289,11 +432,9 @@ std::string ConsoleReport(const ProbeResult& r) {
   }
   out += "machine: " + JoinNonEmpty(machine, ", ") + '\n';
 
-  std::string stages = r.helper ? "loader, compute and full (the script reports through `import saturate`)"
-                                 : (r.full.parsed_lines ? "full only (no helper; throughput from output lines)"
-                                                        : "full only (no helper)");
-  out += fmt::format("stages: {}; budget {:.0f} s, took {:.1f} s{}\n", stages, r.budget_s, r.wall_s,
+  out += fmt::format("stages: {}; budget {:.0f} s, took {:.1f} s{}\n", StagesText(r), r.budget_s, r.wall_s,
                      r.interrupted ? " (interrupted)" : "");
+  out += OneLine("reporting: " + ReportingText(r)) + '\n';
 
   out += '\n';
   std::vector<Row> rows = {{"stage", "samples/s", "95% interval", "±", "steady", "seen"}};
@@ -303,6 +444,7 @@ std::string ConsoleReport(const ProbeResult& r) {
   }
   out += Table(rows);
   out += '\n';
+  if (std::string loader = TrainingLoaderLine(r.full); !loader.empty()) out += OneLine(loader) + '\n';
   out += StepTimeLine(r.full) + '\n';
   out += DataLines(r);
 
@@ -336,6 +478,8 @@ ordered_json ProbeJson(const ProbeResult& r) {
             {"gpu_mem_total_bytes", Opt(m.gpu_mem_total_bytes)}}},
           {"budget", {{"limit_s", Num(r.budget_s)}, {"wall_s", Num(r.wall_s)}}},
           {"helper", r.helper},
+          {"instrumentation", Instrumentation(r)},
+          {"auto_enabled", r.auto_enabled},
           {"interrupted", r.interrupted},
           {"stages", {{"loader", StageJson(r.loader)}, {"compute", StageJson(r.compute)}, {"full", StageJson(r.full)}}},
           {"data_locations", std::move(locations)},

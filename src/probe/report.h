@@ -11,10 +11,14 @@
 
 namespace sat::probe {
 
-// The pipe, top to bottom: the command and machine; one row per stage (samples/s with its 95% interval,
-// steady seconds, and what the sampler saw: loader CPU and workers, GPU utilisation and memory used / total,
-// the full run's share of the narrowest pipe); the step-time breakdown (data wait / compute / named phases);
-// where the data lives, one line per mount; the notes; and last the one line
+// The pipe, top to bottom: the command and machine; which stages ran and how the script reported
+// ("instrumented automatically (no import saturate)", "`import saturate`", "--parse", or why nothing came); one
+// row per stage (samples/s with its 95% interval, steady seconds, and what the sampler saw: loader CPU and
+// workers, GPU utilisation and memory used / total, the full run's share of the narrowest pipe); the training
+// DataLoader the automatic instrumentation found (where it was built, its settings, where samples and steps were
+// counted, other loaders left out); the step-time breakdown (data wait / model or "compute and the rest" / named
+// phases, after_step as "after-step work (metrics, logging, checkpoints)"); where the data lives, one line per
+// mount; the notes; and last the one line
 // `verdict: <bottleneck> — <evidence>; next: <knob>` ("failed" or "unknown" in place of the bottleneck when
 // there is none). Numbers carry thousands separators; anything not measured reads "n/a". Every line ends in
 // '\n'; line breaks inside texts (a command, an error detail) are turned into spaces, so exactly one line
@@ -23,12 +27,17 @@ std::string ConsoleReport(const ProbeResult& result);
 
 // probe.json:
 //   version (saturate's), command [argv], machine {cpu_count, mem_total_bytes, gpu_index, gpu_name,
-//   gpu_mem_total_bytes}, budget {limit_s, wall_s}, helper, interrupted,
-//   stages {loader, compute, full}, each {ran, skipped_why, helper_seen, parsed_lines, samples_per_s, ci_low,
-//     ci_high, rel_half_width, warmup_s, steady_s, n_batches, converged, drift, drift_rel, warmup_at_limit,
-//     observations, data_wait_share, phase_shares {name: share}, totals {steps, samples, wait_s, step_s,
-//     phases_s, mem_peak_bytes, processes}, outcome {class, detail, exit_code, signal, duration_s} (null when
-//     the stage did not run), telemetry {gpu_util_pct, gpu_mem_used_bytes, gpu_mem_total_bytes, tree_cpu_pct,
+//   gpu_mem_total_bytes}, budget {limit_s, wall_s}, helper (reports over the helper channel, explicitly or
+//   automatically), instrumentation ("auto", "helper", "parse" or "none"), auto_enabled, interrupted,
+//   stages {loader, compute, full}, each {ran, skipped_why, helper_seen, auto_seen, parsed_lines, torch_loaded
+//     (null: not seen either way), auto_failure, no_loader, training_loader (null, or {key, site, dataset,
+//     iterable, num_workers, pin_memory, batch_size, prefetch_factor, persistent_workers, injected {knob: value},
+//     samples_from, step_at, others}), knobs {name: value}, knobs_auto [name], knob_errors {name: why},
+//     samples_per_s, ci_low, ci_high, rel_half_width, warmup_s, steady_s, n_batches, converged, drift, drift_rel,
+//     warmup_at_limit, observations, data_wait_share, phase_shares {name: share}, step_parts (null, or
+//     {data_wait, model, after_step, other_phases}: shares of loop time adding up to 1), totals {steps, samples,
+//     wait_s, step_s, excluded_s, phases_s, mem_peak_bytes, processes, done_reason}, outcome {class, detail,
+//     exit_code, signal, duration_s} (null when the stage did not run), telemetry {gpu_util_pct, gpu_mem_used_bytes, gpu_mem_total_bytes, tree_cpu_pct,
 //     tree_rss_bytes, tree_read_bytes_per_s, tree_processes, tree_gpu_mem_bytes, host_cpu_pct,
 //     host_iowait_pct, disk_busy_pct, disk_read_bytes_per_s, cpu_count; each summary {count, mean, p50, p95,
 //     min, max} or null}, workers, series [[t_s, samples_per_s], ...], wall_s, log_dir},

@@ -55,8 +55,8 @@ TEST(ConsoleReport, PrintsThePipeAndEndsWithOneVerdictLine) {
 
   EXPECT_EQ(lines[0], "probe: python3 train.py --workers 0");
   EXPECT_EQ(lines[1], "machine: 8 cores, 64.0 GiB RAM, GPU 0 NVIDIA T4 (16.0 GiB)");
-  EXPECT_THAT(text, HasSubstr("stages: loader, compute and full"));
-  EXPECT_THAT(text, HasSubstr("budget 120 s, took 96.5 s"));
+  EXPECT_EQ(lines[2], "stages: loader, compute and full; budget 120 s, took 96.5 s");
+  EXPECT_EQ(lines[3], "reporting: the script reports through `import saturate`");
   EXPECT_THAT(text, HasSubstr("CPU 98% (0 workers) · read 12.5 MiB/s"));
   EXPECT_THAT(text, HasSubstr("GPU util 97% · memory 10.2 GiB / 16.0 GiB"));
   EXPECT_THAT(text, HasSubstr("98% of the narrowest pipe (loader)"));
@@ -93,7 +93,8 @@ TEST(ConsoleReport, ShowsNotApplicableForWhatWasNotMeasured) {
   r.verdict = Decide(r);
   std::string text = ConsoleReport(r);
   EXPECT_THAT(text, HasSubstr("machine: 8 cores, 64.0 GiB RAM, no GPU"));
-  EXPECT_THAT(text, HasSubstr("stages: full only (no helper; throughput from output lines)"));
+  EXPECT_THAT(text, HasSubstr("stages: full only; budget"));
+  EXPECT_THAT(text, HasSubstr("reporting: --parse: throughput from output lines (automatic instrumentation off)"));
   EXPECT_THAT(text, ::testing::ContainsRegex("\nfull +880 +n/a +n/a +12.0 s\n"));
   EXPECT_THAT(text, Not(HasSubstr("loader ")));  // without the helper the stages that cannot run are not rows
   EXPECT_THAT(text, HasSubstr("step time: n/a"));
@@ -147,24 +148,133 @@ TEST(ConsoleReport, AnUnknownVerdictStillEndsTheReport) {
   EXPECT_THAT(Lines(ConsoleReport(r)).back(), StartsWith("verdict: unknown — "));
 }
 
+// LoaderBound() again, from the unmodified script: the automatic instrumentation found the DataLoader and timed
+// the three parts of each step.
+ProbeResult LoaderBoundAutomatic() {
+  ProbeResult r = Automatic(true, 212, 1840, 208);
+  r.full.data_wait_share = 0.71;
+  r.full.phase_shares = {{"after_step", 0.09}};
+  r.full.totals.excluded_s = 12.25;
+  r.full.totals.done_reason = "exit";
+  r.full.loader->injected = {{"pin_memory", true}};
+  r.full.loader->pin_memory = true;
+  r.full.knobs_seen = {{"workers", 0}, {"amp", "off"}};
+  r.full.knob_errors = {{"batch_size", "a loader with a batch_sampler has no batch size to set"}};
+  SetCpu(r.loader, 98, 1, 14);
+  SetGpu(r.compute, 97, 10.2);
+  SetGpu(r.full, 11, 3);
+  SetCpu(r.full, 99, 1, 15);
+  r.verdict = Decide(r);
+  return r;
+}
+
+TEST(ConsoleReport, AnUnmodifiedScriptShowsItsLoaderAndTheThreePartsOfAStep) {
+  ProbeResult r = LoaderBoundAutomatic();
+  std::string text = ConsoleReport(r);
+  std::vector<std::string> lines = Lines(text);
+  EXPECT_EQ(lines[3], "reporting: instrumented automatically (no import saturate)");
+  EXPECT_THAT(text, HasSubstr("\ntraining loader: DataLoader at train.py:57 (ImageFolder) · num_workers 0 · "
+                              "pin_memory on · batch_size 64 · prefetch_factor n/a · persistent_workers off · "
+                              "saturate set pin_memory=true · samples counted from its batches · a step ends at "
+                              "optimizer.step() · 1 other loader (validation, test) left out\n"));
+  EXPECT_THAT(text, HasSubstr("\nstep time (full): data wait 71% · model 20% · after-step work (metrics, logging, "
+                              "checkpoints) 9% (validation and other loaders left out: 12.2 s)\n"));
+  EXPECT_THAT(lines.back(), HasSubstr("next: DataLoader at train.py:57: num_workers=0 → try 4"));
+  EXPECT_EQ(CountStartingWith(text, "verdict: "), 1);
+}
+
+TEST(ConsoleReport, AStepWithoutADataLoader) {
+  ProbeResult r = Automatic(false, 0, 0, 950);
+  measure::LoaderInfo none;
+  none.samples_from = "model_input";
+  none.step_at = "backward";
+  none.others = 0;
+  r.full.loader = none;
+  r.loader =
+      Skipped(StageKind::kLoader, "the script has no DataLoader (it makes its batches itself): nothing to drain");
+  r.compute = Skipped(StageKind::kCompute, "the script has no DataLoader");
+  r.full.data_wait_share = 0;
+  r.verdict = Decide(r);
+  std::string text = ConsoleReport(r);
+  EXPECT_THAT(text, HasSubstr("stages: full only; "));
+  EXPECT_THAT(text, HasSubstr("\ntraining loader: none (the training step uses no DataLoader) · samples from the "
+                              "model's input · a step ends at backward() (no optimizer)\n"));
+  EXPECT_THAT(text, HasSubstr("skipped: the script has no DataLoader (it makes its batches itself): nothing to drain"));
+  EXPECT_THAT(text, HasSubstr("step time (full): data wait 0% · model 100%\n"));
+  EXPECT_EQ(ProbeJson(r)["stages"]["full"]["training_loader"]["key"], nullptr);
+}
+
+TEST(ConsoleReport, SaysWhyNothingReported) {
+  ProbeResult r = Probe(false);
+  r.full = Measured(StageKind::kFull, 0);
+  r.full.helper_seen = false;
+  r.full.estimate = {};
+  r.full.observations = 0;
+  r.full.torch_loaded = false;
+  r.loader = Skipped(StageKind::kLoader, NoReportsWhy(r));
+  r.compute = Skipped(StageKind::kCompute, NoReportsWhy(r));
+  r.verdict = Decide(r);
+  std::string text = ConsoleReport(r);
+  EXPECT_THAT(text, HasSubstr("reporting: none: the script never imported torch, and only PyTorch scripts are "
+                              "instrumented automatically\n"));
+  EXPECT_EQ(ProbeJson(r)["instrumentation"], "none");
+  EXPECT_EQ(ProbeJson(r)["stages"]["full"]["torch_loaded"], false);
+}
+
+TEST(ProbeJson, TheAutomaticInstrumentationsFindings) {
+  ProbeResult r = LoaderBoundAutomatic();
+  nlohmann::ordered_json j = ProbeJson(r);
+  EXPECT_EQ(j["helper"], true);
+  EXPECT_EQ(j["instrumentation"], "auto");
+  const auto& full = j["stages"]["full"];
+  EXPECT_EQ(full["auto_seen"], true);
+  EXPECT_EQ(full["torch_loaded"], true);
+  EXPECT_EQ(full["no_loader"], false);
+  const auto& l = full["training_loader"];
+  EXPECT_EQ(l["key"], "train.py:57#0");
+  EXPECT_EQ(l["site"], "train.py:57");
+  EXPECT_EQ(l["dataset"], "ImageFolder");
+  EXPECT_EQ(l["num_workers"], 0);
+  EXPECT_EQ(l["pin_memory"], true);
+  EXPECT_EQ(l["batch_size"], 64);
+  EXPECT_TRUE(l["prefetch_factor"].is_null());
+  EXPECT_EQ(l["injected"]["pin_memory"], true);
+  EXPECT_EQ(l["samples_from"], "loader");
+  EXPECT_EQ(l["step_at"], "optimizer");
+  EXPECT_EQ(l["others"], 1);
+  EXPECT_EQ(full["knobs"]["amp"], "off");
+  EXPECT_EQ(full["knobs_auto"].size(), 6u);
+  EXPECT_EQ(full["knob_errors"]["batch_size"], "a loader with a batch_sampler has no batch size to set");
+  EXPECT_DOUBLE_EQ(full["step_parts"]["data_wait"].get<double>(), 0.71);
+  EXPECT_DOUBLE_EQ(full["step_parts"]["after_step"].get<double>(), 0.09);
+  EXPECT_NEAR(full["step_parts"]["model"].get<double>(), 0.2, 1e-12);
+  EXPECT_DOUBLE_EQ(full["step_parts"]["other_phases"].get<double>(), 0);
+  EXPECT_DOUBLE_EQ(full["totals"]["excluded_s"].get<double>(), 12.25);
+  EXPECT_EQ(full["totals"]["done_reason"], "exit");
+  EXPECT_TRUE(j["stages"]["loader"]["training_loader"].is_null());
+}
+
 TEST(ProbeJson, HasTheDocumentedShape) {
   ProbeResult r = LoaderBound();
   nlohmann::ordered_json j = ProbeJson(r);
   std::vector<std::string> keys;
   for (const auto& item : j.items()) keys.push_back(item.key());
-  EXPECT_EQ(keys, (std::vector<std::string>{"version", "command", "machine", "budget", "helper", "interrupted",
-                                            "stages", "data_locations", "verdict"}));
+  EXPECT_EQ(keys, (std::vector<std::string>{"version", "command", "machine", "budget", "helper", "instrumentation",
+                                            "auto_enabled", "interrupted", "stages", "data_locations", "verdict"}));
   EXPECT_EQ(j["version"], SATURATE_VERSION);
   EXPECT_EQ(j["command"][3], "0");
   EXPECT_EQ(j["machine"]["gpu_name"], "NVIDIA T4");
   EXPECT_EQ(j["budget"]["limit_s"], 120);
   EXPECT_EQ(j["helper"], true);
+  EXPECT_EQ(j["instrumentation"], "helper");
+  EXPECT_EQ(j["auto_enabled"], true);
 
   for (const char* name : {"loader", "compute", "full"}) {
     const auto& s = j["stages"][name];
     for (const char* key : {"ran", "skipped_why", "samples_per_s", "ci_low", "ci_high", "rel_half_width",
                             "warmup_s", "steady_s", "converged", "drift", "data_wait_share", "phase_shares",
-                            "outcome", "telemetry", "series"}) {
+                            "step_parts", "outcome", "telemetry", "series", "auto_seen", "torch_loaded",
+                            "training_loader", "knobs", "knobs_auto", "knob_errors", "no_loader"}) {
       EXPECT_TRUE(s.contains(key)) << name << "." << key;
     }
   }
@@ -182,6 +292,9 @@ TEST(ProbeJson, HasTheDocumentedShape) {
   const auto& full = j["stages"]["full"];
   EXPECT_DOUBLE_EQ(full["data_wait_share"].get<double>(), 0.71);
   EXPECT_DOUBLE_EQ(full["phase_shares"]["logging"].get<double>(), 0.04);
+  EXPECT_TRUE(full["training_loader"].is_null());
+  EXPECT_TRUE(full["totals"]["done_reason"].is_null());
+  EXPECT_DOUBLE_EQ(full["totals"]["excluded_s"].get<double>(), 0);
 
   EXPECT_EQ(j["data_locations"][0]["fs_type"], "nfs4");
   EXPECT_EQ(j["data_locations"][0]["file_count"], 2000);
@@ -215,7 +328,7 @@ TEST(ProbeJson, NeverHoldsInfinityOrNaN) {
   EXPECT_TRUE(j["verdict"]["bottleneck"].is_null());  // unknown: nothing was measured
   const auto& loader = j["stages"]["loader"];
   EXPECT_EQ(loader["ran"], false);
-  EXPECT_THAT(loader["skipped_why"].get<std::string>(), HasSubstr("helper"));
+  EXPECT_THAT(loader["skipped_why"].get<std::string>(), HasSubstr("--parse"));
   EXPECT_TRUE(loader["outcome"].is_null());
   EXPECT_TRUE(loader["telemetry"]["tree_cpu_pct"].is_null());
   std::string text = j.dump();

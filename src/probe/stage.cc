@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <fstream>
 #include <mutex>
 #include <set>
 
@@ -70,6 +71,44 @@ struct ParsedShares {
     }
   }
 };
+
+// The first line the helper's sitecustomize prints on stderr when the automatic instrumentation fails to start
+// (python/sitecustomize.py), kept for the report. Written on the runner's supervisor thread, read after Wait.
+class AutoFailureLine {
+ public:
+  static constexpr std::string_view kPrefix = "saturate: automatic instrumentation is off";
+  void Offer(std::string_view line) {
+    std::lock_guard lock(mu_);
+    if (line_.empty() && line.substr(0, kPrefix.size()) == kPrefix) line_ = std::string(line.substr(0, 400));
+  }
+  std::string Get() {
+    std::lock_guard lock(mu_);
+    return line_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::string line_;
+};
+
+// Whether process `pid` has torch's native libraries mapped (libtorch*.so, torch/_C*.so): the script imported
+// torch. nullopt when the map cannot be read (the process is gone).
+std::optional<bool> MapsTorch(pid_t pid, std::string_view proc_root) {
+  std::ifstream maps(fmt::format("{}/{}/maps", proc_root, pid));
+  if (!maps) return std::nullopt;
+  bool read_any = false;
+  for (std::string line; std::getline(maps, line);) {
+    read_any = true;
+    size_t slash = line.rfind('/');
+    if (slash == std::string::npos) continue;
+    std::string_view file = std::string_view(line).substr(slash + 1);
+    if (file.substr(0, 8) == "libtorch" || (file.substr(0, 3) == "_C." && line.find("/torch/_C.") != line.npos)) {
+      return true;
+    }
+  }
+  if (!read_any) return std::nullopt;
+  return false;
+}
 
 using telemetry::Sample;
 
@@ -152,17 +191,22 @@ Result<StageResult> RunStage(StageKind kind, const StageOptions& o, telemetry::S
   spec.env["SATURATE_MODE"] = std::string(ModeOf(kind));
   spec.env["SATURATE_RUN_ID"] = run_id;
   spec.env["PYTHONUNBUFFERED"] = "1";  // so that printed step lines arrive when they are printed
+  // The automatic instrumentation; with --parse the pattern alone gives throughput (stage.h).
+  spec.env["SATURATE_AUTO"] = o.auto_instrument && !o.parse ? "1" : "0";
+  if (!o.auto_target.empty()) spec.env["SATURATE_AUTO_TARGET"] = o.auto_target;
+  if (o.samples_per_step) spec.env["SATURATE_SAMPLES_PER_STEP"] = fmt::format("{}", *o.samples_per_step);
   spec.pythonpath_prepend = {SATURATE_PYTHON_DIR};
   spec.log_dir = o.log_dir;
   spec.echo = o.verbose;
   spec.stop_grace_s = 5;
   spec.term_grace_s = 3;
   auto queue = std::make_shared<ParsedQueue>();
-  if (parser) {
-    spec.on_line = [queue, parser](run::Stream, std::string_view line) {
-      if (auto parsed = parser->Parse(line, telemetry::MonotonicSeconds())) queue->Push(std::move(*parsed));
-    };
-  }
+  auto auto_failure = std::make_shared<AutoFailureLine>();
+  spec.on_line = [queue, parser, auto_failure](run::Stream stream, std::string_view line) {
+    if (stream == run::Stream::kStderr) auto_failure->Offer(line);
+    if (!parser) return;
+    if (auto parsed = parser->Parse(line, telemetry::MonotonicSeconds())) queue->Push(std::move(*parsed));
+  };
 
   const double t0 = telemetry::MonotonicSeconds();
   auto started = run::Run::Start(spec);
@@ -181,8 +225,22 @@ Result<StageResult> RunStage(StageKind kind, const StageOptions& o, telemetry::S
     if (auto messages = (*channel)->Poll(timeout_ms)) {
       for (const auto& m : *messages) {
         if (m.run != run_id) continue;
-        if (m.type == measure::MessageType::kHello) r.helper_seen = true;
-        if (m.type == measure::MessageType::kKnob) r.knobs_seen[m.knob_name] = m.knob_value;
+        if (m.type == measure::MessageType::kHello) {
+          r.helper_seen = true;
+          r.auto_seen = r.auto_seen || m.automatic;
+          if (m.torch) r.torch_loaded = true;
+        }
+        if (m.type == measure::MessageType::kKnob) {
+          r.knobs_seen[m.knob_name] = m.knob_value;
+          if (m.automatic) r.knobs_auto.insert(m.knob_name);
+          if (m.knob_error) {
+            r.knob_errors[m.knob_name] = *m.knob_error;
+          } else {
+            r.knob_errors.erase(m.knob_name);
+          }
+        }
+        if (m.type == measure::MessageType::kLoader) r.loader = m.loader;
+        if (m.type == measure::MessageType::kDone && m.done_reason == "no-loader") r.no_loader = true;
         if (auto obs = progress.Add(m)) {
           r.helper_seen = true;
           estimator.Add(*obs);
@@ -202,11 +260,18 @@ Result<StageResult> RunStage(StageKind kind, const StageOptions& o, telemetry::S
     double now = telemetry::MonotonicSeconds();
     if (ended = run->Poll(); ended) break;
     if (run::Interrupted()) break;
-    // The files the tree reads, for the filesystem check; a few scans see the dataset's files open.
-    if (now >= next_files_scan && open_files.size() < 4096) {
+    // The files the tree reads, for the filesystem check; a few scans see the dataset's files open. The same
+    // scans tell whether the script imported torch, for the report when nothing was reported.
+    if (now >= next_files_scan) {
       if (auto latest = sampler.Latest(); latest && latest->tree) {
-        for (pid_t pid : latest->tree->pids)
-          for (auto& f : OpenRegularFiles(pid, "/proc")) open_files.insert(std::move(f));
+        for (pid_t pid : latest->tree->pids) {
+          if (open_files.size() < 4096) {
+            for (auto& f : OpenRegularFiles(pid, "/proc")) open_files.insert(std::move(f));
+          }
+          if (r.torch_loaded != true) {
+            if (std::optional<bool> torch = MapsTorch(pid, "/proc")) r.torch_loaded = *torch;
+          }
+        }
       }
       next_files_scan = now + 2.0;
     }
@@ -220,6 +285,7 @@ Result<StageResult> RunStage(StageKind kind, const StageOptions& o, telemetry::S
   drain(0);
   sampler.Unwatch();
   r.wall_s = telemetry::MonotonicSeconds() - t0;
+  r.auto_failure = auto_failure->Get();
 
   r.estimate = estimator.Estimate();
   r.series = estimator.Series();

@@ -6,6 +6,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -38,13 +39,25 @@ struct StageResult {
   StageKind kind = StageKind::kFull;
   bool ran = false;                  // false: skipped (see skipped_why)
   std::string skipped_why;
-  bool helper_seen = false;          // the script reported through `import saturate`
+  bool helper_seen = false;          // the script reported over the helper channel (explicitly or automatically)
   bool parsed_lines = false;         // throughput came from --parse matches
   std::map<std::string, nlohmann::json> knobs_seen;  // knob name -> the value the script got (helper knob messages)
+
+  // The automatic instrumentation (docs/helper-protocol.md, "Automatic instrumentation"); all empty when the
+  // script reported through `import saturate` or not at all.
+  bool auto_seen = false;                     // a hello with "auto": true: instrumented without `import saturate`
+  std::optional<measure::LoaderInfo> loader;  // the training DataLoader (`loader` message); key absent: none
+  std::set<std::string> knobs_auto;           // knobs reported with "auto": true (injectable into the loader/amp)
+  std::map<std::string, std::string> knob_errors;  // knob -> why the value saturate asked for was not applied
+  bool no_loader = false;  // a `done` with reason "no-loader": loader/compute mode found no DataLoader to take over
+  // Whether the tree loaded torch (its libraries in a process's memory map, or a hello naming a torch version):
+  // nullopt when the command ended before saturate could look.
+  std::optional<bool> torch_loaded;
+  std::string auto_failure;  // the helper's "saturate: automatic instrumentation is off ..." stderr line, if any
   measure::SteadyState estimate;     // samples_per_s with its 95% interval; samples_per_s 0 when nothing came
   std::vector<measure::RatePoint> series;  // throughput over time, warm-up included (for reports)
   size_t observations = 0;
-  measure::ProgressTotals totals;    // helper: wait/step/phase seconds, memory peak
+  measure::ProgressTotals totals;    // helper: wait/step/phase/excluded seconds, memory peak, latest done reason
   std::optional<double> data_wait_share;   // share of loop time waiting for data (helper or parsed data_s)
   std::map<std::string, double> phase_shares;  // named phases' share of loop time (helper or parsed)
   StageTelemetry telemetry;
@@ -63,6 +76,12 @@ struct StageOptions {
   measure::EstimatorOptions estimator;
   std::optional<std::string> parse;          // --parse REGEX or preset: read throughput from output lines
   std::optional<double> batch_size;          // for step-time patterns
+  // Automatic instrumentation of unmodified PyTorch scripts. Off (SATURATE_AUTO=0) when false or when `parse` is
+  // set: the pattern is then the only source of throughput, so the two cannot disagree or count twice. A script
+  // that imports saturate reports through the helper either way.
+  bool auto_instrument = true;
+  std::string auto_target;                   // SATURATE_AUTO_TARGET: a `loader` key from an earlier stage
+  std::optional<double> samples_per_step;    // SATURATE_SAMPLES_PER_STEP: for steps with neither loader nor input
   std::string log_dir;                       // stdout.log / stderr.log of this stage
   bool verbose = false;                      // echo the command's output
   int gpu_index = -1;                        // the probed GPU, -1: none

@@ -77,15 +77,56 @@ inline ProbeResult WithHelper(bool gpu, double loader, double compute, double fu
   return r;
 }
 
-// Without the helper: only full ran, its throughput and shares parsed from output lines.
+// Without the helper: only full ran (--parse, so no automatic instrumentation), its throughput and shares parsed
+// from output lines.
 inline ProbeResult Parsed(bool gpu, double full) {
   ProbeResult r = Probe(gpu);
+  r.parse = true;
+  r.auto_enabled = false;
   r.full = Measured(StageKind::kFull, full);
   r.full.helper_seen = false;
   r.full.parsed_lines = true;
-  const char* why = "the script does not use the helper (import saturate; saturate.track(loader))";
+  const std::string why = NoReportsWhy(r);
   r.loader = Skipped(StageKind::kLoader, why);
   r.compute = Skipped(StageKind::kCompute, why);
+  return r;
+}
+
+// An unmodified PyTorch script measured through the automatic instrumentation: all three stages, and the
+// training DataLoader built at train.py:57 (ImageFolder, batch 64, no workers, one validation loader left out).
+inline ProbeResult Automatic(bool gpu, double loader, double compute, double full) {
+  ProbeResult r = WithHelper(gpu, loader, compute, full);
+  r.auto_instrumented = true;
+  for (StageResult* s : {&r.loader, &r.compute, &r.full}) {
+    s->auto_seen = true;
+    s->torch_loaded = true;
+  }
+  measure::LoaderInfo l;
+  l.key = "train.py:57#0";
+  l.site = "train.py:57";
+  l.dataset = "ImageFolder";
+  l.iterable = false;
+  l.num_workers = 0;
+  l.pin_memory = false;
+  l.batch_size = 64;
+  l.persistent_workers = false;
+  l.samples_from = "loader";
+  l.step_at = "optimizer";
+  l.others = 1;
+  r.full.loader = l;
+  r.full.knobs_auto = {"workers", "batch_size", "pin_memory", "prefetch_factor", "persistent_workers", "amp"};
+  return r;
+}
+
+// A script whose full stage ran and reported nothing at all (no helper, no automatic report, no --parse).
+inline ProbeResult Silent(bool gpu) {
+  ProbeResult r = Probe(gpu);
+  r.full = Measured(StageKind::kFull, 0);
+  r.full.helper_seen = false;
+  r.full.estimate = {};
+  r.full.observations = 0;
+  r.full.series.clear();
+  r.full.wall_s = 48;
   return r;
 }
 

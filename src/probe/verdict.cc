@@ -150,6 +150,44 @@ std::string WorkersNow(const LoaderCpu& c) {
   return fmt::format(" (now {}{})", *c.workers, machine);
 }
 
+// The training DataLoader as the automatic instrumentation saw it in the full stage, when it named the line that
+// built it: the verdict can then name the code to change. Null otherwise.
+const measure::LoaderInfo* SeenLoader(const ProbeResult& r) {
+  const StageResult& f = r.full;
+  if (!f.auto_seen || !f.loader || !f.loader->site) return nullptr;
+  return &*f.loader;
+}
+
+// Workers to try next: 4 from none, else twice as many, at most one per core; nullopt when no more would fit.
+std::optional<int64_t> MoreWorkers(int64_t now, unsigned cores) {
+  int64_t next = now == 0 ? 4 : 2 * now;
+  if (cores > 0) next = std::min<int64_t>(next, cores);
+  if (next <= now) return std::nullopt;
+  return next;
+}
+
+// "DataLoader at train.py:57: num_workers=0 → try 4", or "" when the loader or its worker count is unknown or no
+// more workers fit.
+std::string WorkersAt(const measure::LoaderInfo* l, unsigned cores) {
+  if (l == nullptr || !l->num_workers) return "";
+  std::optional<int64_t> next = MoreWorkers(*l->num_workers, cores);
+  if (!next) return "";
+  std::string machine = cores > 0 ? fmt::format(" (the machine has {})", CoresText(cores)) : "";
+  return fmt::format("DataLoader at {}: num_workers={} → try {}{}", *l->site, *l->num_workers, *next, machine);
+}
+
+// "prefetch_factor=2 → try 4" for a loader with workers; "" otherwise.
+std::string PrefetchAt(const measure::LoaderInfo* l) {
+  if (l == nullptr || !l->prefetch_factor || l->num_workers.value_or(0) == 0) return "";
+  return fmt::format("prefetch_factor={} → try {}", *l->prefetch_factor, 2 * *l->prefetch_factor);
+}
+
+// " (DataLoader at train.py:57: batch_size=64 → try 128)", or "" when the loader or its batch size is unknown.
+std::string BatchAt(const measure::LoaderInfo* l) {
+  if (l == nullptr || !l->batch_size || *l->batch_size <= 0) return "";
+  return fmt::format(" (DataLoader at {}: batch_size={} → try {})", *l->site, *l->batch_size, 2 * *l->batch_size);
+}
+
 void DecideLoader(const ProbeResult& r, const Pipe& p, Verdict& v) {
   v.bottleneck = "loader";
   std::vector<std::string> evidence;
@@ -172,8 +210,10 @@ void DecideLoader(const ProbeResult& r, const Pipe& p, Verdict& v) {
              "not help)";
   } else if (cpu.tree_saturated) {
     v.cause = "loader CPU-saturated";
-    v.next = fmt::format("more loader workers{} or cheaper transforms / preload / cache decoded data",
-                         WorkersNow(cpu));
+    std::string at = WorkersAt(SeenLoader(r), cpu.cores);
+    v.next = at.empty() ? fmt::format("more loader workers{} or cheaper transforms / preload / cache decoded data",
+                                      WorkersNow(cpu))
+                        : at + ", or cheaper transforms / preload / cache decoded data";
   } else if (remote != nullptr || storage_busy) {
     v.cause = remote != nullptr ? "data on a network filesystem" : "storage: the loader waits for the disk";
     if (remote != nullptr) {
@@ -184,18 +224,32 @@ void DecideLoader(const ProbeResult& r, const Pipe& p, Verdict& v) {
   } else {
     v.cause = cpu.tree_pct ? "loader latency: its CPU is not saturated and the disk is not busy"
                            : "loader (CPU use not measured)";
-    v.next = fmt::format("more loader workers{} or a larger prefetch_factor", WorkersNow(cpu));
+    const measure::LoaderInfo* seen = SeenLoader(r);
+    std::string workers = WorkersAt(seen, cpu.cores), prefetch = PrefetchAt(seen);
+    if (!workers.empty()) {
+      v.next = JoinNonEmpty({workers, prefetch}, ", or ");
+    } else if (!prefetch.empty()) {
+      v.next = fmt::format("DataLoader at {}: {}", *seen->site, prefetch);
+    } else {
+      v.next = fmt::format("more loader workers{} or a larger prefetch_factor", WorkersNow(cpu));
+    }
   }
   v.evidence = JoinNonEmpty(evidence, "; ");
+}
+
+// "per-step metrics work"; the automatic layer's after_step phase in words.
+std::string OverheadWork(const std::string& phase) {
+  if (phase == kAfterStepPhase) return PhaseLabel(phase);
+  return fmt::format("per-step {} work", phase);
 }
 
 void DecideOverhead(const Pipe& p, Verdict& v) {
   v.bottleneck = "step-overhead";
   const std::string& top = p.overhead_phases.front().first;
-  v.cause = fmt::format("per-step {} work", top);
+  v.cause = OverheadWork(top);
   std::vector<std::string> phases;
   for (const auto& [name, share] : p.overhead_phases) {
-    phases.push_back(fmt::format("{} {}", name, FormatShare(share)));
+    phases.push_back(fmt::format("{} {}", PhaseLabel(name), FormatShare(share)));
   }
   std::vector<std::string> evidence = {fmt::format("{} of each step", JoinNonEmpty(phases, ", "))};
   if (p.overhead < 1) {
@@ -205,7 +259,10 @@ void DecideOverhead(const Pipe& p, Verdict& v) {
   if (p.wait) evidence.push_back(fmt::format("data wait {}", FormatShare(*p.wait)));
   if (p.full) evidence.push_back("full " + Rate(*p.full));
   v.evidence = JoinNonEmpty(evidence, "; ");
-  v.next = fmt::format("drop or thin the per-step {} work (compute it every N steps, off the hot path)", top);
+  v.next = top == kAfterStepPhase
+               ? "thin the work after each training step (metrics, logging, checkpoints): do it every N steps, "
+                 "off the hot path"
+               : fmt::format("drop or thin the {} (compute it every N steps, off the hot path)", OverheadWork(top));
 }
 
 std::optional<Summary> LoopGpu(const Pipe& p, std::optional<Summary> StageTelemetry::*field) {
@@ -243,7 +300,13 @@ void DecideTransfer(const ProbeResult& r, const Pipe& p, Verdict& v) {
   if (p.wait) evidence.push_back(fmt::format("data wait only {} of each step", FormatShare(*p.wait)));
   evidence.push_back(GpuEvidence(r, p));
   v.evidence = JoinNonEmpty(evidence, "; ");
-  v.next = "pin_memory=True in the DataLoader and .to(device, non_blocking=True)";
+  const measure::LoaderInfo* seen = SeenLoader(r);
+  if (seen != nullptr && seen->pin_memory == false) {
+    v.next = fmt::format("DataLoader at {}: pin_memory=False → True, and .to(device, non_blocking=True)",
+                         *seen->site);
+  } else {
+    v.next = "pin_memory=True in the DataLoader and .to(device, non_blocking=True)";
+  }
 }
 
 void DecideCompute(const ProbeResult& r, const Pipe& p, Verdict& v) {
@@ -277,10 +340,12 @@ void DecideCompute(const ProbeResult& r, const Pipe& p, Verdict& v) {
     v.next = "move the model and batches to the GPU (.to('cuda'))";
   } else if (util && util->p50 < kLowGpuUtilPct) {
     v.cause = fmt::format("CPU-side work in the step: the GPU is busy only {}", Pct(util->p50));
-    v.next = "a larger batch size (fewer, larger kernels), then mixed precision (bf16/fp16 autocast)";
+    v.next = "a larger batch size (fewer, larger kernels)" + BatchAt(SeenLoader(r)) +
+             ", then mixed precision (bf16/fp16 autocast)";
   } else {
     v.cause = "GPU compute";
-    v.next = "mixed precision (bf16/fp16 autocast) if it is not on yet, then a larger batch size";
+    v.next = "mixed precision (bf16/fp16 autocast) if it is not on yet, then a larger batch size" +
+             BatchAt(SeenLoader(r));
   }
 }
 
@@ -343,6 +408,33 @@ std::optional<Verdict> Failure(const ProbeResult& r) {
   return v;
 }
 
+// What to do when a stage that ran reported no progress, the likeliest fix first: a script the automatic
+// instrumentation can measure is never told to change its code first.
+std::string NoReportsNext(const ProbeResult& r, const StageResult& s) {
+  constexpr std::string_view kEdit = "`import saturate` and wrap the loader in saturate.track()";
+  constexpr std::string_view kParse = "pass --parse with a pattern that matches the script's progress lines";
+  if (s.helper_seen) return "probe again with a larger budget, so that the script gets through more steps";
+  if (r.parse) {
+    return "check the --parse pattern against the script's output (stdout.log, stderr.log), or probe without "
+           "--parse to instrument the script automatically";
+  }
+  if (!r.auto_enabled) {
+    return fmt::format("probe without --no-auto to instrument the script automatically, or {}, or {}", kEdit,
+                       kParse);
+  }
+  if (!s.auto_failure.empty()) {
+    return fmt::format("fix what stops the automatic instrumentation (stderr.log), or {}, or {}", kEdit, kParse);
+  }
+  if (s.torch_loaded == true) {
+    return fmt::format("let the script reach its training loop within the probe (a larger --budget); if its steps "
+                       "call neither optimizer.step() nor backward(), {}, or {}", kEdit, kParse);
+  }
+  if (s.torch_loaded == false) {
+    return fmt::format("for a script that does not use PyTorch: {}, or {}", kEdit, kParse);
+  }
+  return fmt::format("let the script run longer; if it does not train with PyTorch, {}, or {}", kEdit, kParse);
+}
+
 // Why nothing was measured, as a verdict without a bottleneck.
 Verdict Unknown(const ProbeResult& r) {
   Verdict v;
@@ -364,8 +456,8 @@ Verdict Unknown(const ProbeResult& r) {
   } else {
     v.evidence = fmt::format("the {} stage ran {:.1f} s ({}) and reported no progress", StageName(s.kind),
                              s.wall_s, run::ExitClassName(s.outcome.exit_class));
-    v.next = "`import saturate` and wrap the loader in saturate.track(), or pass --parse with a pattern "
-             "that matches the script's progress lines";
+    if (!s.helper_seen && &s == &r.full) v.evidence += ": " + NoReportsWhy(r);
+    v.next = NoReportsNext(r, s);
   }
   return v;
 }
@@ -427,7 +519,7 @@ void AddNotes(const ProbeResult& r, const Pipe& p, Verdict& v) {
 
   // The runner-up, when both the loader and the per-step overhead pass their thresholds.
   if (v.bottleneck == "loader" && p.overhead >= kOverheadBoundShare) {
-    v.notes.push_back(fmt::format("also: per-step {} work takes {} of each step", p.overhead_phases.front().first,
+    v.notes.push_back(fmt::format("also: {} takes {} of each step", OverheadWork(p.overhead_phases.front().first),
                                   FormatShare(p.overhead)));
   } else if (v.bottleneck == "step-overhead" && p.wait && *p.wait >= kDataWaitBoundShare) {
     v.notes.push_back(fmt::format("also: waiting for data takes {} of each step", FormatShare(*p.wait)));
@@ -489,6 +581,33 @@ Verdict Decide(const ProbeResult& r) {
   }
   AddNotes(r, p, v);
   return v;
+}
+
+std::string NoReportsWhy(const ProbeResult& r) {
+  const StageResult& full = r.full;
+  if (r.parse) {
+    return "with --parse the output lines are the only source of throughput (automatic instrumentation is off) "
+           "and the script does not import saturate";
+  }
+  if (!r.auto_enabled) return "automatic instrumentation is off (--no-auto) and the script does not import saturate";
+  if (!full.auto_failure.empty()) {
+    std::string_view line = full.auto_failure;
+    if (auto colon = line.find(": "); colon != line.npos) line.remove_prefix(colon + 2);
+    return fmt::format("the automatic instrumentation could not start ({})", line);
+  }
+  if (full.torch_loaded == false) {
+    return "the script never imported torch, and only PyTorch scripts are instrumented automatically";
+  }
+  if (full.torch_loaded == true) {
+    return fmt::format("the script imported torch but reached no training step (optimizer.step() or backward()) "
+                       "in {:.0f} s", full.wall_s);
+  }
+  return "the script ended before saturate saw it import torch or reach a training step";
+}
+
+std::string PhaseLabel(std::string_view phase) {
+  if (phase == kAfterStepPhase) return "after-step work (metrics, logging, checkpoints)";
+  return std::string(phase);
 }
 
 bool StageMeasured(const StageResult& stage) {

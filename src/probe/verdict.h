@@ -3,9 +3,11 @@
 // the model alone (the compute ceiling), then both; tune in the order mixed precision, loader workers, batch
 // size, pinned memory; read data from a local drive; do not trust GPU utilisation on its own.
 //
-// Inputs are the stages of a ProbeResult. With the helper (`import saturate`), loader, compute and full may all
-// have run; without it only full ran, and its data-wait and phase shares come from parsed output lines. The
-// same rules serve both, so a script gets the same bottleneck either way.
+// Inputs are the stages of a ProbeResult. With the helper (`import saturate`, or the automatic instrumentation of
+// a PyTorch script), loader, compute and full may all have run; without it only full ran, and its data-wait and
+// phase shares come from parsed output lines. The same rules serve both, so a script gets the same bottleneck
+// either way. When the automatic instrumentation found the training DataLoader, a next step that turns one of
+// its knobs names the line that built it ("DataLoader at train.py:57: num_workers=0 → try 4").
 //
 // Rules, first match wins:
 //   1. failed: the full stage (or, when full was not measured, any stage) ended gpu_oom, host_oom,
@@ -75,6 +77,17 @@ bool StageFailed(const StageResult& stage);
 std::optional<int> WorkerCount(const StageTelemetry& telemetry);
 // The probed GPU's memory in bytes: as sampled during the stage, else as the machine reported it.
 std::optional<double> GpuMemoryTotal(const ProbeResult& result, const StageTelemetry& telemetry);
+
+// Why the full stage got no report over the helper channel, in the user's terms: --parse or --no-auto turned the
+// automatic instrumentation off, it could not start, the script never imported torch, or it reached no training
+// step. For a script that does not import saturate; used as the skip reason of the loader and compute stages.
+std::string NoReportsWhy(const ProbeResult& result);
+
+// The automatic instrumentation's phase for the time from the end of a step to the next request for a batch.
+inline constexpr std::string_view kAfterStepPhase = "after_step";
+// A phase's name as the verdict and the report write it: after_step is "after-step work (metrics, logging,
+// checkpoints)"; other names as they are.
+std::string PhaseLabel(std::string_view phase);
 
 // Numbers and lists as the verdict and the report write them.
 std::string JoinNonEmpty(const std::vector<std::string>& parts, std::string_view separator);  // skips ""

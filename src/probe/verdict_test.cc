@@ -16,6 +16,7 @@ using ::testing::Contains;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Not;
+using ::testing::StartsWith;
 using namespace results;
 
 // Every note joined, for "some note says X" checks.
@@ -384,8 +385,9 @@ TEST(Decide, NothingMeasuredIsUnknownAndSaysWhy) {
   Verdict v = Decide(r);
   EXPECT_FALSE(v.failed);
   EXPECT_EQ(v.bottleneck, "");
-  EXPECT_THAT(v.evidence, HasSubstr("reported no progress"));
-  EXPECT_THAT(v.next, AllOf(HasSubstr("import saturate"), HasSubstr("--parse")));
+  EXPECT_THAT(v.evidence, HasSubstr("reported no progress: with --parse the output lines are the only source"));
+  EXPECT_THAT(v.next, StartsWith("check the --parse pattern against the script's output"));
+  EXPECT_THAT(v.next, HasSubstr("probe without --parse to instrument the script automatically"));
 
   r.full.observations = 12;
   r.full.outcome.exit_class = run::ExitClass::kFinished;
@@ -393,6 +395,165 @@ TEST(Decide, NothingMeasuredIsUnknownAndSaysWhy) {
   v = Decide(r);
   EXPECT_THAT(v.evidence, HasSubstr("finished after 4.2 s"));
   EXPECT_THAT(v.next, HasSubstr("run longer"));
+}
+
+TEST(Decide, AnUnreportedPyTorchScriptIsNotToldToEditItsCodeFirst) {
+  ProbeResult r = Silent(true);
+  r.full.torch_loaded = true;
+  Verdict v = Decide(r);
+  EXPECT_EQ(v.bottleneck, "");
+  EXPECT_EQ(v.evidence, "the full stage ran 48.0 s (stopped) and reported no progress: the script imported torch "
+                        "but reached no training step (optimizer.step() or backward()) in 48 s");
+  EXPECT_THAT(v.next, StartsWith("let the script reach its training loop within the probe (a larger --budget)"));
+  EXPECT_LT(v.next.find("--budget"), v.next.find("import saturate"));
+}
+
+TEST(Decide, AnUnreportedScriptWithoutTorchIsToldWhatWorks) {
+  ProbeResult r = Silent(true);
+  r.full.torch_loaded = false;
+  Verdict v = Decide(r);
+  EXPECT_THAT(v.evidence, HasSubstr("the script never imported torch, and only PyTorch scripts are instrumented "
+                                    "automatically"));
+  EXPECT_THAT(v.next, AllOf(HasSubstr("does not use PyTorch"), HasSubstr("import saturate"), HasSubstr("--parse")));
+}
+
+TEST(Decide, AnUnreportedScriptWithTheInstrumentationOffIsToldToTurnItOn) {
+  ProbeResult r = Silent(true);
+  r.auto_enabled = false;
+  r.full.torch_loaded = true;
+  Verdict v = Decide(r);
+  EXPECT_THAT(v.evidence, HasSubstr("automatic instrumentation is off (--no-auto)"));
+  EXPECT_THAT(v.next, StartsWith("probe without --no-auto"));
+}
+
+TEST(Decide, AnInstrumentationThatCouldNotStartIsNamed) {
+  ProbeResult r = Silent(false);
+  r.full.torch_loaded = true;
+  r.full.auto_failure = "saturate: automatic instrumentation is off for this run: AttributeError: no DataLoader";
+  Verdict v = Decide(r);
+  EXPECT_THAT(v.evidence, HasSubstr("the automatic instrumentation could not start (automatic instrumentation is "
+                                    "off for this run: AttributeError: no DataLoader)"));
+  EXPECT_THAT(v.next, StartsWith("fix what stops the automatic instrumentation (stderr.log)"));
+}
+
+TEST(Decide, AScriptThatEndedBeforeItWasSeenSaysSo) {
+  ProbeResult r = Silent(false);
+  r.full.outcome.exit_class = run::ExitClass::kFinished;
+  Verdict v = Decide(r);
+  EXPECT_THAT(v.evidence, HasSubstr("(finished) and reported no progress: the script ended before saturate saw "
+                                    "it import torch or reach a training step"));
+  EXPECT_THAT(v.next, StartsWith("let the script run longer"));
+}
+
+TEST(Decide, AScriptThatReportedTooLittleIsToldToRunLonger) {
+  ProbeResult r = Silent(false);
+  r.full.helper_seen = true;
+  r.full.auto_seen = true;
+  Verdict v = Decide(r);
+  EXPECT_THAT(v.evidence, Not(HasSubstr("torch")));
+  EXPECT_THAT(v.next, StartsWith("probe again with a larger budget"));
+}
+
+TEST(NoReportsWhy, NamesTheReasonInTheUsersTerms) {
+  ProbeResult r = Silent(false);
+  EXPECT_EQ(NoReportsWhy(r), "the script ended before saturate saw it import torch or reach a training step");
+  r.full.torch_loaded = false;
+  EXPECT_EQ(NoReportsWhy(r), "the script never imported torch, and only PyTorch scripts are instrumented "
+                             "automatically");
+  r.full.auto_failure = "saturate: automatic instrumentation is off for this run: ImportError: x";
+  EXPECT_EQ(NoReportsWhy(r), "the automatic instrumentation could not start (automatic instrumentation is off for "
+                             "this run: ImportError: x)");
+  r.auto_enabled = false;
+  EXPECT_EQ(NoReportsWhy(r), "automatic instrumentation is off (--no-auto) and the script does not import saturate");
+  r.parse = true;
+  EXPECT_THAT(NoReportsWhy(r), StartsWith("with --parse the output lines are the only source of throughput"));
+}
+
+// The loader-bound case again, from an unmodified script: the next step names the line that built the loader.
+ProbeResult LoaderBoundAutomatic() {
+  ProbeResult r = Automatic(true, 212, 1840, 208);
+  r.full.data_wait_share = 0.71;
+  SetCpu(r.loader, 98, 1, 14);
+  SetCpu(r.full, 99, 1, 15);
+  SetGpu(r.full, 11, 3);
+  return r;
+}
+
+TEST(Decide, AutomaticLoaderBoundNamesTheDataLoaderToChange) {
+  Verdict with_helper = Decide(LoaderBoundWithHelper());
+  Verdict v = Decide(LoaderBoundAutomatic());
+  EXPECT_EQ(v.bottleneck, with_helper.bottleneck);
+  EXPECT_EQ(v.cause, with_helper.cause);
+  EXPECT_EQ(v.evidence, with_helper.evidence);
+  EXPECT_EQ(v.next, "DataLoader at train.py:57: num_workers=0 → try 4 (the machine has 8 cores), or cheaper "
+                    "transforms / preload / cache decoded data");
+}
+
+TEST(Decide, AutomaticLoaderLatencyNamesWorkersAndPrefetch) {
+  ProbeResult r = Automatic(true, 300, 1800, 290);
+  r.full.data_wait_share = 0.6;
+  SetCpu(r.loader, 120, 5, 30);
+  r.full.loader->num_workers = 4;
+  r.full.loader->prefetch_factor = 2;
+  Verdict v = Decide(r);
+  EXPECT_EQ(v.next, "DataLoader at train.py:57: num_workers=4 → try 8 (the machine has 8 cores), or "
+                    "prefetch_factor=2 → try 4");
+  // One worker per core already: only the prefetch is left to turn.
+  r.full.loader->num_workers = 8;
+  SetCpu(r.loader, 120, 9, 30);
+  EXPECT_EQ(Decide(r).next, "DataLoader at train.py:57: prefetch_factor=2 → try 4");
+  // Without the place (a loader the automatic layer could not locate) the advice stays general.
+  r.full.loader->site.reset();
+  EXPECT_THAT(Decide(r).next, StartsWith("more loader workers (now 8; the machine has 8 cores)"));
+}
+
+TEST(Decide, AutomaticTransferNamesPinMemory) {
+  ProbeResult r = Automatic(true, 3000, 2000, 1200);
+  r.full.data_wait_share = 0.03;
+  SetGpu(r.full, 60, 5);
+  Verdict v = Decide(r);
+  EXPECT_EQ(v.bottleneck, "transfer");
+  EXPECT_EQ(v.next, "DataLoader at train.py:57: pin_memory=False → True, and .to(device, non_blocking=True)");
+  r.full.loader->pin_memory = true;
+  EXPECT_EQ(Decide(r).next, "pin_memory=True in the DataLoader and .to(device, non_blocking=True)");
+}
+
+TEST(Decide, AutomaticComputeBoundNamesTheBatchSize) {
+  ProbeResult r = Automatic(true, 3000, 1200, 1150);
+  r.full.data_wait_share = 0.02;
+  SetGpu(r.compute, 98, 6);
+  SetGpu(r.full, 97, 6);
+  Verdict v = Decide(r);
+  EXPECT_EQ(v.bottleneck, "compute");
+  EXPECT_EQ(v.next, "mixed precision (bf16/fp16 autocast) if it is not on yet, then a larger batch size "
+                    "(DataLoader at train.py:57: batch_size=64 → try 128)");
+  // A loader with a batch_sampler has no batch size to name.
+  r.full.loader->batch_size.reset();
+  EXPECT_EQ(Decide(r).next, "mixed precision (bf16/fp16 autocast) if it is not on yet, then a larger batch size");
+}
+
+TEST(Decide, AfterStepWorkIsOverheadInWords) {
+  ProbeResult r = Automatic(false, 3000, 1200, 700);
+  r.full.data_wait_share = 0.05;
+  r.full.phase_shares = {{"after_step", 0.4}};
+  Verdict v = Decide(r);
+  EXPECT_EQ(v.bottleneck, "step-overhead");
+  EXPECT_EQ(v.cause, "after-step work (metrics, logging, checkpoints)");
+  EXPECT_THAT(v.evidence, StartsWith("after-step work (metrics, logging, checkpoints) 40% of each step; "));
+  EXPECT_THAT(v.evidence, Not(HasSubstr("after_step")));
+  EXPECT_EQ(v.next, "thin the work after each training step (metrics, logging, checkpoints): do it every N steps, "
+                    "off the hot path");
+
+  r.full.data_wait_share = 0.5;
+  r.full.phase_shares = {{"after_step", 0.2}};
+  v = Decide(r);
+  EXPECT_EQ(v.bottleneck, "loader");
+  EXPECT_THAT(Notes(v), HasSubstr("also: after-step work (metrics, logging, checkpoints) takes 20% of each step"));
+}
+
+TEST(PhaseLabel, AfterStepInWords) {
+  EXPECT_EQ(PhaseLabel("after_step"), "after-step work (metrics, logging, checkpoints)");
+  EXPECT_EQ(PhaseLabel("metrics"), "metrics");
 }
 
 TEST(Decide, UtilisationThatOverstatesTheWorkIsNoted) {

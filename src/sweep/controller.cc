@@ -11,10 +11,10 @@
 #include <random>
 
 #include "measure/channel.h"
-#include "measure/progress.h"
 #include "run/interrupt.h"
 #include "run/runner.h"
 #include "sweep/metrics.h"
+#include "sweep/torch_maps.h"
 #include "telemetry/proc_tree.h"
 #include "telemetry/sampler.h"
 #include "util/strings.h"
@@ -92,8 +92,7 @@ struct Attempt {
   Attempt(double start_t, bool on_gpu, const MeterOptions& meter_options, std::string run_id_,
           std::optional<MetricSpec> metric)
       : run_id(std::move(run_id_)),
-        meter(start_t, on_gpu, meter_options),
-        progress(run_id),
+        meter(start_t, on_gpu, meter_options, run_id),
         tree_reader("/proc"),
         metrics(std::move(metric)) {}
 
@@ -106,7 +105,6 @@ struct Attempt {
   std::string run_id;  // SATURATE_RUN_ID
   std::unique_ptr<run::Run> run;
   RunMeter meter;
-  measure::ProgressAggregator progress;
   telemetry::ProcTreeReader tree_reader;
   std::optional<telemetry::TreeCounters> prev_tree;
   double prev_tree_t = 0;
@@ -338,11 +336,8 @@ Status Controller::Drain(int timeout_ms) {
     auto it = live_.find(id->second);
     if (it == live_.end()) continue;
     Attempt& a = *it->second;
+    a.meter.Add(m);
     if (m.type == measure::MessageType::kProgress || m.type == measure::MessageType::kDone) {
-      a.progress.Add(m);
-      const measure::ProgressTotals& totals = a.progress.totals();
-      a.meter.AddProgress(m.t, totals.samples);
-      a.meter.AddHelperMemory(std::max(totals.mem_reserved_bytes.value_or(0), totals.mem_peak_bytes.value_or(0)));
       for (const auto& [name, value] : m.metrics) a.helper_latest[name] = value;
       a.helper_steps = std::max(a.helper_steps, m.steps);
     } else if (m.type == measure::MessageType::kMetrics) {
@@ -363,6 +358,11 @@ void Controller::ReadTrees(const telemetry::Sample& sample, double now) {
     const telemetry::TreeCounters* prev = a->prev_tree ? &*a->prev_tree : nullptr;
     telemetry::ProcTreeSample tree = telemetry::ComputeTreeSample(prev, cur, now - a->prev_tree_t, ticks_per_s_);
     a->meter.AddTree(TreeReading{now, tree.cpu_pct, tree.rss_bytes, telemetry::TreeGpuMemory(tree.pids, sample.gpus)});
+    // A run that loaded torch will report its steps through the automatic layer, which says nothing before the
+    // first one: until then the run is starting up, not measurable.
+    if (spec_.saturate.auto_instrumentation && !a->meter.announced() && AnyMapsTorch(tree.pids, "/proc")) {
+      a->meter.Announce();
+    }
     a->prev_tree = std::move(cur);
     a->prev_tree_t = now;
     for (MetricPoint& p : a->lines->Take()) a->metrics.Add(std::move(p));
@@ -453,6 +453,7 @@ Status Controller::Start(const Admission& admission, double now) {
   for (const auto& [name, value] : o_.env) rs.env[name] = value;
   rs.env["SATURATE_CHANNEL"] = channel_->path();
   rs.env["SATURATE_RUN_ID"] = a->run_id;
+  if (!spec_.saturate.auto_instrumentation) rs.env["SATURATE_AUTO"] = "0";
   // Enough reports per window to judge rates by, and no more: every run shares one socket.
   rs.env["SATURATE_REPORT_INTERVAL"] = fmt::format("{:g}", std::clamp(meter_.window_s / 6, 0.05, 0.25));
   rs.env["PYTHONUNBUFFERED"] = "1";  // metric lines arrive when printed

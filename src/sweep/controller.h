@@ -4,7 +4,8 @@
 //
 // One loop on the caller's thread, every tick (SweepOptions::tick_s):
 //   read the helper channel (throughput, memory, metrics of every run; messages carry SATURATE_RUN_ID),
-//   sample the host and GPUs, read each run's process tree (CPU, RSS, GPU memory per process),
+//   sample the host and GPUs, read each run's process tree (CPU, RSS, GPU memory per process, whether it loaded
+//   torch),
 //   end the attempts whose command ended (journal first, then the policy), tell the policy which runs became
 //   measured (and so judge the last admission), and start what the policy admits.
 // Devices are the selected GPUs, or without a GPU backend one device, "cpu": the host's cores and RAM.

@@ -131,6 +131,65 @@ TEST(RunSweep, ThroughputAndMetricsComeFromTheHelper) {
   EXPECT_TRUE(r.measurements.rss_bytes);
 }
 
+// Two runs of a script that prepares data for 1.5 s at a full core before its first training step, after
+// `preamble` made its steps expected. Returns the seconds between the two runs' starts: a run judged by its CPU
+// would be measured 0.2 s in, and the second run would join it during the first one's start-up.
+double SecondRunJoinsAfter(const std::string& preamble) {
+  TempDir dir;
+  const std::string script = dir.File("train.py");
+  std::ofstream(script) << preamble
+                        << "import time, saturate\n"
+                           "end = time.monotonic() + 1.5\n"
+                           "while time.monotonic() < end:\n"
+                           "    pass\n"
+                           "for batch in saturate.track([[0] * 8] * 40):\n"
+                           "    time.sleep(0.01)\n";
+  auto spec = SpecFromGrid({"seed=1,2"}, {"/usr/bin/python3", script, "--seed", "{seed}"});
+  EXPECT_TRUE(spec.ok());
+  std::vector<SweepEvent> events;
+  const SweepOptions o = Options(dir, &events);
+  auto result = RunSweep(spec.value(), o);
+  EXPECT_TRUE(result.ok()) << result.error().message;
+  EXPECT_EQ(result->counts.done, 2);
+  std::vector<double> started;
+  for (const SweepEvent& e : events) {
+    if (e.kind == SweepEvent::Kind::kStarted) started.push_back(e.elapsed_s);
+  }
+  EXPECT_EQ(started.size(), 2u);
+  for (const RunRecord& r : OpenJournal(o.journal_path)->Runs().value()) {
+    EXPECT_TRUE(r.measurements.throughput_samples_per_s) << r.key;
+    EXPECT_GT(r.measurements.throughput_samples_per_s.value_or(0), 100) << "training only: 8 samples per 10 ms";
+  }
+  return started.size() == 2 ? started[1] - started[0] : 0;
+}
+
+TEST(RunSweep, ARunStartingUpIsNotMeasuredSoNoNeighbourJoinsIt) {
+  // The automatic layer's hello, sent here by hand as the protocol describes it.
+  EXPECT_GE(SecondRunJoinsAfter("import json, os, socket, time\n"
+                                "hello = {'v': 1, 'type': 'hello', 'run': os.environ['SATURATE_RUN_ID'],\n"
+                                "         'pid': os.getpid(), 't': time.monotonic(), 'auto': True}\n"
+                                "socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).sendto(\n"
+                                "    json.dumps(hello).encode(), os.environ['SATURATE_CHANNEL'])\n"),
+            1.5);
+  // Nothing sent before the first step, but torch is loaded: its steps will come.
+  EXPECT_GE(SecondRunJoinsAfter("import torch\n"), 1.5);
+}
+
+TEST(RunSweep, AutoOffReachesTheRunsEnvironment) {
+  TempDir dir;
+  for (const bool on : {true, false}) {
+    const std::string out = dir.File(on ? "on" : "off");
+    Spec spec = GridSpec({"i=1"}, "(printenv SATURATE_AUTO || echo unset) >" + out + ".{i}");
+    spec.saturate.auto_instrumentation = on;
+    SweepOptions o = Options(dir);
+    o.journal_path = out + ".journal";
+    ASSERT_TRUE(RunSweep(spec, o).ok());
+    std::string value;
+    std::ifstream(out + ".1") >> value;
+    EXPECT_EQ(value, on ? "unset" : "0");
+  }
+}
+
 TEST(RunSweep, ShapeNamesMustBeParameters) {
   TempDir dir;
   Spec spec = GridSpec({"bs=32,64"}, "echo {bs}");

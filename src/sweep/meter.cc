@@ -1,23 +1,63 @@
 #include "sweep/meter.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace sat::sweep {
+using measure::MessageType;
 
-RunMeter::RunMeter(double start_t, bool on_gpu, MeterOptions options)
-    : start_t_(start_t), on_gpu_(on_gpu), options_(options) {}
+RunMeter::RunMeter(double start_t, bool on_gpu, MeterOptions options, std::string run_id)
+    : start_t_(start_t), on_gpu_(on_gpu), options_(options), run_id_(run_id), progress_(std::move(run_id)) {}
 
-void RunMeter::AddProgress(double t, double cumulative_samples) {
-  const Progress p{t, cumulative_samples};
-  if (!first_progress_) first_progress_ = p;
-  if (!progress_.empty() && t < progress_.back().t) return;  // reports arrive in order; ignore a stray late one
-  progress_.push_back(p);
-  last_progress_ = p;
-  if (!steady_base_ && t >= SteadyFrom()) steady_base_ = p;
-  Trim(t);
+double RunMeter::Anchor() const { return first_step_t_.value_or(start_t_); }
+
+bool RunMeter::StartingUp(double now) const {
+  return announced_ && !first_step_t_ && now < start_t_ + options_.startup_limit_s;
 }
 
-void RunMeter::AddHelperMemory(int64_t bytes) { helper_mem_ = std::max(helper_mem_, bytes); }
+void RunMeter::Add(const measure::HelperMessage& m) {
+  if (m.run != run_id_) return;
+  // The automatic layer patched torch: the training steps will come.
+  if (m.type == MessageType::kHello && m.automatic) announced_ = true;
+  if (m.type != MessageType::kProgress && m.type != MessageType::kDone) return;
+  announced_ = true;
+  AddProgress(m, progress_.Add(m));
+}
+
+void RunMeter::AddProgress(const measure::HelperMessage& m, const std::optional<measure::Observation>& since_previous) {
+  Stream& s = streams_[m.pid];
+  const bool was_training = s.last_steps > 0;
+  s.last_steps = m.steps;
+  // Before the process's first training step there is nothing to count: start-up.
+  if (m.steps <= 0) return;
+  if (!first_step_t_) {
+    first_step_t_ = m.t;
+    // The steady CPU figure restarts with training.
+    cpu_sum_steady_ = 0;
+    cpu_n_steady_ = 0;
+  }
+  if (!s.first) {
+    s.first = s.last = Point{m.t, 0, 0};
+    s.points.push_back(s.last);
+  } else {
+    if (m.t <= s.last.t) return;  // out of order, or a repeat (a done right after a progress)
+    Point p = s.last;
+    p.t = m.t;
+    // The interval counts when both reports were of training and the aggregator took it (no counter restart);
+    // its time beyond the observation's duration is time in other loaders. Anything else is a gap of unknown
+    // content: excluded whole.
+    if (was_training && since_previous) {
+      p.samples += since_previous->samples;
+      p.excluded_s += std::max(0.0, (m.t - s.last.t) - since_previous->duration_s);
+    } else {
+      p.excluded_s += m.t - s.last.t;
+    }
+    s.last = p;
+    s.points.push_back(p);
+  }
+  if (!s.steady && m.t >= SteadyFrom()) s.steady = s.last;
+  Trim(m.t);
+}
 
 void RunMeter::AddTree(const TreeReading& reading) {
   readings_.push_back(reading);
@@ -44,16 +84,19 @@ void RunMeter::Trim(double now) {
   // A gain check compares a window from before a newcomer's admission with one after it was measured, which
   // is at most warmup + window + max_wait later; keep comfortably more than that.
   const double keep_s = options_.warmup_s + 3 * options_.window_s + options_.max_wait_s + 60;
-  while (progress_.size() > 2 && progress_.front().t < now - keep_s) progress_.pop_front();
+  for (auto& [pid, s] : streams_) {
+    while (s.points.size() > 2 && s.points.front().t < now - keep_s) s.points.pop_front();
+  }
   while (readings_.size() > 2 && readings_.front().t < now - keep_s) readings_.pop_front();
 }
 
 bool RunMeter::Measured(double now) const {
+  if (StartingUp(now)) return false;
   const double ready = Anchor() + options_.warmup_s + options_.window_s;
   if (now < ready) return false;
   if (now >= ready + options_.max_wait_s) return true;
-  // Until a GPU run reports or holds GPU memory, its footprint on the device is still to come.
-  if (on_gpu_ && !first_progress_ && !seen_gpu_mem_) return false;
+  // Until a GPU run steps or holds GPU memory, its footprint on the device is still to come.
+  if (on_gpu_ && !first_step_t_ && !seen_gpu_mem_) return false;
   // Memory still growing: the footprint is not known yet.
   std::optional<uint64_t> lo, hi;
   for (const TreeReading& r : readings_) {
@@ -67,28 +110,37 @@ bool RunMeter::Measured(double now) const {
   return static_cast<double>(*hi) <= (1 + options_.flat_tolerance) * static_cast<double>(*lo);
 }
 
-std::optional<double> RunMeter::SamplesAt(double t) const {
-  if (progress_.empty() || t < progress_.front().t) return std::nullopt;
-  if (t >= progress_.back().t) return progress_.back().samples;
-  auto after = std::upper_bound(progress_.begin(), progress_.end(), t,
-                                [](double value, const Progress& p) { return value < p.t; });
-  const Progress& b = *after;
-  const Progress& a = *(after - 1);
-  if (b.t <= a.t) return b.samples;
-  return a.samples + (b.samples - a.samples) * (t - a.t) / (b.t - a.t);
+namespace {
+
+// The point at `t` by linear interpolation between the kept points (t within their span).
+template <class Points, class P = typename Points::value_type>
+P At(const Points& points, double t) {
+  if (t <= points.front().t) return points.front();
+  if (t >= points.back().t) return points.back();
+  auto after = std::upper_bound(points.begin(), points.end(), t, [](double value, const P& p) { return value < p.t; });
+  const P& b = *after;
+  const P& a = *(after - 1);
+  const double f = b.t > a.t ? (t - a.t) / (b.t - a.t) : 1;
+  return P{t, a.samples + (b.samples - a.samples) * f, a.excluded_s + (b.excluded_s - a.excluded_s) * f};
 }
+
+}  // namespace
 
 WindowRates RunMeter::Rates(double t0, double t1) const {
   WindowRates rates;
+  rates.reports_steps = first_step_t_.has_value();
   if (t1 <= t0) return rates;
-  // Reports come every 0.1 s or so; clip the window to the span they cover, and want half of it covered.
-  if (!progress_.empty()) {
-    const double from = std::max(t0, progress_.front().t);
-    const double to = std::min(t1, progress_.back().t);
-    if (to - from >= (t1 - t0) / 2) {
-      const auto s0 = SamplesAt(from), s1 = SamplesAt(to);
-      if (s0 && s1) rates.samples_per_s = std::max(0.0, *s1 - *s0) / (to - from);
-    }
+  // Reports come every 0.1 s or so; clip the window to the span each process's reports cover, and want half of
+  // the window to be training time.
+  for (const auto& [pid, s] : streams_) {
+    if (s.points.size() < 2) continue;
+    const double from = std::max(t0, s.points.front().t);
+    const double to = std::min(t1, s.points.back().t);
+    if (to <= from) continue;
+    const Point a = At(s.points, from), b = At(s.points, to);
+    const double training_s = (to - from) - (b.excluded_s - a.excluded_s);
+    if (training_s < (t1 - t0) / 2) continue;
+    rates.samples_per_s = rates.samples_per_s.value_or(0) + std::max(0.0, b.samples - a.samples) / training_s;
   }
   double sum = 0;
   int n = 0;
@@ -103,8 +155,9 @@ WindowRates RunMeter::Rates(double t0, double t1) const {
 
 Footprint RunMeter::footprint() const {
   Footprint f;
-  f.mem_bytes =
-      on_gpu_ ? std::max<uint64_t>(max_gpu_mem_, static_cast<uint64_t>(std::max<int64_t>(helper_mem_, 0))) : max_rss_;
+  const int64_t helper_mem = std::max(totals().mem_reserved_bytes.value_or(0), totals().mem_peak_bytes.value_or(0));
+  f.mem_bytes = on_gpu_ ? std::max<uint64_t>(max_gpu_mem_, static_cast<uint64_t>(std::max<int64_t>(helper_mem, 0)))
+                        : max_rss_;
   if (cpu_n_steady_ > 0) {
     f.cpu_pct = cpu_sum_steady_ / cpu_n_steady_;
   } else if (cpu_n_all_ > 0) {
@@ -115,15 +168,16 @@ Footprint RunMeter::footprint() const {
 
 Measurements RunMeter::Summary() const {
   Measurements m;
-  if (last_progress_) {
-    // Steady throughput when there is a steady part worth the name, else over every report.
-    const bool steady = steady_base_ && last_progress_->t - steady_base_->t >= options_.window_s / 2;
-    const Progress first = steady ? *steady_base_ : *first_progress_;
-    if (last_progress_->t > first.t) {
-      m.throughput_samples_per_s = (last_progress_->samples - first.samples) / (last_progress_->t - first.t);
-    }
+  // Steady throughput when a process has a steady part worth the name, else over all its training; the
+  // processes work in parallel, so their rates add.
+  for (const auto& [pid, s] : streams_) {
+    const bool steady = s.steady && s.last.t - s.steady->t >= options_.window_s / 2;
+    const Point& first = steady ? *s.steady : *s.first;
+    const double training_s = (s.last.t - first.t) - (s.last.excluded_s - first.excluded_s);
+    if (training_s <= 0) continue;
+    m.throughput_samples_per_s = m.throughput_samples_per_s.value_or(0) + (s.last.samples - first.samples) / training_s;
   }
-  if (on_gpu_ && (seen_gpu_mem_ || helper_mem_ > 0)) m.peak_gpu_memory_bytes = footprint().mem_bytes;
+  if (on_gpu_ && (seen_gpu_mem_ || footprint().mem_bytes > 0)) m.peak_gpu_memory_bytes = footprint().mem_bytes;
   if (cpu_n_all_ > 0) m.cpu_pct = footprint().cpu_pct;
   if (seen_rss_) m.rss_bytes = max_rss_;
   return m;

@@ -1,28 +1,40 @@
-// What the sweep controller knows about one live attempt: its helper progress reports and its process tree's
-// footprint over time. From these it says when the attempt is measured (steady enough for the packing policy
-// to trust its footprint), its rates over any recent window (for the gain check), and the figures the journal
-// keeps.
+// What the sweep controller knows about one live attempt: its helper messages and its process tree's footprint
+// over time. From these it says when the attempt is measured (steady enough for the packing policy to trust its
+// footprint), its rates over any recent window (for the gain check), and the figures the journal keeps.
 //
-// Progress signal. A run that reports through `import saturate` has a throughput (samples/s from the cumulative
-// counters). A run without the helper still has its tree's CPU use, which is the progress proxy for runs that
-// compute on the CPU; a run that neither reports nor uses CPU measurably (it waits on something else) gives no
+// Progress signal. A run that reports training steps (the automatic instrumentation of every PyTorch program,
+// or `import saturate`) is judged by its training throughput: samples/s from the reports of training steps,
+// with the time its processes spent in other loaders (`excluded_s`, validation) taken out. Its start-up (imports,
+// data preparation: everything before its first training step, the first report with steps > 0) is no
+// measurement: it is not measured before warmup_s + window_s of training, and its CPU use is never a progress
+// signal. Only a run that never reports steps (a program that never imports torch) is judged by its tree's CPU
+// use, the proxy for runs that compute on the CPU; a run that neither reports nor uses CPU measurably gives no
 // signal, and the policy treats it as unaffected by its neighbours (docs/design.md, "Sweep").
 //
-// Times are CLOCK_MONOTONIC seconds (telemetry::MonotonicSeconds). Plain data plus arithmetic; no I/O, not
-// thread-safe (the controller's loop owns every meter).
+// A run is expected to report steps once it is known to: its processes loaded torch while the automatic
+// instrumentation is on (Announce, from the controller), or it sent a `hello` with `"auto": true` or any progress
+// report. Until its first step it is starting up, for at most startup_limit_s; a run of which nothing of the
+// sort is known is taken for a program that never reports.
+//
+// Times are CLOCK_MONOTONIC seconds (telemetry::MonotonicSeconds), as in the helper's messages. Plain data plus
+// arithmetic; no I/O, not thread-safe (the controller's loop owns every meter).
 #pragma once
 
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <optional>
+#include <string>
 
+#include "measure/helper_message.h"
+#include "measure/progress.h"
 #include "sweep/journal.h"
 
 namespace sat::sweep {
 
 struct MeterOptions {
-  // Seconds after the first progress report (or after the start, for a run that never reports) before the
-  // footprint and rates count as steady: start-up, first-batch compilation, allocator growth.
+  // Seconds after the first training step (or after the start, for a run that never reports steps) before the
+  // footprint and rates count as steady: first-batch compilation, allocator growth, caches filling.
   double warmup_s = 5;
   // The span rates are measured over, and that the memory footprint must stay flat over (see Measured).
   double window_s = 3;
@@ -31,6 +43,9 @@ struct MeterOptions {
   // A run whose memory never settles, or a GPU run that neither reports nor touches the GPU, counts as measured
   // this long after warmup_s + window_s anyway, so it cannot hold the device's growth forever.
   double max_wait_s = 60;
+  // A run that announced steps but has made none this long after its start is taken for one that never trains
+  // (an evaluation or preprocessing script that imports torch): from then on it is judged as a run without steps.
+  double startup_limit_s = 600;
 };
 
 // One sample of the attempt's process tree.
@@ -43,8 +58,11 @@ struct TreeReading {
 
 // A run's rates over one window; unset: no signal of that kind in the window.
 struct WindowRates {
-  std::optional<double> samples_per_s;  // from the helper's cumulative counters
+  std::optional<double> samples_per_s;  // training throughput, from reports of training steps
   std::optional<double> cpu_pct;        // the mean of the tree's CPU readings
+  // The run reports training steps, so its CPU use is no progress signal (start-up and data preparation burn CPU
+  // without training); only samples_per_s judges it.
+  bool reports_steps = false;
 };
 
 // What a run holds on its device.
@@ -57,52 +75,72 @@ struct Footprint {
 
 class RunMeter {
  public:
-  // `start_t`: when the attempt started; `on_gpu`: whether its footprint is GPU memory.
-  RunMeter(double start_t, bool on_gpu, MeterOptions options);
+  // `start_t`: when the attempt started; `on_gpu`: whether its footprint is GPU memory; `run_id`: the attempt's
+  // SATURATE_RUN_ID (messages of other runs are ignored).
+  RunMeter(double start_t, bool on_gpu, MeterOptions options, std::string run_id = "");
 
-  // The run's cumulative samples (all its processes) after a helper report that arrived at `t`.
-  void AddProgress(double t, double cumulative_samples);
-  // The helper's CUDA memory figures (reserved or peak), in bytes.
-  void AddHelperMemory(int64_t bytes);
+  // Any helper message of the run, in arrival order: hello (whether the automatic layer is on), progress and
+  // done (steps, samples, memory); other types are ignored.
+  void Add(const measure::HelperMessage& message);
   void AddTree(const TreeReading& reading);
+  // The run will report training steps: its processes loaded torch with the automatic instrumentation on.
+  void Announce() { announced_ = true; }
 
-  // Steady enough to trust: at least warmup_s + window_s after the anchor (the first progress report, or the
-  // start), with a flat memory footprint over the last window. A GPU run must also have reported progress or
-  // shown GPU memory. max_wait_s later it is measured regardless.
+  // Steady enough to trust: at least warmup_s + window_s after the anchor (the first training step, or the
+  // start for a run without steps), with a flat memory footprint over the last window. A run starting up (steps
+  // announced, none made) is not measured; a GPU run without steps must have shown GPU memory. max_wait_s after
+  // the anchor's time is up it is measured regardless, and so is a run still starting up at startup_limit_s.
   bool Measured(double now) const;
 
-  // Rates over [t0, t1]. Throughput needs progress reports spanning at least half the window; CPU needs one
-  // tree reading inside it.
+  // Rates over [t0, t1]. Throughput needs reports of training steps covering at least half the window with
+  // training time (excluded_s taken out), per process, and adds the processes' rates; CPU needs one tree
+  // reading inside the window.
   WindowRates Rates(double t0, double t1) const;
 
   Footprint footprint() const;
 
-  // For the journal: steady throughput (samples after the warm-up over the time since), the peak GPU memory,
-  // the mean tree CPU and the peak RSS; unset fields were not seen.
+  // For the journal: steady throughput (samples after the warm-up over the training time since), the peak GPU
+  // memory, the mean tree CPU and the peak RSS; unset fields were not seen.
   Measurements Summary() const;
 
+  // The helper's totals over every process (steps, samples, CUDA memory, ...).
+  const measure::ProgressTotals& totals() const { return progress_.totals(); }
   double start_t() const { return start_t_; }
-  bool reported() const { return first_progress_.has_value(); }
+  // The run reported a training step.
+  bool stepping() const { return first_step_t_.has_value(); }
+  // Steps are expected (or came).
+  bool announced() const { return announced_; }
 
  private:
-  struct Progress {
-    double t = 0, samples = 0;
+  // Cumulative counters of one process's training, from its first report with steps > 0: samples, and seconds
+  // that do not count as training (other loaders, gaps in the reports).
+  struct Point {
+    double t = 0, samples = 0, excluded_s = 0;
   };
-  double Anchor() const { return first_progress_ ? first_progress_->t : start_t_; }
+  struct Stream {
+    int64_t last_steps = 0;
+    std::deque<Point> points;            // the recent ones, oldest first
+    std::optional<Point> first, steady;  // the first, and the first at or after SteadyFrom(), kept through trimming
+    Point last;
+  };
+  // The time the run counts from: its first training step, or its start.
+  double Anchor() const;
   double SteadyFrom() const { return Anchor() + options_.warmup_s; }
-  // Cumulative samples at `t` by linear interpolation; nullopt outside the kept reports.
-  std::optional<double> SamplesAt(double t) const;
+  // Announced steps, made none yet, and the start-up limit is not reached.
+  bool StartingUp(double now) const;
+  void AddProgress(const measure::HelperMessage& m, const std::optional<measure::Observation>& since_previous);
   void Trim(double now);
 
   double start_t_;
   bool on_gpu_;
   MeterOptions options_;
-  std::deque<Progress> progress_;        // the recent reports, oldest first
-  std::deque<TreeReading> readings_;     // the recent tree readings, oldest first
-  std::optional<Progress> steady_base_;  // the first report at or after SteadyFrom()
-  std::optional<Progress> first_progress_, last_progress_;
+  std::string run_id_;
+  measure::ProgressAggregator progress_;
+  bool announced_ = false;  // a hello from the automatic layer, or a progress report
+  std::optional<double> first_step_t_;
+  std::map<int64_t, Stream> streams_;  // by pid
+  std::deque<TreeReading> readings_;   // the recent tree readings, oldest first
   uint64_t max_gpu_mem_ = 0, max_rss_ = 0;
-  int64_t helper_mem_ = 0;
   bool seen_gpu_mem_ = false, seen_rss_ = false;
   double cpu_sum_all_ = 0, cpu_sum_steady_ = 0;
   int cpu_n_all_ = 0, cpu_n_steady_ = 0;

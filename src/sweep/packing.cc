@@ -207,16 +207,19 @@ void Packer::Evaluate(int device, double now, const RateSource& rates) {
     return;
   }
   const int degree = static_cast<int>(plan.runs.size());
-  // Each incumbent's rate after the admission over its rate before; throughput where both windows have it,
-  // else CPU use where it is large enough to mean something.
+  // Each incumbent's rate after the admission over its rate before; training throughput where both windows
+  // have it, else, for a run that reports no steps, CPU use where it is large enough to mean something. A run
+  // that reports steps is judged by its throughput only: its CPU use during start-up or data preparation says
+  // nothing about its training.
   double sum = 0;
   int signalled = 0;
   for (const std::string& key : probe.incumbents) {
     const WindowRates before = rates.Rates(key, probe.admitted_t - params_.window_s, probe.admitted_t);
     const WindowRates after = rates.Rates(key, now - params_.window_s, now);
+    const bool steps = before.reports_steps || after.reports_steps;
     if (before.samples_per_s && after.samples_per_s && *before.samples_per_s > 0) {
       sum += *after.samples_per_s / *before.samples_per_s;
-    } else if (before.cpu_pct && after.cpu_pct && *before.cpu_pct >= params_.quiet_cpu_pct) {
+    } else if (!steps && before.cpu_pct && after.cpu_pct && *before.cpu_pct >= params_.quiet_cpu_pct) {
       sum += *after.cpu_pct / *before.cpu_pct;
     } else {
       continue;

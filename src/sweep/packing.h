@@ -6,14 +6,17 @@
 //      (task-spooler's race cannot happen); it needs the memory of the runs there plus the newcomer's
 //      estimate, times (1 + margin), to fit the device, the estimate times (1 + margin) to fit what is free
 //      now, and no host resource near saturation (RAM, disk, network; and CPU for GPU devices);
-//   3. the gain check: once the newcomer is measured, each incumbent's rate over the last window is compared
-//      with its rate over the window before the admission. Co-located runs share one slowdown (the
-//      simulator's interference model), so with f the mean of the incumbents' after/before ratios and n
-//      incumbents, the device's progress rate (each run's throughput over its solo throughput, summed) grew
-//      by f (n + 1) / n - 1. At least min_gain: the new degree is proven. Below: the mix of shapes on the
+//   3. the gain check: once the newcomer is measured (which is after its first training step, when it reports
+//      steps: its start-up never counts), each incumbent's rate over the last window is compared with its rate
+//      over the window before the admission: its training throughput when it reports steps (never its CPU
+//      use), its CPU use when it reports none. Co-located runs share one slowdown (the simulator's
+//      interference model), so with f the mean of the incumbents' after/before ratios and n incumbents, the
+//      device's progress rate (each run's throughput over its solo throughput, summed) grew by
+//      f (n + 1) / n - 1. At least min_gain: the new degree is proven. Below: the mix of shapes on the
 //      device is poor, and no device grows into a mix containing a poor one (for one shape: its degree is
 //      held one lower). A run that left meanwhile makes the check inconclusive; no signal at all (runs that
-//      neither report throughput nor use measurable CPU) counts as a gain, since nothing shows harm;
+//      neither report throughput in both windows nor use measurable CPU) counts as a gain, since nothing
+//      shows harm;
 //   4. refill: a device below its proven degree (a run left) takes a queued run at once, without waiting
 //      for measurements, when the memory fits with estimates for the runs not yet measured: a known
 //      configuration is restored, nothing new is tried;
@@ -71,7 +74,7 @@ struct PackingParams {
   double mem_reserve = 0.1;         // share of host RAM that must stay available
   double disk_busy_limit_pct = 90;  // growth stops while a disk is this busy
   double net_limit = 0.9;           // growth stops while a link carries this share of its speed
-  double quiet_cpu_pct = 10;        // below this CPU use (no throughput), a run's rate is no signal
+  double quiet_cpu_pct = 10;        // below this CPU use (a run without steps), a run's rate is no signal
 };
 
 // Why the host is too busy for another run ("host RAM 0.8 GiB available of 16.0 GiB; a disk is 97% busy"), or

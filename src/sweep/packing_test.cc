@@ -192,6 +192,32 @@ TEST_F(PackerTest, CpuUseBelowTheQuietLevelIsNoSignal) {
   EXPECT_TRUE(packer_.View()[0].poor);
 }
 
+TEST_F(PackerTest, ARunThatReportsStepsIsJudgedByItsThroughputNeverItsCpu) {
+  Enqueue(4);
+  Admit(0);
+  packer_.Measured("r0", 5, Mem(kGiB), rates_);
+  Admit(5);
+  // r0 keeps its 100 samples/s while its CPU use falls from four cores to one (the newcomer takes the host's
+  // cores from its data preparation): throughput says the degree is a gain, CPU would have said the opposite.
+  rates_.rate = [](const std::string&, double t1) {
+    return WindowRates{100.0, t1 <= 5 ? 400.0 : 100.0, /*reports_steps=*/true};
+  };
+  packer_.Measured("r1", 10, Mem(kGiB), rates_);
+  EXPECT_EQ(packer_.View()[0].proven, 2);
+  EXPECT_FALSE(packer_.View()[0].poor);
+  // Before the next admission the incumbents were starting up (no throughput yet, CPU busy); after it they train
+  // slower on less CPU. Their start-up is no measurement: nothing to compare, so nothing shows harm.
+  Admit(10);
+  rates_.rate = [](const std::string&, double t1) {
+    if (t1 <= 10) return WindowRates{std::nullopt, 400.0, true};
+    return WindowRates{80.0, 100.0, true};
+  };
+  packer_.Measured("r2", 15, Mem(kGiB), rates_);
+  EXPECT_EQ(packer_.View()[0].proven, 3);
+  EXPECT_EQ(packer_.TakeNotes().back(),
+            "cpu: degree 3: its runs show no rate to compare (no throughput, little CPU); growth continues");
+}
+
 TEST_F(PackerTest, HostPressureStopsGrowth) {
   Enqueue(3);
   Admit(0);

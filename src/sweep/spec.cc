@@ -51,7 +51,7 @@ const std::vector<std::string> kParameterKeys = {"value", "values", "distributio
                                                  "max",   "q",      "mu",           "sigma",         "parameters"};
 const std::vector<std::string> kMetricKeys = {"name", "goal", "target", "impute", "impute_while_running"};
 const std::vector<std::string> kSaturateKeys = {"gpus", "max_per_gpu", "memory_margin", "timeout", "retries",
-                                                "metric_pattern", "env", "seed", "runs", "shape"};
+                                                "metric_pattern", "env", "seed", "runs", "shape", "auto"};
 
 // W&B's rule for parameter names: ^[A-Za-z_][A-Za-z0-9_.-]*$.
 bool IsValidName(std::string_view name) {
@@ -184,6 +184,16 @@ class Parser {
     }
     if (v.get<int64_t>() < lowest) return Fail(n, path, fmt::format("'{}' must be at least {}", key, lowest));
     *out = v.get<int64_t>();
+    return true;
+  }
+
+  // true/false (and YAML 1.1's yes/no, on/off).
+  bool ReadBool(const YAML::Node& n, std::string_view path, std::string_view key, bool* out) {
+    const nlohmann::json v = n.IsScalar() ? ToJson(n) : nlohmann::json();
+    if (!v.is_boolean()) {
+      return Fail(n, path, fmt::format("'{}' must be true or false, not '{}'", key, n.IsScalar() ? n.Scalar() : "..."));
+    }
+    *out = v.get<bool>();
     return true;
   }
 
@@ -507,6 +517,7 @@ class Parser {
       o.runs = integer;
       runs_mark_ = n["runs"].Mark();
     }
+    if (n["auto"] && !ReadBool(n["auto"], "saturate", "auto", &o.auto_instrumentation)) return false;
     if (const YAML::Node shape = n["shape"]) {
       // One name, or a list of names.
       if (shape.IsScalar()) {

@@ -8,7 +8,7 @@
 // plus saturate's own section:
 //   saturate: {gpus: [0, 1] | "all", max_per_gpu: 4, memory_margin: 0.1, timeout: "30m", retries: 2,
 //              metric_pattern: 'val_loss=(?P<val_loss>[0-9.e+-]+)', env: {NAME: value}, seed: 7, runs: 20,
-//              shape: [batch_size, model]}
+//              shape: [batch_size, model], auto: false}
 // Parameters take value | values [+ probabilities] | distribution with min, max, q, mu, sigma, or a nested
 // `parameters:` block; nested names are flattened with dots ("optimizer.lr"), so `${args}` gives
 // `--optimizer.lr=0.001` (W&B itself passes the whole dict as one `--optimizer={'lr': 0.001}`).
@@ -60,6 +60,9 @@ struct SaturateOptions {
   // shape. Empty: every run of the sweep has one shape. Names are checked against the parameters by the sweep
   // controller, which also serves the short form.
   std::vector<std::string> shape;
+  // The automatic instrumentation of PyTorch programs (docs/helper-protocol.md); false: the runs get
+  // SATURATE_AUTO=0, and only scripts that use `import saturate` report their steps.
+  bool auto_instrumentation = true;
 };
 
 struct Spec {

@@ -135,6 +135,7 @@ saturate:
   seed: 7
   runs: 12
   shape: [hidden]
+  auto: off
 )";
 
 TEST(ParseSpec, ExplicitDistributionsAndSaturateSection) {
@@ -165,6 +166,8 @@ TEST(ParseSpec, ExplicitDistributionsAndSaturateSection) {
   EXPECT_EQ(o.env, (std::map<std::string, std::string>{{"OMP_NUM_THREADS", "4"}, {"TAG", "sweep"}}));
   EXPECT_EQ(o.seed, 7u);
   EXPECT_EQ(o.runs, 12);
+  EXPECT_FALSE(o.auto_instrumentation);
+  EXPECT_TRUE(MustParse("program: t.py\nmethod: grid\nparameters:\n  x: {value: 1}\n").saturate.auto_instrumentation);
   EXPECT_EQ(RunCount(spec).value(), 12);
   EXPECT_EQ(spec.warnings, (Argv{"early_terminate is ignored: saturate runs every run to its end"}));
 
@@ -538,6 +541,8 @@ TEST(ParseSpecErrors, CommandMetricAndSaturateSection) {
             "sweep.yaml:6:18: saturate: 'memory_margin' must be a fraction in [0, 1), e.g. 0.1");
   EXPECT_EQ(ErrorOf(head + "saturate:\n  retries: -1\n"), "sweep.yaml:6:12: saturate: 'retries' must be at least 0");
   EXPECT_EQ(ErrorOf(head + "saturate:\n  gpus: [0, 0]\n"), "sweep.yaml:6:9: saturate: 'gpus' lists GPU 0 twice");
+  EXPECT_EQ(ErrorOf(head + "saturate:\n  auto: 0\n"),
+            "sweep.yaml:6:9: saturate: 'auto' must be true or false, not '0'");
   EXPECT_EQ(ErrorOf(head + "saturate:\n  metric_pattern: 'loss=([0-9.]+'\n"),
             "sweep.yaml:6:19: saturate: 'metric_pattern' is not a valid regular expression: missing closing "
             "parenthesis at offset 13");

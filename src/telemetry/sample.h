@@ -77,6 +77,10 @@ struct ProcTreeSample {
   Opt<uint64_t> rss_bytes;
   Opt<double> read_bytes_per_s, write_bytes_per_s;  // storage I/O (/proc/PID/io read_bytes)
   Opt<uint64_t> gpu_memory_bytes;     // sum over the tree's pids in NVML's lists; nullopt without NVML
+  // Training throughput over the last sampling interval, from the helper channel (monitor::TrainingMeter; the
+  // sampler leaves them unset); nullopt while nothing has reported.
+  Opt<double> samples_per_s, steps_per_s;
+  Opt<double> data_wait_share;  // 0..1 of the loop time spent waiting for the loader
 };
 
 // One tick of the sampler.

@@ -14,4 +14,7 @@ tail -n1 "$WORK/console.txt" | grep -q '^verdict: compute — .*; next: ' || fai
 
 probe_json parsed --budget 30s --parse saturate-example -- "${TRAIN[@]}" "${args[@]}" --no-helper
 expect_bottleneck "$WORK/parsed.json" compute
+
+# The same script unmodified (no import, nothing parseable): the same verdict from the automatic instrumentation.
+probe_unmodified compute "${args[@]}"
 echo ok

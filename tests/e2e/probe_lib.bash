@@ -24,3 +24,15 @@ expect_bottleneck() {
   echo "verdict: $(jq_py "$file" 'j["verdict"]')"
   [ "$got" = "$want" ] || fail "expected bottleneck '$want', got '$got' in $file"
 }
+
+# Probes the example trainer unmodified: no `import saturate` (--no-helper) and no step lines (--log-every 0), so
+# only the automatic instrumentation can see inside it. Expects bottleneck $1 and all three stages measured.
+# Remaining arguments: the trainer's.
+probe_unmodified() {
+  local want=$1; shift
+  probe_json auto --budget 60s -- "${TRAIN[@]}" "$@" --no-helper --log-every 0
+  expect_bottleneck "$WORK/auto.json" "$want"
+  jq_py "$WORK/auto.json" 'all(j["stages"][s]["ran"] and j["stages"][s]["samples_per_s"] > 0 for s in ("full", "loader", "compute")) or sys.exit("a stage did not measure: %s" % {s: j["stages"][s].get("skipped_why") for s in j["stages"]})' ||
+    fail "the unmodified script's three stages should all have measured"
+  grep -q "step " "$WORK/auto/full/stdout.log" && fail "the unmodified run printed step lines" || true
+}

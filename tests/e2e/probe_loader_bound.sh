@@ -17,4 +17,7 @@ probe_json parsed --budget 30s --parse saturate-example -- "${TRAIN[@]}" "${args
 expect_bottleneck "$WORK/parsed.json" loader
 [ "$(jq_py "$WORK/parsed.json" 'j["helper"]')" = False ] || fail "--no-helper run should not report through the helper"
 [ -f "$WORK/parsed/probe.json" ] || fail "--out should keep probe.json"
+
+# The same script unmodified (no import, nothing parseable): the same verdict from the automatic instrumentation.
+probe_unmodified loader "${args[@]}"
 echo ok

@@ -12,4 +12,8 @@ jq_py "$WORK/helper.json" 'j["verdict"]["next"]' | grep -q metrics || fail "next
 
 probe_json parsed --budget 30s --parse saturate-example -- "${TRAIN[@]}" "${args[@]}" --no-helper
 expect_bottleneck "$WORK/parsed.json" step-overhead
+
+# The same script unmodified (no import, nothing parseable): the same verdict from the automatic instrumentation.
+probe_unmodified step-overhead "${args[@]}"
+jq_py "$WORK/auto.json" 'j["verdict"]["next"]' | grep -qi 'after' || fail "next should name the after-step work"
 echo ok

@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+"""The automatic instrumentation's overhead, and the probe's full-stage figure against the script's own.
+
+1. The example trainer run unmodified (--no-helper) with saturate's folder on PYTHONPATH and a live channel, once
+   with the automatic instrumentation on and once with SATURATE_AUTO=0, alternating, side by side in one run;
+   samples/s from the trainer's own `done:` line (the training loop only). Target: ratio >= 0.99.
+2. `saturate probe` of the same unmodified trainer: the full stage's samples/s against the mean of the trainer's
+   own `step ... samples/s` lines printed during that stage (their steady part: the second half).
+
+Run: /usr/bin/python3 bench/auto_overhead.py [rounds] [path/to/saturate]
+"""
+import json, os, re, subprocess, sys, tempfile
+
+from helper_overhead import CMD, HERE, median, open_sink, samples_per_s
+
+
+def run(auto, channel):
+    env = dict(os.environ, PYTHONPATH=os.path.join(HERE, "python"), SATURATE_CHANNEL=channel,
+               SATURATE_RUN_ID="bench", SATURATE_AUTO="1" if auto else "0")
+    out = subprocess.run(CMD + ["--no-helper"], env=env, capture_output=True, text=True, check=True).stdout
+    return samples_per_s(out)
+
+
+def overhead(rounds):
+    sock, path, received = open_sink()
+    run(False, path)  # warm the page cache and the dataset
+    off, on = [], []
+    for _ in range(rounds):
+        off.append(run(False, path))
+        on.append(run(True, path))
+    sock.close()
+    print("| rounds | SATURATE_AUTO=0 (median samples/s) | automatic instrumentation | ratio | messages received |")
+    print("| ---: | ---: | ---: | ---: | ---: |")
+    print(f"| {rounds} | {median(off):.1f} | {median(on):.1f} | {median(on) / median(off):.3f} | {received[0]} |")
+    print("per round off:", " ".join(f"{x:.1f}" for x in off))
+    print("per round on: ", " ".join(f"{x:.1f}" for x in on))
+
+
+def probe_against_own_figures(saturate):
+    out = tempfile.mkdtemp()
+    cmd = [saturate, "probe", "--budget", "60s", "--json", "--out", out, "--"] + CMD[:-4] + [
+        "--steps", "0", "--epochs", "100000", "--log-every", "20", "--no-helper"]
+    probe = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)
+    full = probe["stages"]["full"]["samples_per_s"]
+    log = open(os.path.join(out, "full", "stdout.log")).read()
+    own = [float(x) for x in re.findall(r"samples/s ([\d.]+)", log)]
+    steady = own[len(own) // 2:]
+    mean = sum(steady) / len(steady)
+    print()
+    print("| probe full stage (samples/s) | script's own step lines, second half (mean) | ratio | lines |")
+    print("| ---: | ---: | ---: | ---: |")
+    print(f"| {full:.1f} | {mean:.1f} | {full / mean:.3f} | {len(steady)} |")
+    print("verdict:", probe["verdict"].get("bottleneck"), "| stages ran:",
+          {k: v.get("ran") for k, v in probe["stages"].items()})
+
+
+def main():
+    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+    saturate = sys.argv[2] if len(sys.argv) > 2 else os.path.join(HERE, "build", "saturate")
+    overhead(rounds)
+    probe_against_own_figures(saturate)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Scripts that know nothing of saturate and print nothing parseable, probed through the automatic instrumentation:
+# hand-written batching and SGD (no DataLoader, no optimizer) still gets a throughput, under a user's own
+# sitecustomize that must still run; a validation loader between epochs is left out of the training figure; a
+# program that never imports torch is left alone.
+set -euo pipefail
+source "$(dirname "$0")/lib.bash"
+source "$(dirname "$0")/probe_lib.bash"
+SCRIPTS="$SATURATE_SOURCE_DIR/tests/e2e/scripts"
+
+# 1. Manual SGD, with a sitecustomize of the user's own on PYTHONPATH.
+mkdir -p "$WORK/usersite"
+printf 'import os\nopen(os.environ["MARKER"], "a").write("ran\\n")\n' >"$WORK/usersite/sitecustomize.py"
+MARKER="$WORK/marker" PYTHONPATH="$WORK/usersite" probe_json manual --budget 30s -- "$PY" "$SCRIPTS/manual_sgd.py"
+[ -s "$WORK/marker" ] || fail "the user's own sitecustomize did not run"
+jq_py "$WORK/manual.json" 'j["stages"]["full"]["samples_per_s"] > 0 or sys.exit("no throughput")' ||
+  fail "hand-written SGD should get a throughput"
+jq_py "$WORK/manual.json" '"DataLoader" in j["stages"]["loader"]["skipped_why"] or sys.exit(j["stages"]["loader"])' ||
+  fail "the loader stage should say there is no DataLoader"
+[ "$(jq_py "$WORK/manual.json" 'j["verdict"]["bottleneck"]')" != "" ] || fail "a verdict should be reached"
+
+# 2. A validation pass after every epoch: 16 samples x 1 ms per training batch bounds training at 1,000
+# samples/s; mixing in the validation batches (5 ms a sample) would read well under 500.
+probe_json val --budget 40s -- "$PY" "$SCRIPTS/with_validation.py"
+jq_py "$WORK/val.json" '500 < j["stages"]["full"]["samples_per_s"] < 1000 or sys.exit(j["stages"]["full"]["samples_per_s"])' ||
+  fail "the full stage should measure the training loader only"
+jq_py "$WORK/val.json" 'json.dumps(j["stages"]["full"])' | grep -q 'with_validation.py:23#0' ||
+  fail "probe.json should name the training loader (with_validation.py:23#0)"
+
+# 3. No torch: nothing of saturate is loaded, and the verdict says nothing was measured.
+probe_json notorch --budget 20s -- "$PY" "$SCRIPTS/no_torch.py" 2
+grep -q "modules: none" "$WORK/notorch/full/stdout.log" || fail "a program without torch should load nothing of saturate"
+[ "$(jq_py "$WORK/notorch.json" 'j["verdict"]["bottleneck"] or ""')" = "" ] || fail "nothing measured, no bottleneck"
+echo ok

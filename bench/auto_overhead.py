@@ -4,7 +4,9 @@
 1. The example trainer run unmodified (--no-helper) with saturate's folder on PYTHONPATH and a live channel, once
    with the automatic instrumentation on and once with SATURATE_AUTO=0, alternating, side by side in one run;
    samples/s from the trainer's own `done:` line (the training loop only). Target: ratio >= 0.99.
-2. `saturate probe` of the same unmodified trainer: the full stage's samples/s against the mean of the trainer's
+2. The hooks' own cost, in one process: the per-step calls (step end, batch request + hand-over) timed 100,000
+   times each after a real first step has armed them; less sensitive to a loaded machine than (1).
+3. `saturate probe` of the same unmodified trainer: the full stage's samples/s against the mean of the trainer's
    own `step ... samples/s` lines printed during that stage (their steady part: the second half).
 
 Run: /usr/bin/python3 bench/auto_overhead.py [rounds] [path/to/saturate]
@@ -36,6 +38,38 @@ def overhead(rounds):
     print("per round on: ", " ".join(f"{x:.1f}" for x in on))
 
 
+HOOK_COST = """
+import sys, time, torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(64, 8), torch.zeros(64, dtype=torch.long)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(8, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for x, y in loader:
+    opt.zero_grad(); torch.nn.functional.cross_entropy(model(x), y).backward(); opt.step()
+auto, n = sys.modules["saturate._auto"]._AUTO, 100000
+batch = next(iter(loader))
+t = time.perf_counter()
+for i in range(n):
+    auto.step_depth += 1
+    auto.on_step_end("optimizer")
+end = (time.perf_counter() - t) / n * 1e6
+t = time.perf_counter()
+for i in range(n):
+    auto.on_batch(auto.train, auto.on_request(auto.train), batch)
+print("%.2f %.2f" % (end, (time.perf_counter() - t) / n * 1e6))
+"""
+
+
+def hook_cost(channel):
+    env = dict(os.environ, PYTHONPATH=os.path.join(HERE, "python"), SATURATE_CHANNEL=channel)
+    out = subprocess.run([sys.executable, "-c", HOOK_COST], env=env, capture_output=True, text=True, check=True)
+    end, batch = map(float, out.stdout.split())
+    print()
+    print("| step end (us) | batch request + hand-over (us) | per step at one batch a step (us) |")
+    print("| ---: | ---: | ---: |")
+    print(f"| {end:.2f} | {batch:.2f} | {end + batch:.2f} |")
+
+
 def probe_against_own_figures(saturate):
     out = tempfile.mkdtemp()
     cmd = [saturate, "probe", "--budget", "60s", "--json", "--out", out, "--"] + CMD[:-4] + [
@@ -57,6 +91,9 @@ def probe_against_own_figures(saturate):
 def main():
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 5
     saturate = sys.argv[2] if len(sys.argv) > 2 else os.path.join(HERE, "build", "saturate")
+    sock, path, _ = open_sink()
+    hook_cost(path)
+    sock.close()
     overhead(rounds)
     probe_against_own_figures(saturate)
 

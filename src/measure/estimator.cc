@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <span>
 
 #include "measure/student_t.h"
@@ -13,6 +14,7 @@ constexpr size_t kMaxBins = 4000;
 constexpr size_t kMserBatch = 5;       // the "5" of MSER-5
 constexpr size_t kMinMserBatches = 4;  // below this, too little data to tell warm-up from noise
 constexpr size_t kMinBinsPerBatch = 2;
+constexpr size_t kMinTrendBatches = 4;  // a line through fewer leaves under 2 degrees of freedom
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // Samples and covered seconds of one stream in one bin (or one batch of bins).
@@ -146,51 +148,88 @@ MserCut Mser5(const std::vector<double>& rates) {
   return best;
 }
 
-struct RatioStats {
-  double estimate = 0;
-  double variance = kInf;  // of the estimate
+// Steady bins summed into consecutive batches, with the ratio estimate over them.
+struct Batches {
+  size_t k = 0;                 // batches; 0 when the steady part holds less than two batches' worth
+  std::vector<Cell> cells;      // batch-major, n_streams per batch (one batch when k is 0)
+  std::vector<double> centres;  // mean bin centre of each batch, seconds since Bins::t0
+  double estimate = 0;          // per stream sum(samples) / sum(covered), summed over streams
+  // Each batch's deviation from the estimate in samples/s: the linearisation of the ratio,
+  // e_j = sum_s (S_sj - R_s C_sj) / mean_j(C_sj). They sum to zero.
+  std::vector<double> deviations;
 };
 
-// Ratio estimator over batches [begin, end) of `batches` (batch-major cells): per stream
-// sum(samples) / sum(covered), summed over streams. Its variance linearises each stream's ratio:
-// Var = sum_j e_j^2 / (k (k - 1)) with e_j = sum_s (S_sj - R_s C_sj) / mean_j(C_sj).
-RatioStats Ratio(const std::vector<Cell>& batches, size_t n_streams, size_t begin, size_t end) {
-  const size_t k = end - begin;
+// The steady bins `steady` (indices into `bins`) summed into k consecutive batches, as equal in bin count as
+// integer division allows.
+Batches Batch(const Bins& bins, std::span<const size_t> steady, size_t k) {
+  const size_t n = std::max<size_t>(k, 1), n_streams = bins.n_streams;
+  Batches b{k, std::vector<Cell>(n * n_streams), std::vector<double>(n, 0), 0, std::vector<double>(n, 0)};
+  std::vector<size_t> count(n, 0);
+  for (size_t i = 0; i < steady.size(); ++i) {
+    const size_t j = i * n / steady.size();
+    for (size_t s = 0; s < n_streams; ++s) b.cells[j * n_streams + s].Add(bins.at(steady[i], s));
+    b.centres[j] += (static_cast<double>(steady[i]) + 0.5) * bins.width;
+    ++count[j];
+  }
+  for (size_t j = 0; j < n; ++j) {
+    if (count[j] > 0) b.centres[j] /= static_cast<double>(count[j]);
+  }
   std::vector<double> ratio(n_streams, 0), mean_cover(n_streams, 0);
-  RatioStats out;
   for (size_t s = 0; s < n_streams; ++s) {
     Cell total;
-    for (size_t j = begin; j < end; ++j) total.Add(batches[j * n_streams + s]);
+    for (size_t j = 0; j < n; ++j) total.Add(b.cells[j * n_streams + s]);
     if (total.covered_s <= 0) continue;
     ratio[s] = total.samples / total.covered_s;
-    mean_cover[s] = total.covered_s / static_cast<double>(k);
-    out.estimate += ratio[s];
+    mean_cover[s] = total.covered_s / static_cast<double>(n);
+    b.estimate += ratio[s];
   }
-  if (k < 2) return out;
-  double sum_sq = 0;
-  for (size_t j = begin; j < end; ++j) {
-    double e = 0;
+  for (size_t j = 0; j < n; ++j) {
     for (size_t s = 0; s < n_streams; ++s) {
       if (mean_cover[s] <= 0) continue;
-      const Cell& c = batches[j * n_streams + s];
-      e += (c.samples - ratio[s] * c.covered_s) / mean_cover[s];
+      const Cell& c = b.cells[j * n_streams + s];
+      b.deviations[j] += (c.samples - ratio[s] * c.covered_s) / mean_cover[s];
     }
-    sum_sq += e * e;
   }
-  out.variance = sum_sq / static_cast<double>(k * (k - 1));
-  return out;
+  return b;
 }
 
-// The steady bins `steady` (indices into `bins`) summed into k consecutive batches (one when k is 0), as equal
-// in bin count as integer division allows; batch-major cells.
-std::vector<Cell> Batch(const Bins& bins, std::span<const size_t> steady, size_t k) {
-  const size_t n_batches = std::max<size_t>(k, 1);
-  std::vector<Cell> batches(n_batches * bins.n_streams);
-  for (size_t i = 0; i < steady.size(); ++i) {
-    const size_t j = i * n_batches / steady.size();
-    for (size_t s = 0; s < bins.n_streams; ++s) batches[j * bins.n_streams + s].Add(bins.at(steady[i], s));
+// Variance of the ratio estimate from the spread of the batches: sum_j e_j^2 / (k (k - 1)).
+double RatioVariance(const Batches& b) {
+  if (b.k < 2) return kInf;
+  double sum_sq = 0;
+  for (double e : b.deviations) sum_sq += e * e;
+  return sum_sq / static_cast<double>(b.k * (b.k - 1));
+}
+
+// Least-squares line through the batch deviations against the batch centres.
+struct Trend {
+  double slope = 0;  // samples/s per second
+  double slope_se = kInf;
+  int dof = 0;
+  double x_mean = 0;  // mean batch centre, seconds since Bins::t0
+};
+
+Trend FitTrend(const Batches& b) {
+  Trend t;
+  if (b.k < kMinTrendBatches) return t;
+  const double k = static_cast<double>(b.k);
+  t.x_mean = std::accumulate(b.centres.begin(), b.centres.end(), 0.0) / k;
+  const double e_mean = std::accumulate(b.deviations.begin(), b.deviations.end(), 0.0) / k;
+  double sxx = 0, sxe = 0;
+  for (size_t j = 0; j < b.k; ++j) {
+    sxx += (b.centres[j] - t.x_mean) * (b.centres[j] - t.x_mean);
+    sxe += (b.centres[j] - t.x_mean) * (b.deviations[j] - e_mean);
   }
-  return batches;
+  if (sxx <= 0) return t;
+  t.slope = sxe / sxx;
+  double rss = 0;
+  for (size_t j = 0; j < b.k; ++j) {
+    const double r = b.deviations[j] - e_mean - t.slope * (b.centres[j] - t.x_mean);
+    rss += r * r;
+  }
+  t.dof = static_cast<int>(b.k) - 2;
+  t.slope_se = std::sqrt(rss / t.dof / sxx);
+  return t;
 }
 
 }  // namespace
@@ -262,31 +301,42 @@ SteadyState SteadyStateEstimator::Estimate() const {
   const size_t bins_per_batch =
       std::max(kMinBinsPerBatch, static_cast<size_t>(std::ceil(bins.median_duration_s / bins.width - 1e-9)));
   const size_t k = std::min(static_cast<size_t>(std::max(options_.max_batches, 1)), steady.size() / bins_per_batch);
-  const std::vector<Cell> batches = Batch(bins, steady, k);
-  const RatioStats all = Ratio(batches, n_streams, 0, batches.size() / n_streams);
-  r.samples_per_s = all.estimate;
+  const Batches batches = Batch(bins, steady, k);
+  r.samples_per_s = batches.estimate;
   r.n_batches = static_cast<int>(k);
   if (k >= 2 && r.samples_per_s > 0) {
-    const double half = StudentT975(static_cast<int>(k) - 1) * std::sqrt(all.variance);
+    const double half = StudentT975(static_cast<int>(k) - 1) * std::sqrt(RatioVariance(batches));
     r.ci_low = r.samples_per_s - half;
     r.ci_high = r.samples_per_s + half;
-    r.rel_half_width = half / r.samples_per_s;
   }
 
-  // Drift: a significant difference between the first and second half of the steady batches.
-  if (k >= 4 && r.samples_per_s > 0) {
+  // Trend: a line through the batches. A steady part that still trends is not steady: the interval reaches
+  // where the line ends (the rate now), a significant slope is drift, and convergence needs the data to
+  // bound the trend (two one-sided 5% tests on the distance from the estimate to the rate now).
+  const Trend trend = FitTrend(batches);
+  if (std::isfinite(trend.slope_se) && r.samples_per_s > 0) {
+    const double lever = t1 - bins.t0 - trend.x_mean;  // seconds from the batches' mean centre to the end
+    const double now = r.samples_per_s + trend.slope * lever;
+    r.ci_low = std::min(r.ci_low, now);
+    r.ci_high = std::max(r.ci_high, now);
+    r.trend_rel = (now - r.samples_per_s) / r.samples_per_s;
+    r.trend_bound_rel = (std::abs(trend.slope) + StudentT95(trend.dof) * trend.slope_se) * lever / r.samples_per_s;
+    // The line's difference between the mean centres of the second and the first half of the batches.
     const size_t h = k / 2;
-    const RatioStats early = Ratio(batches, n_streams, 0, h);
-    const RatioStats late = Ratio(batches, n_streams, h, k);
-    const double diff = late.estimate - early.estimate;
-    const double se = std::sqrt(early.variance + late.variance);
-    const int dof = static_cast<int>(std::min(h, k - h)) - 1;
-    r.drift_rel = diff / r.samples_per_s;
-    r.drift = std::abs(diff) > StudentT975(dof) * se && std::abs(r.drift_rel) >= options_.drift_min_rel;
+    const auto mean_centre = [&](size_t a, size_t b) {
+      return std::accumulate(batches.centres.begin() + static_cast<std::ptrdiff_t>(a),
+                             batches.centres.begin() + static_cast<std::ptrdiff_t>(b), 0.0) /
+             static_cast<double>(b - a);
+    };
+    r.drift_rel = trend.slope * (mean_centre(h, k) - mean_centre(0, h)) / r.samples_per_s;
+    r.drift = std::abs(trend.slope) > StudentT975(trend.dof) * trend.slope_se &&
+              std::abs(r.drift_rel) >= options_.drift_min_rel;
   }
+  if (k >= 2 && r.samples_per_s > 0) r.rel_half_width = (r.ci_high - r.ci_low) / 2 / r.samples_per_s;
 
   r.converged = r.n_batches >= options_.min_batches && r.steady_s >= options_.min_steady_s &&
-                r.rel_half_width <= options_.target_rel_half_width && !r.warmup_at_limit && !r.drift;
+                r.rel_half_width <= options_.target_rel_half_width && !r.warmup_at_limit && !r.drift &&
+                r.trend_bound_rel <= options_.trend_limit * options_.target_rel_half_width;
   return r;
 }
 

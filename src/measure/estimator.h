@@ -17,7 +17,14 @@
 // remaining mean, never more than half the bins. The steady part is split into at most `max_batches`
 // consecutive batches; throughput is the ratio estimator sum(samples) / sum(covered time) per stream, summed
 // over streams (not a mean of rates), and its 95% interval comes from the spread of the batches (linearised
-// ratio variance, Student t quantile). Drift compares the first and second half of the steady batches.
+// ratio variance, Student t quantile).
+//
+// Trend. A steady part that still trends is not steady, and a slow drift (caches warming, a clock ramping up)
+// can outlast MSER's cut. A least-squares line through the batches against time measures it: the interval is
+// widened to reach where the line ends (the rate now, when that lies outside the interval), a significant
+// slope (95%) is drift, and convergence needs the data to bound the trend: the upper end of the 90% interval
+// of |rate now - estimate| (two one-sided 5% tests) at most `trend_limit` targets. A drift too slow to show
+// in the data measured so far cannot be seen by any of this; see docs/benchmarks.md for what it costs.
 #pragma once
 
 #include <cstddef>
@@ -43,21 +50,25 @@ struct EstimatorOptions {
   double bin_s = 0;
   // Convergence needs all of: at least this many seconds of steady data, at least `min_batches` batches, a
   // relative half-width of the 95% interval at most `target_rel_half_width`, a warm-up cut below the limit
-  // of half the data, and no drift.
+  // of half the data, no drift, and a trend bounded to `trend_limit` targets (trend_bound_rel).
   double min_steady_s = 3;
   int min_batches = 10;
   double target_rel_half_width = 0.02;
   // Number of batches the steady part is split into for the interval (fewer while there are under 2 bins per
   // batch).
   int max_batches = 30;
-  // Drift needs a statistically significant (95%) difference between the halves of at least this share of
-  // the estimate, so a very tight interval does not flag a negligible trend.
+  // Drift needs a statistically significant (95%) slope whose fitted difference between the halves is at
+  // least this share of the estimate, so a very tight interval does not flag a negligible trend.
   double drift_min_rel = 0.01;
+  // Convergence needs trend_bound_rel <= trend_limit * target_rel_half_width. Lower waits longer for slow
+  // drifts to show; 1.5 costs a noisy flat series about a fifth more data (estimator_test.cc).
+  double trend_limit = 1.5;
 };
 
 struct SteadyState {
   double samples_per_s = 0;  // ratio estimator over the steady part, summed over streams
-  // 95% confidence interval; -+infinity with fewer than 2 batches.
+  // 95% confidence interval, widened to reach the rate now on the trend line; -+infinity with fewer than 2
+  // batches.
   double ci_low = -std::numeric_limits<double>::infinity();
   double ci_high = std::numeric_limits<double>::infinity();
   double rel_half_width = std::numeric_limits<double>::infinity();  // (ci_high - ci_low) / 2 / samples_per_s
@@ -68,7 +79,11 @@ struct SteadyState {
   bool converged = false;
   bool warmup_at_limit = false;  // the cut hit the half-of-the-data limit: steady state may not be reached
   bool drift = false;
-  double drift_rel = 0;               // (second half - first half) / samples_per_s, also when not significant
+  // (second half - first half) / samples_per_s along the steady part's trend line, also when not significant
+  double drift_rel = 0;
+  double trend_rel = 0;  // (rate now on the trend line - samples_per_s) / samples_per_s
+  // Upper end of the 90% interval of |trend_rel|; +infinity with fewer than 4 batches.
+  double trend_bound_rel = std::numeric_limits<double>::infinity();
   size_t observations_used = 0;       // ending after the warm-up cut
   size_t observations_discarded = 0;  // ending at or before the cut
   size_t observations_rejected = 0;   // invalid, never added

@@ -42,6 +42,45 @@ std::vector<Observation> Reports(const RateFn& rate, double seconds, double inte
   return out;
 }
 
+// Rate lines like the example trainer's read through --parse: a samples/s figure every `every_s` (jittered by
+// 10%), each taken as a one-second window.
+std::vector<Observation> RateLines(const RateFn& rate, double seconds, double every_s, double noise_rel,
+                                   uint32_t seed) {
+  Noise noise(seed);
+  std::vector<Observation> out;
+  for (double t = every_s; t <= seconds; t += every_s * (1 + 0.1 * noise.Normal())) {
+    out.push_back({t, 1, rate(t) * (1 + noise_rel * noise.Normal())});
+  }
+  return out;
+}
+
+// What the probe does: observations arrive in time order and convergence is checked every 0.1 s until it
+// holds or `budget_s` runs out.
+struct Stop {
+  SteadyState estimate;
+  size_t observations = 0;
+  bool converged = false;
+};
+
+Stop StopEarly(const std::vector<Observation>& obs, double budget_s, EstimatorOptions options = {}) {
+  SteadyStateEstimator est(options);
+  Stop stop;
+  double next_check = 0;
+  for (const Observation& o : obs) {
+    if (o.t_end_s > budget_s) break;
+    est.Add(o);
+    if (o.t_end_s < next_check) continue;
+    next_check = o.t_end_s + 0.1;
+    if (est.Converged()) {
+      stop.converged = true;
+      break;
+    }
+  }
+  stop.estimate = est.Estimate();
+  stop.observations = est.size();
+  return stop;
+}
+
 SteadyState EstimateOf(const std::vector<Observation>& obs, EstimatorOptions options = {}) {
   SteadyStateEstimator est(options);
   for (const Observation& o : obs) EXPECT_TRUE(est.Add(o));
@@ -72,6 +111,15 @@ TEST(StudentT, MatchesTablesAndApproachesNormal) {
   EXPECT_NEAR(StudentT975(120), 1.980, 1e-3);
   EXPECT_NEAR(StudentT975(100000), 1.960, 1e-3);
   EXPECT_TRUE(std::isinf(StudentT975(0)));
+
+  EXPECT_DOUBLE_EQ(StudentT95(1), 6.314);
+  EXPECT_DOUBLE_EQ(StudentT95(10), 1.812);
+  EXPECT_DOUBLE_EQ(StudentT95(30), 1.697);
+  EXPECT_NEAR(StudentT95(31), 1.696, 1e-3);
+  EXPECT_NEAR(StudentT95(60), 1.671, 1e-3);
+  EXPECT_NEAR(StudentT95(120), 1.658, 1e-3);
+  EXPECT_NEAR(StudentT95(100000), 1.645, 1e-3);
+  EXPECT_TRUE(std::isinf(StudentT95(0)));
 }
 
 TEST(Estimator, WarmupRampIsCutAndRateRecovered) {
@@ -106,6 +154,72 @@ TEST(Estimator, LinearTrendIsFlaggedAsDrift) {
   EXPECT_TRUE(s.drift);
   EXPECT_GT(s.drift_rel, 0.05);
   EXPECT_FALSE(s.converged);
+  // The line ends at the rate now, 1400, and the interval reaches it.
+  const double now = s.samples_per_s * (1 + s.trend_rel);
+  EXPECT_NEAR(now, 1400, 15);
+  EXPECT_GE(s.ci_high, now);
+  EXPECT_GT(s.trend_bound_rel, s.trend_rel);
+}
+
+// A clock ramping up: +8% over the first 15 s, then flat, in rate lines with 5% noise. A steady part that
+// still trends is not steady: the early stop must wait until the data bound the trend. Before the trend line,
+// the stop came at the first moment the interval was tight, mid-ramp, 22 of these 40 times more than 3% below
+// the long run.
+TEST(Estimator, SlowSpeedUpDoesNotStopEarlyFarFromTheLongRun) {
+  const RateFn clock_ramp = [](double t) { return t < 15 ? 1000 * (0.92 + 0.08 * t / 15) : 1000.0; };
+  int far = 0, converged = 0;
+  std::vector<double> errors;
+  for (uint32_t seed = 1; seed <= 40; ++seed) {
+    const std::vector<Observation> obs = RateLines(clock_ramp, 200, 0.28, 0.05, seed);
+    const double long_run = EstimateOf(obs).samples_per_s;
+    const Stop early = StopEarly(obs, 60);
+    if (!early.converged) continue;
+    ++converged;
+    const double error = std::abs(early.estimate.samples_per_s - long_run) / long_run;
+    errors.push_back(error);
+    far += error > 0.03;
+  }
+  ASSERT_GE(converged, 36);
+  EXPECT_LE(far, 8);
+  std::sort(errors.begin(), errors.end());
+  EXPECT_LT(errors[errors.size() / 2], 0.02);
+}
+
+// Mid-ramp (the first 42 lines, 12 s, of the ramp above with seed 3): the interval is within ±2% and the slope is
+// not significant, yet the data cannot rule out that the rate now is more than 3% from the estimate.
+TEST(Estimator, UnboundedTrendBlocksConvergenceWithoutDrift) {
+  std::vector<Observation> obs =
+      RateLines([](double t) { return t < 15 ? 1000 * (0.92 + 0.08 * t / 15) : 1000.0; }, 200, 0.28, 0.05, 3);
+  obs.resize(42);
+  const SteadyState s = EstimateOf(obs);
+  EXPECT_LE(s.rel_half_width, 0.02);
+  EXPECT_FALSE(s.drift);
+  EXPECT_GT(s.trend_rel, 0);
+  EXPECT_GT(s.trend_bound_rel, 0.03);
+  EXPECT_FALSE(s.converged);
+  EXPECT_LT(s.samples_per_s, 970);  // still on the ramp
+
+  EstimatorOptions unbounded;
+  unbounded.trend_limit = std::numeric_limits<double>::infinity();
+  EXPECT_TRUE(EstimateOf(obs, unbounded).converged);
+}
+
+// The price of waiting for the trend to be bounded, on a flat series as noisy as the example trainer's rate lines
+// (9%): before the trend line the probe stopped after a median of 53 observations (90th percentile 81).
+TEST(Estimator, FlatNoisySeriesStopsAboutAsSoonAsBefore) {
+  std::vector<size_t> counts;
+  int within_3pct = 0;
+  for (uint32_t seed = 1; seed <= 40; ++seed) {
+    const Stop early = StopEarly(RateLines(Flat, 200, 0.28, 0.09, seed), 60);
+    EXPECT_TRUE(early.converged) << seed;
+    within_3pct += std::abs(early.estimate.samples_per_s - 1000) <= 30;
+    counts.push_back(early.observations);
+  }
+  EXPECT_GE(within_3pct, 37);
+  std::sort(counts.begin(), counts.end());
+  EXPECT_LE(counts[20], 70u);  // median
+  EXPECT_LE(counts[36], 125u);  // 90th percentile
+  EXPECT_GE(counts[20], 40u);  // the interval still needs its data
 }
 
 TEST(Estimator, StationarySeriesKeepsAlmostEverything) {
@@ -120,6 +234,12 @@ TEST(Estimator, StationarySeriesKeepsAlmostEverything) {
   }
   EXPECT_GE(converged, 18);
   EXPECT_LE(drift, 2);
+  int small_trend = 0;
+  for (const SteadyState& s : runs) {
+    small_trend += std::abs(s.trend_rel) < 0.01;
+    EXPECT_GE(s.trend_bound_rel, std::abs(s.trend_rel));
+  }
+  EXPECT_GE(small_trend, 17);
 }
 
 TEST(Estimator, TooLittleDataIsNotConverged) {

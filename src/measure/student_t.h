@@ -8,4 +8,7 @@ namespace sat::measure {
 // expansion around the normal quantile 1.96 (error under 1e-4). dof < 1 has no finite interval: +infinity.
 double StudentT975(int dof);
 
+// The 0.95 quantile, the same way: the multiplier for a one-sided 95% bound (or a two-sided 90% interval).
+double StudentT95(int dof);
+
 }  // namespace sat::measure

@@ -27,6 +27,8 @@ struct TuneCliOptions {
   int device = -1;
   std::string parse;
   double batch_size = 0;
+  bool no_auto = false;
+  double samples_per_step = 0;
   std::string out;
   bool json = false;
   std::string cache;
@@ -75,6 +77,8 @@ Status RunTuneCommand(const TuneCliOptions& c) {
     return UsageError(fmt::format("--target {} must be a fraction between 0 and 1 (0.03 = ±3%)", c.target));
   if (c.batch_multiple < 1) return UsageError(fmt::format("--batch-multiple {} must be at least 1", c.batch_multiple));
   if (c.batch_size < 0) return UsageError(fmt::format("--batch-size {} must be positive", c.batch_size));
+  if (c.samples_per_step < 0)
+    return UsageError(fmt::format("--samples-per-step {} must be positive", c.samples_per_step));
   tune::Strategy strategy = tune::Strategy::kGuided;
   if (c.strategy == "grid") strategy = tune::Strategy::kGrid;
   else if (c.strategy != "guided")
@@ -98,6 +102,8 @@ Status RunTuneCommand(const TuneCliOptions& c) {
   o.gpu_index = c.device;
   o.parse = c.parse;
   if (c.batch_size > 0) o.parse_batch_size = c.batch_size;
+  o.auto_instrument = !c.no_auto;
+  if (c.samples_per_step > 0) o.samples_per_step = c.samples_per_step;
   o.out_dir = c.out;
   o.cache_path = c.cache;
   o.fresh = c.fresh;
@@ -127,10 +133,14 @@ Action SetupTune(CLI::App& app) {
                  "a knob and its range: batch_size=16:1024, workers=0:8, amp=off,bf16,fp16, pin_memory=off,on, any "
                  "NAME=LO:HI or NAME=a,b; a known name alone takes its default range. Repeatable; without any, the "
                  "machine's defaults (batch_size, workers, amp, preload; with a GPU also pin_memory and "
-                 "expandable_segments). Values reach the script as {NAME} in the command or saturate.knob(NAME)")
+                 "expandable_segments). Values reach the script as {NAME} in the command or saturate.knob(NAME); "
+                 "a script with neither gets workers, batch_size, pin_memory, prefetch_factor, persistent_workers "
+                 "and amp injected into its training DataLoader and forward (the report spells out the code change)")
       ->allow_extra_args(false);
   app.add_option("--budget", c->budget, "total time for all trials (default 10m; e.g. 90s, 30m)");
-  app.add_option("--trial-budget", c->trial_budget, "most time for one trial (default: budget/15, 10s to 60s)");
+  app.add_option("--trial-budget", c->trial_budget,
+                 "most time for one trial (default: budget/15, 10s to 60s, raised while the budget allows when steps "
+                 "are too slow for 30 in a trial; a value given here is never raised)");
   app.add_option("--mem-target", c->mem_target, "largest share of memory a batch may use at peak (default 0.9)");
   app.add_option("--tolerance", c->tolerance,
                  "recommend the smallest batch within this share of the fastest (default 0.03)");
@@ -140,7 +150,15 @@ Action SetupTune(CLI::App& app) {
   app.add_option("--device", c->device, "the GPU to tune on (NVML index; the command sees only it)");
   app.add_option("--parse", c->parse,
                  "read throughput from the command's output, for scripts without the helper (as in saturate probe)");
-  app.add_option("--batch-size", c->batch_size, "samples per step, for --parse patterns that give steps");
+  app.add_option("--batch-size", c->batch_size,
+                 "samples per step, for --parse patterns that give steps, when the command has no {batch_size} "
+                 "placeholder (with one, each trial's batch size is its samples per step)");
+  app.add_flag("--no-auto", c->no_auto,
+               "no automatic instrumentation: only the helper (import saturate) or --parse report, and no knob is "
+               "injected into a script without flags");
+  app.add_option("--samples-per-step", c->samples_per_step,
+                 "samples per training step for scripts that make their batches themselves (no DataLoader, and a "
+                 "model input without a batch dimension)");
   app.add_option("--out", c->out, "write results.json, results.csv, report.html and each trial's logs to DIR");
   app.add_flag("--json", c->json, "print results.json instead of the report");
   app.add_option("--cache", c->cache, "the trial cache (default ~/.cache/saturate/tune.db)");

@@ -41,14 +41,21 @@ class Stmt {
 };
 
 constexpr int kSchemaVersion = 1;
+// Trials without estimate quality (settled, steady observations) were format 1.
+constexpr int kTrialFormat = 2;
 
 }  // namespace
 
 std::string TrialKey(const std::vector<std::string>& argv, bool shell, const std::string& parse,
-                     const TrialRequest& r) {
-  nlohmann::json key = {{"argv", argv},
+                     const TrialRequest& r, const MeasureSetup& setup) {
+  auto optional = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  nlohmann::json key = {{"format", kTrialFormat},
+                        {"argv", argv},
                         {"shell", shell},
                         {"parse", parse},
+                        {"auto", setup.auto_instrument},
+                        {"samples_per_step", optional(setup.samples_per_step)},
+                        {"parse_batch_size", optional(setup.parse_batch_size)},
                         {"mode", probe::StageName(r.mode)},
                         {"knobs", r.knobs},
                         {"repeat", r.repeat}};

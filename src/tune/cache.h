@@ -19,10 +19,18 @@ struct sqlite3;
 
 namespace sat::tune {
 
-// What makes two trials the same measurement: the command as given (placeholders unfilled), how it runs, and
-// the request's mode, knobs and repeat. A canonical JSON text.
+// How trials are measured besides the command and the request, where it changes the numbers.
+struct MeasureSetup {
+  bool auto_instrument = true;             // the automatic instrumentation (off: --no-auto)
+  std::optional<double> samples_per_step;  // --samples-per-step
+  std::optional<double> parse_batch_size;  // --batch-size, for --parse patterns that give steps
+};
+
+// What makes two trials the same measurement: the command as given (placeholders unfilled), how it runs and is
+// measured, the request's mode, knobs and repeat, and the version of the trial format (trials stored by an
+// older saturate lack what comparisons need, so they are measured again). A canonical JSON text.
 std::string TrialKey(const std::vector<std::string>& argv, bool shell, const std::string& parse,
-                     const TrialRequest& request);
+                     const TrialRequest& request, const MeasureSetup& setup = {});
 
 // ~/.cache/saturate/tune.db, or under $XDG_CACHE_HOME when it is set.
 std::string DefaultCachePath();

@@ -12,9 +12,13 @@ RenderedRun RenderRun(const std::vector<std::string>& argv, const std::vector<Kn
   nlohmann::json helper_values = nlohmann::json::object();
   for (const auto& k : knobs) {
     auto it = values.find(k.name);
+    const KnobValue value = it != values.end() ? it->second : k.Start();
+    if (k.role == KnobRole::kBatchSize && value.is_number_integer() &&
+        (it != values.end() || k.delivery == Delivery::kPlaceholder))
+      out.batch_size = value.get<int64_t>();
     switch (k.delivery) {
       case Delivery::kPlaceholder: {
-        const std::string text = ValueText(it != values.end() ? it->second : k.Start());
+        const std::string text = ValueText(value);
         const std::string token = "{" + k.name + "}";
         for (auto& arg : out.argv) {
           for (size_t pos = 0; (pos = arg.find(token, pos)) != std::string::npos; pos += text.size())
@@ -23,6 +27,7 @@ RenderedRun RenderRun(const std::vector<std::string>& argv, const std::vector<Kn
         break;
       }
       case Delivery::kHelper:
+      case Delivery::kInjected:
         if (it != values.end()) helper_values[k.name] = it->second;
         break;
       case Delivery::kEnvironment:
@@ -46,7 +51,11 @@ std::string ShellQuote(std::string_view s) {
 
 std::string PasteableCommand(const std::vector<std::string>& argv, bool shell, const std::vector<KnobSpec>& knobs,
                              const KnobValues& values, const std::string& python_dir) {
-  RenderedRun run = RenderRun(argv, knobs, values);
+  // Injected knobs need saturate's instrumentation: outside it they are a code change (code_change.h).
+  KnobValues outside = values;
+  for (const auto& k : knobs)
+    if (k.delivery == Delivery::kInjected) outside.erase(k.name);
+  RenderedRun run = RenderRun(argv, knobs, outside);
   std::string out;
   auto word = [&](const std::string& w) { out += (out.empty() ? "" : " ") + w; };
   for (const auto& [name, value] : run.env) word(name + "=" + ShellQuote(value));

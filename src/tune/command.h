@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,11 +15,15 @@ namespace sat::tune {
 struct RenderedRun {
   std::vector<std::string> argv;             // placeholders replaced
   std::map<std::string, std::string> env;    // SATURATE_KNOBS, PYTORCH_CUDA_ALLOC_CONF
+  // The batch-size knob's value in this run, when the run sets it (a placeholder always does; a helper or
+  // injected knob when `values` has it): a --parse pattern's samples per step.
+  std::optional<int64_t> batch_size;
 };
 
 // Fills the command for `values`: each placeholder knob's `{name}` becomes its value (its Start() when `values`
-// lacks it); the helper knobs present in `values` go into SATURATE_KNOBS as one JSON object (absent when there
-// are none, so the script runs on its own defaults); the allocator knob "on" sets PYTORCH_CUDA_ALLOC_CONF.
+// lacks it); the helper and injected knobs present in `values` go into SATURATE_KNOBS as one JSON object (absent
+// when there are none, so the script runs on its own defaults); the allocator knob "on" sets
+// PYTORCH_CUDA_ALLOC_CONF.
 RenderedRun RenderRun(const std::vector<std::string>& argv, const std::vector<KnobSpec>& knobs,
                       const KnobValues& values);
 
@@ -28,6 +33,7 @@ std::string ShellQuote(std::string_view s);
 // A command line to paste into a shell that runs the command with `values` outside saturate: the environment
 // assignments first (with PYTHONPATH=`python_dir` when helper knobs are set, so `import saturate` finds the
 // helper), then the filled command, each word quoted. With `shell`, the filled text runs under `sh -c`.
+// Injected knobs are left out: they take effect only under saturate (the code change says how to keep them).
 std::string PasteableCommand(const std::vector<std::string>& argv, bool shell, const std::vector<KnobSpec>& knobs,
                              const KnobValues& values, const std::string& python_dir);
 

@@ -27,6 +27,16 @@ TEST(Command, LeavesTheScriptOnItsDefaultsWhenNothingIsSet) {
   EXPECT_EQ(off.env.count("PYTORCH_CUDA_ALLOC_CONF"), 0u);
 }
 
+TEST(Command, TheBatchSizeOfARunIsItsSamplesPerStep) {
+  std::vector<KnobSpec> knobs = Knobs();  // batch_size is a placeholder
+  EXPECT_EQ(RenderRun({"t.py", "-b", "{batch_size}"}, knobs, {{"batch_size", 96}}).batch_size, 96);
+  EXPECT_EQ(RenderRun({"t.py", "-b", "{batch_size}"}, knobs, {}).batch_size, 32);  // the placeholder's start
+  for (auto& k : knobs)
+    if (k.role == KnobRole::kBatchSize) k.delivery = Delivery::kHelper;
+  EXPECT_EQ(RenderRun({"t.py"}, knobs, {{"batch_size", 48}}).batch_size, 48);
+  EXPECT_FALSE(RenderRun({"t.py"}, knobs, {}).batch_size);  // the script's own, unknown here
+}
+
 TEST(Command, QuotesForTheShell) {
   EXPECT_EQ(ShellQuote("train.py"), "train.py");
   EXPECT_EQ(ShellQuote("--lr=0.1"), "--lr=0.1");
@@ -45,6 +55,22 @@ TEST(Command, PasteableLine) {
   std::string shell = PasteableCommand({"python3 train.py --bs {batch_size} > log.txt"}, true, Knobs(),
                                        {{"batch_size", 8}}, "/p");
   EXPECT_EQ(shell, "sh -c 'python3 train.py --bs 8 > log.txt'");
+}
+
+TEST(Command, PasteableLineLeavesInjectedKnobsToTheCodeChange) {
+  std::vector<KnobSpec> knobs = Knobs();
+  for (auto& k : knobs)
+    if (k.name == "workers") k.delivery = Delivery::kInjected;
+  std::string line = PasteableCommand({"python3", "train.py", "--bs", "{batch_size}"}, false, knobs,
+                                      {{"batch_size", 96}, {"workers", 4}, {"amp", "bf16"}}, "/p");
+  EXPECT_EQ(line, R"(SATURATE_KNOBS='{"amp":"bf16"}' PYTHONPATH=/p python3 train.py --bs 96)");
+  for (auto& k : knobs)
+    if (k.name == "amp") k.delivery = Delivery::kInjected;
+  EXPECT_EQ(PasteableCommand({"python3", "train.py", "--bs", "{batch_size}"}, false, knobs,
+                             {{"batch_size", 96}, {"workers", 4}, {"amp", "bf16"}}, "/p"),
+            "python3 train.py --bs 96");
+  // Under saturate the injected knobs still travel in SATURATE_KNOBS.
+  EXPECT_EQ(RenderRun({"t.py"}, knobs, {{"workers", 4}}).env.at("SATURATE_KNOBS"), R"({"workers":4})");
 }
 
 }  // namespace

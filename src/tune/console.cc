@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "tune/compare.h"
 #include "tune/text.h"
 
 namespace sat::tune {
@@ -33,6 +34,25 @@ std::string RateOf(const SearchOutcome& s, std::optional<int> id) {
 
 }  // namespace
 
+std::string FastestTie(const SearchOutcome& s) {
+  const Trial* fast = s.FindTrial(s.fastest_batch_trial);
+  const Trial* rec = s.FindTrial(s.recommended_batch_trial);
+  if (!fast || !rec || fast == rec || Compare(*fast, *rec) != Order::kNotDistinguishable) return "";
+  return "; not distinguishable from the recommended batch";
+}
+
+std::string InjectedText(const TuneResult& r) {
+  const SearchOutcome& s = r.search;
+  if (s.injected.empty()) return "";
+  std::string names;
+  for (const auto& n : s.injected) names += (names.empty() ? "" : ", ") + n;
+  std::string o = fmt::format("Injected by saturate (the script has no flag for them): {}.", names);
+  if (r.code_changes.empty()) return o + " The recommendation keeps the script's own values: no code change.\n";
+  o += " The command above runs without them; to keep them, change the script:\n";
+  for (const auto& c : r.code_changes) o += "  - " + c.Text() + "\n";
+  return o;
+}
+
 std::vector<std::string> KnobOrder(const TuneResult& r) {
   std::vector<std::string> order;
   for (const auto& k : r.search.knobs) order.push_back(k.spec.name);
@@ -50,7 +70,9 @@ TrialRow MakeRow(const Trial& t, const std::vector<std::string>& order) {
   if (row.ok && t.ci_high > t.ci_low && t.samples_per_s > 0)
     row.interval = "±" + Percent((t.ci_high - t.ci_low) / 2 / t.samples_per_s);
   if (t.interrupted) row.result = "interrupted";
-  else if (row.ok) row.result = t.converged ? "ok" : "ok, not converged";
+  else if (t.too_slow) row.result = "too slow to measure in this budget";
+  else if (row.ok) row.result = t.converged ? "ok" : Reliable(t) ? "ok, not converged" : "ok, does not count";
+  else if (!KnobNotApplied(t).empty()) row.result = "knob not applied";
   else row.result = std::string(run::ExitClassName(t.exit_class));
   if (t.cached) row.result += " (cached)";
   row.time = Duration(t.wall_s);
@@ -70,8 +92,10 @@ std::string ProgressLine(const TrialEvent& e) {
                                  e.request->knobs.empty() ? "(the script's defaults)" : ValuesText(e.request->knobs, order));
   if (e.started) return fmt::format("{}  (up to {})", what, Duration(e.trial_budget_s));
   TrialRow row = MakeRow(*e.trial, order);
-  return fmt::format("{}  {} samples/s {} {} {}  [{} of {}]", what, row.rate, row.interval, row.result, row.time,
-                     Duration(e.elapsed_s), Duration(e.budget_s));
+  std::string line = fmt::format("{}  {} samples/s {} {} {}  [{} of {}]", what, row.rate, row.interval, row.result,
+                                 row.time, Duration(e.elapsed_s), Duration(e.budget_s));
+  if (!e.note.empty() && e.note != row.result) line += "  " + e.note;
+  return line;
 }
 
 std::string ConsoleReport(const TuneResult& r) {
@@ -107,9 +131,10 @@ std::string ConsoleReport(const TuneResult& r) {
     o += fmt::format("\nRecommended: {}{}\n", ValuesText(s.recommended, order),
                      confirmed.empty() ? "" : fmt::format("  ({} in full training)", confirmed));
     o += fmt::format("  {}\n", r.recommended_command);
+    if (std::string injected = InjectedText(r); !injected.empty()) o += injected;
     if (s.fastest != s.recommended)
-      o += fmt::format("Fastest:     {}  ({} in compute mode)\n", ValuesText(s.fastest, order),
-                       RateOf(s, s.fastest_batch_trial));
+      o += fmt::format("Fastest:     {}  ({} in compute mode{})\n", ValuesText(s.fastest, order),
+                       RateOf(s, s.fastest_batch_trial), FastestTie(s));
     if (!s.largest_fitting.empty())
       o += fmt::format("Largest batch that fits: {}\n", ValuesText(s.largest_fitting, order));
   }

@@ -16,7 +16,9 @@ struct TrialRow {
   std::string settings;  // the knob values it ran with ("batch_size=64 workers=2"); "(script defaults: ...)"
   std::string rate;      // "1,234" or "-"
   std::string interval;  // "±2.1%" or ""
-  std::string result;    // "ok", "ok, not converged", "gpu_oom", ...; " (cached)" when taken from the cache
+  // "ok", "ok, not converged" (a wider interval than the target, still counts), "ok, does not count" (compare.h),
+  // "too slow to measure in this budget", "knob not applied", "gpu_oom", ...; " (cached)" when from the cache
+  std::string result;
   std::string time;      // "8.1s"
   bool ok = false;
 };
@@ -31,6 +33,15 @@ std::string ProgressLine(const TrialEvent& event);
 // The summary printed at the end: trials table, reasons, the recommendation and the command to paste, what it
 // needs per GPU, skipped knobs and warnings.
 std::string ConsoleReport(const TuneResult& result);
+
+// "Injected by saturate (the script has no flag for them): workers, pin_memory. ..." and one line per code
+// change ("  - DataLoader at train.py:57: DataLoader(..., num_workers=4, pin_memory=True)"); empty when nothing
+// was injected.
+std::string InjectedText(const TuneResult& result);
+
+// "; not distinguishable from the recommended batch" when the batch step could not tell the fastest batch from
+// the recommended one; empty otherwise.
+std::string FastestTie(const SearchOutcome& search);
 
 // The knob names of a result in search order.
 std::vector<std::string> KnobOrder(const TuneResult& result);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "tune/compare.h"
 #include "tune/console.h"
 #include "tune/svg_chart.h"
 #include "tune/text.h"
@@ -174,14 +175,32 @@ std::string Summary(const TuneResult& r) {
   const Trial* base = s.FindTrial(s.baseline_trial);
   o += fmt::format("<p><b>Recommended:</b> {}", Esc(ValuesText(s.recommended, order)));
   if (confirm && Succeeded(*confirm)) {
-    o += fmt::format(" — <b>{}</b> in full training", Esc(Rate(confirm->samples_per_s)));
-    if (base && base->samples_per_s > 0)
-      o += fmt::format(", {} the baseline's {}", Esc(Times(confirm->samples_per_s / base->samples_per_s)),
-                       Esc(Rate(base->samples_per_s)));
+    o += fmt::format(" — <b>{}</b> in full training", Esc(RateWithInterval(*confirm)));
+    // A speed-up is claimed only when the two measurements can be told apart.
+    if (base && base != confirm && Succeeded(*base)) {
+      if (std::optional<double> ratio = RatioIfDistinguishable(*confirm, *base))
+        o += fmt::format(", {} the baseline's {}", Esc(Times(*ratio)), Esc(RateWithInterval(*base)));
+      else
+        o += ", " + Esc(NotDistinguishable(*confirm, *base, "from the baseline"));
+    }
   }
   o += ".</p>\n";
   o += fmt::format("<pre>{}</pre>\n", Esc(r.recommended_command));
-  if (s.fastest != s.recommended) o += fmt::format("<p><b>Fastest:</b> {}</p>\n", Esc(ValuesText(s.fastest, order)));
+  if (!s.injected.empty()) {
+    std::string names;
+    for (const auto& n : s.injected) names += (names.empty() ? "" : ", ") + n;
+    o += fmt::format("<p><b>Injected by saturate</b> (the script has no flag for them): {}.", Esc(names));
+    if (r.code_changes.empty()) {
+      o += " The recommendation keeps the script's own values: no code change.</p>\n";
+    } else {
+      o += " The command above runs without them; to keep them, change the script:</p>\n<ul>\n";
+      for (const auto& c : r.code_changes)
+        o += fmt::format("<li>{}: <code>{}</code></li>\n", Esc(c.where), Esc(c.code));
+      o += "</ul>\n";
+    }
+  }
+  if (s.fastest != s.recommended)
+    o += fmt::format("<p><b>Fastest:</b> {}{}</p>\n", Esc(ValuesText(s.fastest, order)), Esc(FastestTie(s)));
   if (!s.largest_fitting.empty())
     o += fmt::format("<p><b>Largest batch that fits:</b> {}</p>\n", Esc(ValuesText(s.largest_fitting, order)));
   if (std::string needs = NeedsSentence(r.needs, r.machine.gpu_index >= 0); !needs.empty())

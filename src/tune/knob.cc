@@ -47,6 +47,7 @@ std::string_view DeliveryName(Delivery d) {
   switch (d) {
     case Delivery::kPlaceholder: return "placeholder";
     case Delivery::kHelper: return "helper";
+    case Delivery::kInjected: return "injected";
     case Delivery::kEnvironment: return "environment";
   }
   return "?";

@@ -1,10 +1,15 @@
 // Knobs: the settings `saturate tune` searches, their ranges, and how each value reaches the training script.
 //
 // A knob is an integer range (`batch_size=16:1024`) or a list of choices (`amp=off,bf16,fp16`). Its value reaches
-// the script one of three ways:
+// the script one of four ways:
 //   - placeholder: `{name}` in the command is replaced by the value (`--batch-size {batch_size}`);
 //   - helper: the script calls `saturate.knob("name", default)`, which reads SATURATE_KNOBS
 //     (docs/helper-protocol.md); the script's own default is the baseline value;
+//   - injected: the script has no flag for it, and saturate's automatic instrumentation sets it from
+//     SATURATE_KNOBS on the training DataLoader (workers, batch_size, pin_memory, prefetch_factor,
+//     persistent_workers) or around the model's forward (amp). Known only after the baseline: a knob resolved as
+//     helper becomes injected when the baseline reports it with "auto": true. Works only under saturate, so the
+//     recommendation spells out the code change instead (code_change.h);
 //   - environment: the allocator knob `expandable_segments` sets PYTORCH_CUDA_ALLOC_CONF.
 // Known names have a role that the search treats specially (workers in loader mode, batch size by doubling and
 // bisection, ...); any other name is searched level by level in full training.
@@ -29,11 +34,11 @@ using KnobValue = nlohmann::json;
 using KnobValues = std::map<std::string, KnobValue>;
 
 enum class KnobKind { kRange, kChoice };
-enum class Delivery { kPlaceholder, kHelper, kEnvironment };
+enum class Delivery { kPlaceholder, kHelper, kInjected, kEnvironment };
 // In search order: the search visits roles in this order, `other` knobs last.
 enum class KnobRole { kWorkers, kAmp, kBatchSize, kAllocator, kPinMemory, kPreload, kOther };
 
-std::string_view DeliveryName(Delivery d);  // "placeholder", "helper", "environment"
+std::string_view DeliveryName(Delivery d);  // "placeholder", "helper", "injected", "environment"
 std::string_view KindName(KnobKind k);      // "range", "choice"
 
 // The allocator knob's name and what "on" sets.

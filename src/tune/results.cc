@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "tune/compare.h"
 #include "tune/html_report.h"
 
 namespace sat::tune {
@@ -77,6 +78,18 @@ json ResultsJson(const TuneResult& r) {
   for (const auto& d : s.decisions) decisions.push_back({{"step", d.step}, {"text", d.text}, {"trials", d.trials}});
   json trials = json::array();
   for (const auto& t : s.trials) trials.push_back(TrialToJson(t));
+  json changes = json::array();
+  for (const auto& c : r.code_changes)
+    changes.push_back({{"knobs", c.knobs}, {"where", c.where}, {"code", c.code}, {"text", c.Text()}});
+  // The recommendation against the baseline, as a claim only when the two are distinguishable.
+  json speedup = {{"ratio", nullptr}, {"claim", nullptr}};
+  const Trial* confirm = s.FindTrial(s.confirm_trial);
+  const Trial* base = s.FindTrial(s.baseline_trial);
+  if (confirm && base && confirm != base && Succeeded(*confirm) && Succeeded(*base)) {
+    std::optional<double> ratio = RatioIfDistinguishable(*confirm, *base);
+    speedup["ratio"] = ratio ? json(*ratio) : json(nullptr);
+    speedup["claim"] = !ratio ? "not distinguishable" : *ratio > 1 ? "faster" : "slower";
+  }
   const Machine& m = r.machine;
   return {
       {"version", 1},
@@ -109,6 +122,11 @@ json ResultsJson(const TuneResult& r) {
         {"compute_ceiling", RateOf(s, s.compute_ceiling_trial)},
         {"recommended_compute", RateOf(s, s.recommended_batch_trial)},
         {"fastest_compute", RateOf(s, s.fastest_batch_trial)}}},
+      {"speedup", speedup},
+      {"auto", s.trials.empty() ? false : s.trials.front().auto_seen},
+      {"loader", s.loader_key.empty() ? json(nullptr) : json({{"key", s.loader_key}, {"site", s.loader_site}})},
+      {"injected", s.injected},
+      {"code_changes", changes},
       {"recommended_command", r.recommended_command},
       {"fastest_command", r.fastest_command},
       {"needs",
@@ -131,16 +149,17 @@ json ResultsJson(const TuneResult& r) {
 std::string ResultsCsv(const TuneResult& r) {
   std::string out = "id,step,mode";
   for (const auto& k : r.search.knobs) out += "," + Cell(k.spec.name);
-  out += ",cached,exit_class,samples_per_s,ci_low,ci_high,converged,warmup_s,wall_s,mem_peak_bytes,mem_total_bytes,"
-         "gpu_util_pct,cpu_pct,rss_peak_bytes\n";
+  out += ",cached,exit_class,samples_per_s,ci_low,ci_high,converged,counts,steady_steps,too_slow,warmup_s,"
+         "wall_s,mem_peak_bytes,mem_total_bytes,gpu_util_pct,cpu_pct,rss_peak_bytes\n";
   for (const auto& t : r.search.trials) {
     out += fmt::format("{},{},{}", t.id, Cell(t.request.step), probe::StageName(t.request.mode));
     for (const auto& k : r.search.knobs) {
       const KnobValue* v = EffectiveKnob(t, k.spec.name);
       out += "," + (v ? Cell(ValueText(*v)) : std::string());
     }
-    out += fmt::format(",{},{},{},{},{},{},{},{},{},{},{},{},{}\n", t.cached ? 1 : 0, run::ExitClassName(t.exit_class),
-                       t.samples_per_s, t.ci_low, t.ci_high, t.converged ? 1 : 0, t.warmup_s, t.wall_s,
+    out += fmt::format(",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", t.cached ? 1 : 0,
+                       run::ExitClassName(t.exit_class), t.samples_per_s, t.ci_low, t.ci_high, t.converged ? 1 : 0,
+                       Reliable(t) ? 1 : 0, t.steady_steps, t.too_slow ? 1 : 0, t.warmup_s, t.wall_s,
                        Num(t.mem_peak_bytes), Num(t.mem_total_bytes), Num(t.gpu_util_pct), Num(t.cpu_pct),
                        Num(t.rss_peak_bytes));
   }

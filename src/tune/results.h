@@ -5,6 +5,10 @@
 //   knobs: [{name, kind, range, role, delivery, exposed, script_value, note}],
 //   baseline, recommended, fastest, largest_fitting (knob values, null when not determined),
 //   throughput: {baseline, recommended, fastest_compute, recommended_compute} (samples/s, null when unmeasured),
+//   speedup: {ratio, claim} (the confirmation over the baseline: "faster" or "slower" with the ratio, or
+//   "not distinguishable" with a null ratio; both null when not measured), auto (the baseline was instrumented
+//   automatically), loader: {key, site} (the training DataLoader, or null), injected (knob names set by the
+//   automatic instrumentation), code_changes: [{knobs, where, code, text}],
 //   recommended_command, fastest_command, needs: {cpu_cores, ram_bytes, cpu_pct_p95, rss_peak_bytes, text},
 //   decisions: [{step, text, trials}], warnings, failure, trials_run, trials_cached, cache,
 //   trials: [TrialToJson...]}
@@ -20,8 +24,9 @@ namespace sat::tune {
 
 nlohmann::json ResultsJson(const TuneResult& result);
 
-// Header: id,step,mode,<one column per knob>,cached,exit_class,samples_per_s,ci_low,ci_high,converged,warmup_s,
-// wall_s,mem_peak_bytes,mem_total_bytes,gpu_util_pct,cpu_pct,rss_peak_bytes. Unknown values are empty cells.
+// Header: id,step,mode,<one column per knob>,cached,exit_class,samples_per_s,ci_low,ci_high,converged,counts
+// (compare.h's Reliable),steady_steps,too_slow,warmup_s,wall_s,mem_peak_bytes,mem_total_bytes,gpu_util_pct,
+// cpu_pct,rss_peak_bytes. Unknown values are empty cells.
 std::string ResultsCsv(const TuneResult& result);
 
 // Writes results.json, results.csv and report.html into `dir` (created).

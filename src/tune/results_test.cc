@@ -100,6 +100,50 @@ TEST(Results, HtmlOfAFailedTune) {
   EXPECT_THAT(html, HasSubstr("boom"));
 }
 
+// A script without flags: the automatic instrumentation's knobs, injected.
+TuneResult AutomaticResult() {
+  testing::ScriptModel model;
+  model.automatic = true;
+  model.exposes = {"batch_size", "workers", "amp"};
+  return testing::ModelResult(model);
+}
+
+TEST(Results, JsonSaysWhatWasInjectedAndTheCodeChange) {
+  nlohmann::json j = ResultsJson(AutomaticResult());
+  EXPECT_EQ(j["auto"], true);
+  EXPECT_EQ(j["loader"]["site"], "train.py:57");
+  EXPECT_EQ(j["injected"], nlohmann::json({"workers", "amp", "batch_size"}));
+  EXPECT_EQ(j["knobs"][0]["delivery"], "injected");
+  ASSERT_EQ(j["code_changes"].size(), 2u);
+  EXPECT_EQ(j["code_changes"][0]["text"], "DataLoader at train.py:57: DataLoader(..., num_workers=7, batch_size=256)");
+  EXPECT_EQ(j["code_changes"][1]["code"], R"(with torch.autocast("cpu", dtype=torch.bfloat16):)");
+  // The pasteable command runs the script as it is: injected knobs are not saturate's environment variables.
+  EXPECT_EQ(j["recommended_command"], "/usr/bin/python3 train.py --data '/tmp/a b'");
+  EXPECT_EQ(j["speedup"]["claim"], "faster");
+}
+
+TEST(Results, SpeedUpIsClaimedOnlyWhenDistinguishable) {
+  EXPECT_NEAR(ResultsJson(testing::ModelResult())["speedup"]["ratio"].get<double>(), 6.4, 1e-9);
+  testing::ScriptModel model;
+  model.unsettled = [](const TrialRequest& r) { return r.repeat >= 1; };
+  TuneResult r = testing::ModelResult(model);
+  nlohmann::json j = ResultsJson(r);
+  EXPECT_TRUE(j["speedup"]["ratio"].is_null());
+  EXPECT_EQ(j["speedup"]["claim"], "not distinguishable");
+  std::string html = HtmlReport(r);
+  EXPECT_NE(html.find("not distinguishable from the baseline"), std::string::npos);
+  EXPECT_EQ(html.find("× the baseline"), std::string::npos);
+  EXPECT_NE(HtmlReport(testing::ModelResult()).find("6.40× the baseline"), std::string::npos);
+}
+
+TEST(Results, HtmlSpellsOutTheInjectedKnobs) {
+  std::string html = HtmlReport(AutomaticResult());
+  EXPECT_THAT(html, HasSubstr("Injected by saturate"));
+  EXPECT_THAT(html, HasSubstr("<code>DataLoader(..., num_workers=7, batch_size=256)</code>"));
+  EXPECT_THAT(html, HasSubstr("with torch.autocast(&quot;cpu&quot;, dtype=torch.bfloat16):"));
+  EXPECT_THAT(html, HasSubstr("<td>injected</td>"));
+}
+
 TEST(Results, WritesTheThreeFiles) {
   std::filesystem::path dir = std::filesystem::temp_directory_path() /
                               ("saturate-results-test-" + std::to_string(getpid()));

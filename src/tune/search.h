@@ -9,12 +9,22 @@
 //   4. batch: compute mode, doubling until out of memory (or over `mem_target` of the memory at peak, or the end
 //      of the range), then bisecting the boundary down to `batch_multiple`. The fastest fitting size, the largest
 //      fitting size, and the recommended one (the smallest within `tolerance` of the fastest: smaller batches
-//      generalise better) are kept. With a GPU, a batch that ran out of memory is retried once with the
-//      allocator knob. Workers are then re-checked against the new compute ceiling;
+//      generalise better; larger than the script's own only when distinguishably faster than it) are kept. With
+//      a GPU, a batch that ran out of memory is retried once with the allocator knob. Workers are then re-checked
+//      against the new compute ceiling;
 //   5. full: pinned memory, preload and any other knob confirmed in full training, adopted when they win by `gain`;
 //   6. confirm: one more full run of the recommendation.
 // Without the helper (no loader or compute mode), every trial is full training. Grid: the baseline, then every
 // combination of the exposed knobs' GridLevels in full training (the exhaustive reference for benchmarks).
+//
+// Every comparison follows compare.h: "wins by `gain`" means distinguishably faster (both estimates reliable,
+// their 95% intervals apart) and by at least `gain` on the point estimates; measurements that cannot be told
+// apart are said to be "not distinguishable", and the script's own value (or the fewer workers, the smaller
+// batch) stays. The same holds for the confirmation's speed-up over the baseline; a confirmation distinguishably
+// slower than the baseline brings the recommendation back to the script's own settings.
+//
+// Knobs the script has no flag for, but that the automatic instrumentation reports ("auto": true), are searched
+// like helper knobs and become Delivery::kInjected after the baseline.
 //
 // A failing trial (out of memory, crash) is recorded and steers the search; it never stops it. When the trial
 // function returns nothing (budget spent, interrupted), the search stops and concludes from what it has.
@@ -49,7 +59,7 @@ struct KnobState {
   KnobSpec spec;
   bool exposed = false;
   std::optional<KnobValue> script_value;  // what the script got in the baseline (helper knobs)
-  std::string note;                       // why it was skipped, or what went wrong with it
+  std::string note;                       // why it was skipped, how it is injected, or what went wrong with it
 };
 
 struct Decision {
@@ -73,6 +83,8 @@ struct SearchOutcome {
   std::optional<int> recommended_batch_trial, fastest_batch_trial;  // the batch step's measurements of them
   std::vector<int> loader_curve;  // loader trials over worker counts, by worker count
   std::vector<int> batch_curve;   // batch-step trials over batch sizes, by batch size
+  std::vector<std::string> injected;  // the knobs set by the automatic instrumentation (Delivery::kInjected)
+  std::string loader_key, loader_site;  // the training DataLoader, from the first trial that reported one
 
   const Trial* FindTrial(std::optional<int> id) const;
 };

@@ -3,12 +3,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "tune/compare.h"
 #include "tune/test_model.h"
 
 namespace sat::tune {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using testing::ModelKnobs;
 using testing::ScriptModel;
 
@@ -300,6 +302,173 @@ TEST(Search, ReportsAKnobTheScriptReadsWithAnotherValue) {
                               });
   ASSERT_FALSE(s.warnings.empty());
   EXPECT_THAT(s.warnings.front(), HasSubstr("the script got workers=0 when saturate sent"));
+
+  model.automatic = true;  // the same through the automatic instrumentation
+  SearchOutcome injected = RunSearch(Options(ModelKnobs({"batch_size", "workers"})),
+                                     [&](int id, const TrialRequest& r) -> std::optional<Trial> {
+                                       Trial t = model(id, r);
+                                       if (t.knobs_seen.count("workers")) t.knobs_seen["workers"] = 0;
+                                       return t;
+                                     });
+  ASSERT_FALSE(injected.warnings.empty());
+  EXPECT_THAT(injected.warnings.front(), HasSubstr("workers=0 was in effect when saturate injected 1"));
+}
+
+// The decision of one step, or "" when it made none.
+std::string DecisionOf(const SearchOutcome& s, const std::string& step) {
+  std::string out;
+  for (const auto& d : s.decisions)
+    if (d.step == step) out += d.text + "\n";
+  return out;
+}
+
+TEST(Search, AdoptsNothingOnOverlappingIntervals) {
+  ScriptModel model;
+  model.half_width = 0.3;  // bf16 is 1.5x and preload 1.1x, but every interval is ±30%
+  SearchOutcome s = Search(model, Options());
+  ASSERT_FALSE(s.failed) << s.failure;
+  EXPECT_EQ(s.recommended.at("amp"), "off");
+  EXPECT_EQ(s.recommended.at("preload"), "off");
+  EXPECT_THAT(DecisionOf(s, "amp"),
+              HasSubstr("amp=bf16 is not distinguishable from amp=off (2,667 samples/s ±30% against 1,778 samples/s "
+                        "±30%: the 95% intervals overlap); left at off"));
+  EXPECT_THAT(DecisionOf(s, "full"), HasSubstr("preload=on is not distinguishable from preload=off"));
+  // A larger batch than the script's own 64 needs evidence: 256 is within 3% of the fastest, but overlaps 64.
+  EXPECT_EQ(IntAt(s.recommended, "batch_size"), 64);
+  EXPECT_THAT(DecisionOf(s, "batch"), HasSubstr("but 256 is not distinguishable from the script's own 64"));
+  EXPECT_THAT(DecisionOf(s, "batch"), HasSubstr("the fastest by its estimate is 300"));
+  EXPECT_EQ(s.FindTrial(s.recommended_batch_trial)->request.knobs.at("batch_size"), 64);
+}
+
+TEST(Search, AdoptsTheSameChangesWhenTheIntervalsAreApart) {
+  ScriptModel model;
+  model.half_width = 0.02;
+  SearchOutcome s = Search(model, Options());
+  EXPECT_EQ(s.recommended.at("amp"), "bf16");
+  EXPECT_EQ(s.recommended.at("preload"), "on");
+  EXPECT_EQ(IntAt(s.recommended, "batch_size"), 256);
+}
+
+TEST(Search, EstimatesThatDidNotSettleDecideNothing) {
+  ScriptModel model;
+  model.unsettled = [](const TrialRequest& r) { return r.knobs.count("amp") && r.knobs.at("amp") == "bf16"; };
+  SearchOutcome s = Search(model, Options());
+  EXPECT_EQ(s.recommended.at("amp"), "off");
+  EXPECT_THAT(DecisionOf(s, "amp"), HasSubstr("too few steady steps (8 of the 30 needed)"));
+  EXPECT_THAT(DecisionOf(s, "amp"), Not(HasSubstr("adopted")));
+}
+
+TEST(Search, ClaimsASpeedUpOnlyWhenTheConfirmationIsDistinguishable) {
+  ScriptModel model;
+  model.unsettled = [](const TrialRequest& r) { return r.repeat >= 1; };  // the confirmation, run again too
+  SearchOutcome s = Search(model, Options());
+  std::string confirm = DecisionOf(s, "confirm");
+  EXPECT_THAT(confirm, HasSubstr("not distinguishable from the baseline"));
+  EXPECT_THAT(confirm, HasSubstr("no speed-up can be claimed"));
+  EXPECT_THAT(confirm, Not(HasSubstr("×")));
+
+  ScriptModel apart;
+  EXPECT_THAT(DecisionOf(Search(apart, Options()), "confirm"), HasSubstr("6.40× the baseline's"));
+}
+
+TEST(Search, RunsAMeasurementThatDidNotSettleOnceMore) {
+  ScriptModel model;
+  // The first full run of the tuned settings is disturbed; the run again settles.
+  model.unsettled = [](const TrialRequest& r) {
+    return r.mode == probe::StageKind::kFull && r.repeat == 0 && r.knobs.count("workers") &&
+           r.knobs.at("workers") == 7 && r.knobs.at("preload") == "off";
+  };
+  SearchOutcome s = Search(model, Options());
+  const Trial* again = nullptr;
+  for (const auto& t : s.trials)
+    if (t.request.repeat == 2) again = &t;
+  ASSERT_NE(again, nullptr);
+  EXPECT_TRUE(Reliable(*again));
+  EXPECT_FALSE(Reliable(s.trials[static_cast<size_t>(again->id - 2)]));  // the run before it
+  // Decisions rest on the run again: workers and preload are adopted as without the disturbance.
+  EXPECT_EQ(IntAt(s.recommended, "workers"), 7);
+  EXPECT_EQ(s.recommended.at("preload"), "on");
+  EXPECT_THAT(DecisionOf(s, "full"), HasSubstr("preload=on speeds full training up by 10%"));
+  // Each measurement runs again at most once.
+  model.unsettled = [](const TrialRequest& r) { return r.mode == probe::StageKind::kFull; };
+  SearchOutcome never = Search(model, Options());
+  int agains = 0;
+  for (const auto& t : never.trials) agains += t.request.repeat >= 2;
+  int full = 0;
+  for (const auto& t : never.trials) full += t.request.mode == probe::StageKind::kFull && t.request.repeat < 2;
+  EXPECT_EQ(agains, full);
+  EXPECT_EQ(never.recommended.at("preload"), "off");  // nothing counted in full training
+}
+
+TEST(Search, AConfirmationSlowerThanTheBaselineKeepsTheScriptsSettings) {
+  ScriptModel model;
+  SearchOutcome s = RunSearch(Options(), [&](int id, const TrialRequest& r) -> std::optional<Trial> {
+    Trial t = model(id, r);
+    if (r.repeat == 1) {  // the tuned settings, measured again, turn out slow
+      t.samples_per_s = 100;
+      t.ci_low = 99;
+      t.ci_high = 101;
+    }
+    return t;
+  });
+  EXPECT_EQ(s.recommended, s.baseline);
+  EXPECT_EQ(s.confirm_trial, s.baseline_trial);
+  EXPECT_THAT(DecisionOf(s, "confirm"), HasSubstr("trained slower than the baseline"));
+  EXPECT_THAT(s.warnings.back(), HasSubstr("confirmed slower than the script's own"));
+}
+
+TEST(Search, WorkerScanStopsWhenMoreWorkersCannotBeToldApart) {
+  ScriptModel model;
+  model.half_width = 0.4;  // 2 workers (1,000 ±40%) against 1 (500 ±40%): the intervals touch
+  SearchOutcome s = Search(model, Options(ModelKnobs({"workers"})));
+  EXPECT_THAT(DecisionOf(s, "workers"), HasSubstr("2 workers are not distinguishable from fewer"));
+  model.half_width = 0.2;  // apart: the scan goes on
+  EXPECT_THAT(DecisionOf(Search(model, Options(ModelKnobs({"workers"}))), "workers"), HasSubstr("unblock"));
+}
+
+TEST(Search, InjectsKnobsTheScriptHasNoFlagFor) {
+  ScriptModel model;
+  model.automatic = true;
+  model.exposes = {"batch_size", "workers", "amp"};
+  SearchOutcome s = Search(model, Options());
+  ASSERT_FALSE(s.failed) << s.failure;
+  EXPECT_EQ(s.injected, (std::vector<std::string>{"workers", "amp", "batch_size"}));
+  EXPECT_EQ(s.loader_site, "train.py:57");
+  EXPECT_EQ(s.loader_key, "train.py:57#0");
+  for (const auto& k : s.knobs) {
+    if (k.spec.name == "preload") {
+      EXPECT_FALSE(k.exposed);
+      EXPECT_THAT(k.note, HasSubstr("saturate cannot set it in this script"));
+    } else {
+      EXPECT_EQ(k.spec.delivery, Delivery::kInjected) << k.spec.name;
+      EXPECT_THAT(k.note, HasSubstr("injected"));
+    }
+  }
+  EXPECT_THAT(s.knobs[0].note, HasSubstr("on the training DataLoader at train.py:57"));
+  // Searched as before: the loader, amp and batch steps run in their modes through the injection.
+  EXPECT_EQ(IntAt(s.recommended, "workers"), 7);
+  EXPECT_EQ(s.recommended.at("amp"), "bf16");
+  EXPECT_EQ(IntAt(s.recommended, "batch_size"), 256);
+}
+
+TEST(Search, AKnobTheInstrumentationCouldNotSetIsATrialThatDidNotRunAsAsked) {
+  ScriptModel model;
+  model.automatic = true;
+  model.exposes = {"batch_size", "amp"};
+  SearchOutcome s = RunSearch(Options(ModelKnobs({"batch_size", "amp"})),
+                              [&](int id, const TrialRequest& r) -> std::optional<Trial> {
+                                Trial t = model(id, r);
+                                if (r.knobs.count("amp") && r.knobs.at("amp") == "bf16") {
+                                  t.knob_errors["amp"] = "bf16 autocast is not available on this device";
+                                  t.knobs_seen["amp"] = "off";
+                                }
+                                return t;
+                              });
+  EXPECT_EQ(s.recommended.at("amp"), "off");
+  EXPECT_THAT(DecisionOf(s, "amp"), HasSubstr("amp=bf16 did not run as asked: amp=bf16 could not be set: bf16 "
+                                              "autocast is not available on this device"));
+  ASSERT_FALSE(s.warnings.empty());
+  EXPECT_THAT(s.warnings.front(), HasSubstr("amp=bf16 could not be set"));
 }
 
 }  // namespace

@@ -3,9 +3,11 @@
 #pragma once
 
 #include <algorithm>
+#include <functional>
 #include <set>
 #include <string>
 
+#include "tune/code_change.h"
 #include "tune/command.h"
 #include "tune/search.h"
 #include "tune/tune.h"
@@ -25,6 +27,11 @@ struct ScriptModel {
   std::set<std::string> exposes = {"batch_size", "workers", "amp", "preload"};
   KnobValues defaults = {{"batch_size", 64}, {"workers", 0}, {"amp", "off"}, {"preload", "off"}};
   double mem_total = 1000;         // memory units; each sample of a batch takes one
+  double half_width = 0.01;        // each estimate's 95% interval, a share of the rate either way
+  // Trials this returns true for end before their estimate settles (too few steady observations).
+  std::function<bool(const TrialRequest&)> unsettled = [](const TrialRequest&) { return false; };
+  // The script has no flags: the automatic instrumentation reports its knobs ("auto": true) and its loader.
+  bool automatic = false;
   int calls = 0;
 
   KnobValue Value(const KnobValues& set, const std::string& name) const {
@@ -47,8 +54,16 @@ struct ScriptModel {
     t.id = id;
     t.request = r;
     t.helper_seen = helper;
-    for (const auto& name : exposes)
-      if (helper && defaults.count(name)) t.knobs_seen[name] = Value(r.knobs, name);
+    t.auto_seen = helper && automatic;
+    for (const auto& name : exposes) {
+      if (!helper || !defaults.count(name)) continue;
+      t.knobs_seen[name] = Value(r.knobs, name);
+      if (automatic) t.knobs_auto.insert(name);
+    }
+    if (t.auto_seen) {
+      t.loader_key = "train.py:57#0";
+      t.loader_site = "train.py:57";
+    }
     int64_t b = Value(r.knobs, "batch_size").get<int64_t>();
     t.mem_total_bytes = mem_total;
     t.mem_peak_bytes = static_cast<double>(b);
@@ -84,9 +99,16 @@ struct ScriptModel {
     if (!helper && r.mode != probe::StageKind::kFull) rate = 0;
     t.exit_class = run::ExitClass::kStopped;
     t.samples_per_s = rate;
-    t.ci_low = rate * 0.99;
-    t.ci_high = rate * 1.01;
-    t.converged = rate > 0;
+    t.ci_low = rate * (1 - half_width);
+    t.ci_high = rate * (1 + half_width);
+    t.converged = rate > 0 && half_width <= 0.03;
+    t.settled = rate > 0;
+    t.observations = 60;
+    t.steady_steps = 50;
+    if (unsettled(r)) {
+      t.converged = t.settled = false;
+      t.steady_steps = 8;
+    }
     t.warmup_s = 2;
     t.steady_s = 5;
     t.series = {{1, rate * 0.5}, {3, rate}, {5, rate}};
@@ -125,8 +147,12 @@ inline TuneResult ModelResult(ScriptModel model = {}) {
   r.search = RunSearch(o, [&](int id, const TrialRequest& req) -> std::optional<Trial> { return model(id, req); });
   r.trials_run = static_cast<int>(r.search.trials.size());
   r.needs = NeedsOf(r.search);
-  if (!r.search.recommended.empty())
-    r.recommended_command = PasteableCommand(r.command, false, o.knobs, r.search.recommended, r.python_dir);
+  std::vector<KnobSpec> final_knobs;
+  for (const auto& k : r.search.knobs) final_knobs.push_back(k.spec);
+  if (!r.search.recommended.empty()) {
+    r.recommended_command = PasteableCommand(r.command, false, final_knobs, r.search.recommended, r.python_dir);
+    r.code_changes = CodeChanges(r.search, r.search.recommended, r.machine.gpu_index >= 0);
+  }
   return r;
 }
 

@@ -1,5 +1,7 @@
 #include "tune/trial.h"
 
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -17,8 +19,17 @@ const KnobValue* EffectiveKnob(const Trial& t, const std::string& name) {
   return nullptr;
 }
 
+std::string KnobNotApplied(const Trial& t) {
+  for (const auto& [name, why] : t.knob_errors) {
+    auto sent = t.request.knobs.find(name);
+    if (sent != t.request.knobs.end())
+      return fmt::format("{}={} could not be set: {}", name, ValueText(sent->second), why);
+  }
+  return "";
+}
+
 bool Succeeded(const Trial& t) {
-  if (t.interrupted || t.samples_per_s <= 0) return false;
+  if (t.interrupted || t.samples_per_s <= 0 || !KnobNotApplied(t).empty()) return false;
   switch (t.exit_class) {
     case run::ExitClass::kFinished:
     case run::ExitClass::kStopped:
@@ -59,21 +70,76 @@ std::vector<measure::RatePoint> Thin(const std::vector<measure::RatePoint>& seri
   return out;
 }
 
+namespace {
+
+// The searched knob a reported name stands for: the knob of that name; for the automatic layer's names
+// ("workers", "batch_size", "amp", ...) also the knob with the same role, so `--knob num_workers=0:8` matches.
+const KnobSpec* SpecFor(const std::vector<KnobSpec>& knobs, const std::string& name, bool automatic) {
+  if (const KnobSpec* k = FindKnob(knobs, name)) return k;
+  const KnobRole role = RoleOf(name);
+  return automatic && role != KnobRole::kOther ? FindRole(knobs, role) : nullptr;
+}
+
+// A Student t interval needs a few batches; fewer than this gives too few degrees of freedom to trust.
+constexpr int kMinSettledBatches = 5;
+
+// Converged, or a steady part with a valid interval: the early-stop rule's minimum length and target width guard
+// against stopping on a lucky streak, which a trial that ran to its end did not do.
+bool Settled(const measure::SteadyState& e) {
+  return e.converged || (std::isfinite(e.rel_half_width) && !e.drift && !e.warmup_at_limit &&
+                         e.n_batches >= kMinSettledBatches);
+}
+
+// Training steps in the steady part: the steady samples over the helper's samples per step; for parsed lines,
+// each steady line is one step (a rate line stands for the steps of its window, counted as one).
+int SteadySteps(const probe::StageResult& s) {
+  const measure::SteadyState& e = s.estimate;
+  if (s.totals.steps > 0 && s.totals.samples > 0 && e.samples_per_s > 0 && e.steady_s > 0)
+    return static_cast<int>(e.samples_per_s * e.steady_s / (s.totals.samples / static_cast<double>(s.totals.steps)));
+  return static_cast<int>(e.observations_used);
+}
+
+}  // namespace
+
 Trial TrialFromStage(const probe::StageResult& s, const std::vector<KnobSpec>& knobs,
                      std::optional<double> host_mem_total_bytes) {
   Trial t;
   t.exit_class = s.outcome.exit_class;
   t.detail = s.outcome.detail;
   t.helper_seen = s.helper_seen;
-  for (const auto& [name, value] : s.knobs_seen) {
-    const KnobSpec* spec = FindKnob(knobs, name);
-    if (!spec) continue;
-    if (auto v = NormalizeValue(*spec, value)) t.knobs_seen[name] = *v;
+  t.auto_seen = s.auto_seen;
+  // The script's own knobs first: when it reads a knob itself, that is what it gets.
+  for (bool automatic : {false, true}) {
+    for (const auto& [name, value] : s.knobs_seen) {
+      if ((s.knobs_auto.count(name) > 0) != automatic) continue;
+      const KnobSpec* spec = SpecFor(knobs, name, automatic);
+      if (!spec || (automatic && t.knobs_seen.count(spec->name))) continue;
+      if (auto v = NormalizeValue(*spec, value)) {
+        t.knobs_seen[spec->name] = *v;
+        if (automatic) t.knobs_auto.insert(spec->name);
+      }
+    }
+  }
+  for (const auto& [name, why] : s.knob_errors)
+    if (const KnobSpec* spec = SpecFor(knobs, name, true)) t.knob_errors[spec->name] = why;
+  if (s.loader) {
+    t.loader_key = s.loader->key.value_or("");
+    t.loader_site = s.loader->site.value_or("");
   }
   t.samples_per_s = s.estimate.samples_per_s;
   if (std::isfinite(s.estimate.ci_low)) t.ci_low = s.estimate.ci_low;
   if (std::isfinite(s.estimate.ci_high)) t.ci_high = s.estimate.ci_high;
   t.converged = s.estimate.converged;
+  t.settled = Settled(s.estimate);
+  if (!t.settled) {
+    const measure::SteadyState& e = s.estimate;
+    t.unsettled_why = e.drift             ? "still drifting"
+                      : e.warmup_at_limit ? "its warm-up did not end"
+                                          : fmt::format("{} batch{} of steady data", e.n_batches,
+                                                        e.n_batches == 1 ? "" : "es");
+  }
+  t.observations = static_cast<int>(s.observations);
+  t.steady_steps = SteadySteps(s);
   t.warmup_s = s.estimate.warmup_s;
   t.steady_s = s.estimate.steady_s;
   t.wall_s = s.wall_s;
@@ -144,10 +210,20 @@ json TrialToJson(const Trial& t) {
       {"detail", t.detail},
       {"helper_seen", t.helper_seen},
       {"knobs_seen", t.knobs_seen},
+      {"auto_seen", t.auto_seen},
+      {"knobs_auto", t.knobs_auto},
+      {"knob_errors", t.knob_errors},
+      {"loader_key", t.loader_key},
+      {"loader_site", t.loader_site},
       {"samples_per_s", t.samples_per_s},
       {"ci_low", t.ci_low},
       {"ci_high", t.ci_high},
       {"converged", t.converged},
+      {"settled", t.settled},
+      {"unsettled_why", t.unsettled_why},
+      {"observations", t.observations},
+      {"steady_steps", t.steady_steps},
+      {"too_slow", t.too_slow},
       {"warmup_s", t.warmup_s},
       {"steady_s", t.steady_s},
       {"wall_s", t.wall_s},
@@ -182,10 +258,20 @@ Result<Trial> TrialFromJson(const json& j) {
     t.detail = j.value("detail", "");
     t.helper_seen = j.value("helper_seen", false);
     t.knobs_seen = j.value("knobs_seen", KnobValues{});
+    t.auto_seen = j.value("auto_seen", false);
+    t.knobs_auto = j.value("knobs_auto", std::set<std::string>{});
+    t.knob_errors = j.value("knob_errors", std::map<std::string, std::string>{});
+    t.loader_key = j.value("loader_key", "");
+    t.loader_site = j.value("loader_site", "");
     t.samples_per_s = j.at("samples_per_s").get<double>();
     t.ci_low = j.value("ci_low", 0.0);
     t.ci_high = j.value("ci_high", 0.0);
     t.converged = j.value("converged", false);
+    t.settled = j.value("settled", false);
+    t.unsettled_why = j.value("unsettled_why", "");
+    t.observations = j.value("observations", 0);
+    t.steady_steps = j.value("steady_steps", 0);
+    t.too_slow = j.value("too_slow", false);
     t.warmup_s = j.value("warmup_s", 0.0);
     t.steady_s = j.value("steady_s", 0.0);
     t.wall_s = j.value("wall_s", 0.0);

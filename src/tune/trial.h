@@ -4,7 +4,9 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -21,7 +23,9 @@ struct TrialRequest {
   probe::StageKind mode = probe::StageKind::kFull;
   KnobValues knobs;
   std::string step;  // the search step asking: "baseline", "ceiling", "workers", "amp", "batch", "full", "confirm", "grid"
-  int repeat = 0;    // > 0: a repeated measurement of a configuration already measured (the confirmation)
+  // > 0: a repeated measurement of a configuration already measured: 1 the confirmation, 2 and up a run again
+  // of a measurement whose estimate did not settle
+  int repeat = 0;
 
   // Two requests measure the same thing when mode, knobs and repeat agree (the step does not matter).
   bool SameMeasurement(const TrialRequest& other) const;
@@ -36,11 +40,26 @@ struct Trial {
   run::ExitClass exit_class = run::ExitClass::kFailed;
   std::string detail;  // the runner's one line on how it ended
   bool helper_seen = false;
-  KnobValues knobs_seen;  // what the script reported getting, per knob (helper knobs only)
+  KnobValues knobs_seen;  // what the script reported getting, per knob spec name (helper and automatic knobs)
+
+  // The automatic instrumentation of unmodified scripts (docs/helper-protocol.md): whether it reported, the knobs
+  // it can inject (spec names, matched to the searched knobs by role), why a value saturate sent could not be
+  // set, and the training DataLoader it found ("train.py:57#0" and "train.py:57"; empty when none).
+  bool auto_seen = false;
+  std::set<std::string> knobs_auto;
+  std::map<std::string, std::string> knob_errors;
+  std::string loader_key, loader_site;
 
   // Throughput over the steady part; samples_per_s 0 when nothing was measured.
   double samples_per_s = 0, ci_low = 0, ci_high = 0;
-  bool converged = false;
+  bool converged = false;     // the estimator stopped the trial early: its interval reached the target width
+  // The estimator found a steady state: warm-up cut before its limit, no drift, enough batches for a Student t
+  // interval (which may be wider than the target). See compare.h for what a claim needs.
+  bool settled = false;
+  std::string unsettled_why;  // when not settled: "still drifting", "warm-up to the end", "too few batches"
+  int observations = 0;   // all observations (helper reports or parsed lines)
+  int steady_steps = 0;   // training steps (loader mode: batches) after the warm-up cut
+  bool too_slow = false;  // ran to its time limit with too few steady steps (trial_length.h)
   double warmup_s = 0, steady_s = 0, wall_s = 0;
   std::vector<measure::RatePoint> series;  // warm-up included; at most kMaxSeriesPoints
 
@@ -59,8 +78,11 @@ inline constexpr size_t kMaxSeriesPoints = 120;
 // The value knob `name` had in the trial: the one it set, else the one the script reported; null when neither.
 const KnobValue* EffectiveKnob(const Trial& t, const std::string& name);
 
-// The trial ran and measured throughput: it ended on its own or was stopped by us, and samples came.
+// The trial ran and measured throughput: it ended on its own or was stopped by us, samples came, and every knob it
+// asked for was applied (none has a knob_errors entry).
 bool Succeeded(const Trial& t);
+// The reason a knob the trial asked for was not applied ("amp=fp16 could not be set: ..."); empty when none.
+std::string KnobNotApplied(const Trial& t);
 // It ran out of GPU or host memory.
 bool OutOfMemory(const Trial& t);
 // Its memory peak is above `target` (a share of the memory it had); false when either is unknown.
@@ -68,8 +90,10 @@ bool OverMemoryTarget(const Trial& t, double target);
 // Peak memory as a share of the total, when both are known.
 std::optional<double> MemoryShare(const Trial& t);
 
-// Fills a trial from a finished stage (the caller sets id and request). Memory is the GPU's when the stage saw
-// the probed GPU's total, else the process tree's resident memory against `host_mem_total_bytes`.
+// Fills a trial from a finished stage (the caller sets id and request). Knob messages are matched to `knobs` by
+// name, and those of the automatic instrumentation also by role (its "workers" is a searched "num_workers").
+// Memory is the GPU's when the stage saw the probed GPU's total, else the process tree's resident memory against
+// `host_mem_total_bytes`.
 Trial TrialFromStage(const probe::StageResult& stage, const std::vector<KnobSpec>& knobs,
                      std::optional<double> host_mem_total_bytes);
 

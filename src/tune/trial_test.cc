@@ -28,6 +28,14 @@ Trial Sample() {
   t.cpu_pct = 110;
   t.rss_peak_bytes = 3e9;
   t.started_unix = 1700000000;
+  t.settled = true;
+  t.observations = 70;
+  t.steady_steps = 52;
+  t.auto_seen = true;
+  t.knobs_auto = {"batch_size"};
+  t.knob_errors = {{"prefetch_factor", "no workers to prefetch"}};
+  t.loader_key = "train.py:57#0";
+  t.loader_site = "train.py:57";
   return t;
 }
 
@@ -139,6 +147,80 @@ TEST(Trial, FromStage) {
   EXPECT_TRUE(g.mem_is_gpu);
   EXPECT_DOUBLE_EQ(*g.mem_peak_bytes, 42e9);
   EXPECT_DOUBLE_EQ(*g.mem_total_bytes, 80e9);
+}
+
+TEST(Trial, FromStageMatchesAutomaticKnobsByRole) {
+  probe::StageResult s;
+  s.ran = true;
+  s.helper_seen = s.auto_seen = true;
+  // The automatic layer's names: "workers" and "amp" stand for the searched num_workers and precision.
+  s.knobs_seen = {{"workers", 0}, {"batch_size", 32}, {"amp", "off"}, {"pin_memory", false},
+                  {"prefetch_factor", 2}};
+  s.knobs_auto = {"workers", "batch_size", "amp", "pin_memory", "prefetch_factor"};
+  s.knob_errors = {{"amp", "fp16 needs the script's own GradScaler"}};
+  s.loader = measure::LoaderInfo{};
+  s.loader->key = "train.py:57#0";
+  s.loader->site = "train.py:57";
+  s.outcome.exit_class = run::ExitClass::kStopped;
+  s.estimate.samples_per_s = 500;
+  MachineFacts m{4, false};
+  auto resolved = ResolveKnobs({"num_workers=0:8", "precision=off,fp16", "batch_size"}, {"t.py"}, m);
+  ASSERT_TRUE(resolved);
+  const std::vector<KnobSpec>& knobs = *resolved;
+  Trial t = TrialFromStage(s, knobs, 16e9);
+  EXPECT_TRUE(t.auto_seen);
+  EXPECT_EQ(t.knobs_seen, (KnobValues{{"num_workers", 0}, {"precision", "off"}, {"batch_size", 32}}));
+  EXPECT_EQ(t.knobs_auto, (std::set<std::string>{"num_workers", "precision", "batch_size"}));
+  EXPECT_EQ(t.knob_errors,
+            (std::map<std::string, std::string>{{"precision", "fp16 needs the script's own GradScaler"}}));
+  EXPECT_EQ(t.loader_key, "train.py:57#0");
+  EXPECT_EQ(t.loader_site, "train.py:57");
+  EXPECT_TRUE(Succeeded(t));  // the error concerns a value this trial did not ask for
+  t.request.knobs = {{"precision", "fp16"}};
+  EXPECT_FALSE(Succeeded(t));
+  EXPECT_EQ(KnobNotApplied(t), "precision=fp16 could not be set: fp16 needs the script's own GradScaler");
+
+  // The script's own saturate.knob("num_workers") outranks the automatic layer's report of its loader.
+  s.knobs_seen["num_workers"] = 3;
+  EXPECT_EQ(TrialFromStage(s, knobs, 16e9).knobs_seen.at("num_workers"), KnobValue(3));
+  EXPECT_EQ(TrialFromStage(s, knobs, 16e9).knobs_auto.count("num_workers"), 0u);
+  // Names the automatic layer did not send are matched by name only.
+  s.knobs_auto.clear();
+  s.knobs_seen = {{"workers", 2}};
+  EXPECT_TRUE(TrialFromStage(s, knobs, 16e9).knobs_seen.empty());
+}
+
+TEST(Trial, FromStageJudgesTheEstimate) {
+  probe::StageResult s;
+  s.outcome.exit_class = run::ExitClass::kStopped;
+  s.estimate.samples_per_s = 500;
+  s.estimate.ci_low = 400;
+  s.estimate.ci_high = 600;
+  s.estimate.rel_half_width = 0.2;
+  s.estimate.n_batches = 12;
+  s.estimate.steady_s = 8;
+  s.estimate.observations_used = 40;
+  s.observations = 55;
+  Trial t = TrialFromStage(s, {}, std::nullopt);
+  EXPECT_FALSE(t.converged);
+  EXPECT_TRUE(t.settled);  // wider than a target, but steady: it counts, and separates from fewer others
+  EXPECT_EQ(t.steady_steps, 40);
+  EXPECT_EQ(t.observations, 55);
+  s.estimate.drift = true;
+  EXPECT_FALSE(TrialFromStage(s, {}, std::nullopt).settled);
+  EXPECT_EQ(TrialFromStage(s, {}, std::nullopt).unsettled_why, "still drifting");
+  s.estimate.drift = false;
+  s.estimate.warmup_at_limit = true;
+  EXPECT_FALSE(TrialFromStage(s, {}, std::nullopt).settled);
+  EXPECT_EQ(TrialFromStage(s, {}, std::nullopt).unsettled_why, "its warm-up did not end");
+  s.estimate.warmup_at_limit = false;
+  s.estimate.n_batches = 4;  // too few for a Student t interval to trust
+  EXPECT_FALSE(TrialFromStage(s, {}, std::nullopt).settled);
+  EXPECT_EQ(TrialFromStage(s, {}, std::nullopt).unsettled_why, "4 batches of steady data");
+  // Helper reports: steps from the steady samples at the run's samples per step (500/s x 8 s / 32).
+  s.totals.steps = 100;
+  s.totals.samples = 3200;
+  EXPECT_EQ(TrialFromStage(s, {}, std::nullopt).steady_steps, 125);
 }
 
 }  // namespace

@@ -8,11 +8,14 @@
 #include <ctime>
 #include <filesystem>
 
+#include "measure/line_parser.h"
 #include "run/interrupt.h"
 #include "telemetry/sampler.h"
 #include "tune/cache.h"
 #include "tune/command.h"
+#include "tune/compare.h"
 #include "tune/results.h"
+#include "tune/trial_length.h"
 
 namespace sat::tune {
 namespace {
@@ -27,6 +30,18 @@ constexpr double kStopAllowanceS = 3;
 double TrialCap(const TuneOptions& o) {
   if (o.trial_budget_s > 0) return o.trial_budget_s;
   return std::clamp(o.budget_s / 15, 10.0, 60.0);
+}
+
+// A --parse pattern that gives steps needs the samples per step from a {batch_size} placeholder or --batch-size.
+Status CheckParse(const TuneOptions& o, const KnobSpec* batch) {
+  if (o.parse.empty() || measure::LineParser::Create(o.parse, std::nullopt)) return Status::Ok();
+  auto with_batch = measure::LineParser::Create(o.parse, 1.0);
+  if (!with_batch) return with_batch.error();
+  if (o.parse_batch_size || (batch && batch->delivery == Delivery::kPlaceholder)) return Status::Ok();
+  return UsageError(fmt::format("--parse '{}' gives step times, not samples: put a {{batch_size}} placeholder in the "
+                                "command (each trial's batch size is then its samples per step), or give "
+                                "--batch-size N",
+                                o.parse));
 }
 
 std::string JoinCommand(const std::vector<std::string>& argv) {
@@ -65,6 +80,8 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
 
   auto knobs = ResolveKnobs(o.knob_flags, o.argv, result.machine.Facts());
   if (!knobs) return knobs.error();
+  const KnobSpec* batch_knob = FindRole(*knobs, KnobRole::kBatchSize);
+  if (Status st = CheckParse(o, batch_knob); !st) return st.error();
 
   result.cache_path = o.cache_path.empty() ? DefaultCachePath() : o.cache_path;
   auto cache = TrialCache::Open(result.cache_path);
@@ -89,10 +106,14 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
   probe::StageOptions base;
   base.shell = o.shell;
   if (!o.parse.empty()) base.parse = o.parse;
-  base.batch_size = o.parse_batch_size;
+  base.auto_instrument = o.auto_instrument && o.parse.empty();
+  base.samples_per_step = o.samples_per_step;
   base.verbose = o.verbose;
   base.gpu_index = gpu_index;
   base.estimator.target_rel_half_width = o.target_rel_half_width;
+  // No trial stops early before about kMinSteadySteps steady observations (batches of two bins or more): a step
+  // each when steps are slow, more otherwise.
+  base.estimator.min_batches = std::max(base.estimator.min_batches, kMinSteadySteps / 2);
   if (o.gpu_index >= 0) {
     // The command sees only the probed GPU, numbered as NVML numbers it.
     base.env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
@@ -105,11 +126,17 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
   std::vector<std::string> knob_order;
   for (const auto& k : *knobs) knob_order.push_back(k.name);
 
+  const MeasureSetup setup{base.auto_instrument, o.samples_per_step, o.parse_batch_size};
+  double cap = TrialCap(o);
+  std::vector<std::string> length_notes;  // trials made longer, or too slow to measure
+  // The training DataLoader the first trial found: later trials inject into it and take it over by its key.
+  std::string auto_target;
+
   std::optional<Error> own_error;
   TrialFn run_trial = [&](int id, const TrialRequest& req) -> std::optional<Trial> {
     if (run::Interrupted()) return std::nullopt;
     const double elapsed = telemetry::MonotonicSeconds() - t0;
-    const std::string key = TrialKey(o.argv, o.shell, o.parse, req);
+    const std::string key = TrialKey(o.argv, o.shell, o.parse, req, setup);
 
     // A trial measured before on this machine is taken as it was.
     if (!o.fresh) {
@@ -120,48 +147,74 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
       }
       if (*found) {
         ++result.trials_cached;
+        if (auto_target.empty()) auto_target = (*found)->loader_key;
         if (o.on_event) {
-          TrialEvent done{false, id, &req, &**found, 0, elapsed, o.budget_s, &knob_order};
+          TrialEvent done{false, id, &req, &**found, 0, elapsed, o.budget_s, &knob_order, ""};
           o.on_event(done);
         }
         return std::move(**found);
       }
     }
-    const double budget = std::min(TrialCap(o), o.budget_s - elapsed - kStopAllowanceS);
-    if (budget < kMinTrialS) {
-      result.budget_spent = true;
-      return std::nullopt;
-    }
-    if (o.on_event) o.on_event(TrialEvent{true, id, &req, nullptr, budget, elapsed, o.budget_s, &knob_order});
-
     probe::StageOptions stage = base;
     RenderedRun rendered = RenderRun(o.argv, *knobs, req.knobs);
     stage.argv = rendered.argv;
     for (const auto& [k, v] : rendered.env) stage.env[k] = v;
-    stage.budget_s = budget;
-    stage.log_dir = (fs::path(log_root) / fmt::format("{:03d}-{}", id, probe::StageName(req.mode))).string();
-    const double started_unix = static_cast<double>(std::time(nullptr));
-    auto measured = probe::RunStage(req.mode, stage, **sampler);
-    if (!measured) {
-      own_error = measured.error();
-      return std::nullopt;
+    // A step-time pattern's samples per step: this trial's batch size, else --batch-size.
+    if (!o.parse.empty()) {
+      stage.batch_size = o.parse_batch_size;
+      if (rendered.batch_size) stage.batch_size = static_cast<double>(*rendered.batch_size);
     }
-    Trial trial = TrialFromStage(*measured, *knobs, host_mem);
-    trial.id = id;
-    trial.request = req;
-    trial.started_unix = started_unix;
-    trial.interrupted = run::Interrupted();
-    ++result.trials_run;
-    if (!trial.interrupted) {
+    stage.log_dir = (fs::path(log_root) / fmt::format("{:03d}-{}", id, probe::StageName(req.mode))).string();
+
+    // Measure; a trial too short for its steps runs once more with a longer cap, when the budget holds it.
+    Trial trial;
+    double budget = 0;
+    for (int attempt = 0;; ++attempt) {
+      const double now = telemetry::MonotonicSeconds() - t0;
+      budget = std::min(cap, o.budget_s - now - kStopAllowanceS);
+      if (budget < kMinTrialS) {
+        result.budget_spent = true;
+        return std::nullopt;
+      }
+      if (o.on_event) o.on_event(TrialEvent{true, id, &req, nullptr, budget, now, o.budget_s, &knob_order, ""});
+      stage.budget_s = budget;
+      stage.auto_target = auto_target;
+      const double started_unix = static_cast<double>(std::time(nullptr));
+      auto measured = probe::RunStage(req.mode, stage, **sampler);
+      if (!measured) {
+        own_error = measured.error();
+        return std::nullopt;
+      }
+      trial = TrialFromStage(*measured, *knobs, host_mem);
+      trial.id = id;
+      trial.request = req;
+      trial.started_unix = started_unix;
+      trial.interrupted = run::Interrupted();
+      ++result.trials_run;
+      if (auto_target.empty()) auto_target = trial.loader_key;
+      if (!TooShort(trial, budget)) break;
+
+      const double left = o.budget_s - (telemetry::MonotonicSeconds() - t0) - kStopAllowanceS;
+      LengthPlan plan = PlanLength(trial, budget, left, attempt == 0, o.trial_budget_s > 0);
+      length_notes.push_back(plan.note);
+      if (!plan.again) {
+        trial.too_slow = true;
+        break;
+      }
+      cap = plan.cap_s;
+      if (o.on_event)
+        o.on_event(TrialEvent{false, id, &req, &trial, budget, telemetry::MonotonicSeconds() - t0, o.budget_s,
+                              &knob_order, fmt::format("too few steady steps: again, up to {:.0f}s", cap)});
+    }
+    if (!trial.interrupted && !trial.too_slow) {
       if (Status st = (*cache)->Put(key, machine_key, command_text, trial); !st) {
         own_error = st.error();
         return std::nullopt;
       }
     }
-    if (o.on_event) {
-      TrialEvent done{false, id, &req, &trial, budget, telemetry::MonotonicSeconds() - t0, o.budget_s, &knob_order};
-      o.on_event(done);
-    }
+    if (o.on_event)
+      o.on_event(TrialEvent{false, id, &req, &trial, budget, telemetry::MonotonicSeconds() - t0, o.budget_s,
+                            &knob_order, trial.too_slow ? "too slow to measure in this budget" : ""});
     return trial;
   };
 
@@ -183,11 +236,17 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
   result.interrupted = run::Interrupted();
   result.wall_s = telemetry::MonotonicSeconds() - t0;
   result.needs = NeedsOf(result.search);
-  if (!result.search.recommended.empty())
+  for (auto& note : length_notes) result.search.warnings.push_back(std::move(note));
+  // The knobs as the search left them: injected ones are a code change, not part of the command.
+  std::vector<KnobSpec> final_knobs;
+  for (const auto& k : result.search.knobs) final_knobs.push_back(k.spec);
+  if (!result.search.recommended.empty()) {
     result.recommended_command =
-        PasteableCommand(o.argv, o.shell, *knobs, result.search.recommended, result.python_dir);
+        PasteableCommand(o.argv, o.shell, final_knobs, result.search.recommended, result.python_dir);
+    result.code_changes = CodeChanges(result.search, result.search.recommended, gpu_index >= 0);
+  }
   if (!result.search.fastest.empty())
-    result.fastest_command = PasteableCommand(o.argv, o.shell, *knobs, result.search.fastest, result.python_dir);
+    result.fastest_command = PasteableCommand(o.argv, o.shell, final_knobs, result.search.fastest, result.python_dir);
   if (!o.out_dir.empty()) {
     if (Status st = WriteOutputs(result, o.out_dir); !st) return st.error();
   }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "telemetry/gpu.h"
+#include "tune/code_change.h"
 #include "tune/explain.h"
 #include "tune/machine.h"
 #include "tune/search.h"
@@ -29,6 +30,7 @@ struct TrialEvent {
   double elapsed_s = 0;          // since the tune began
   double budget_s = 0;
   const std::vector<std::string>* knob_order = nullptr;  // the knobs' names in search order
+  std::string note;              // when ended: what happens next, e.g. the trial runs again for longer
 };
 
 struct TuneOptions {
@@ -44,7 +46,11 @@ struct TuneOptions {
   double target_rel_half_width = 0.03;  // a trial stops once its 95% interval is this tight
   int gpu_index = -1;                   // --device N; -1: the first GPU when there is one
   std::string parse;                    // --parse for scripts without the helper; empty: none
+  // Samples per step for a --parse pattern that gives steps, when the command has no {batch_size} placeholder
+  // (with one, each trial's own batch size is its samples per step).
   std::optional<double> parse_batch_size;
+  bool auto_instrument = true;          // false: --no-auto (SATURATE_AUTO=0); --parse turns it off too
+  std::optional<double> samples_per_step;  // --samples-per-step: for steps with neither a DataLoader nor an input
   std::string out_dir;                  // results.json, results.csv, report.html and trial logs; empty: none kept
   std::string cache_path;               // empty: DefaultCachePath()
   bool fresh = false;                   // do not reuse cached trials (new ones are still stored)
@@ -64,12 +70,23 @@ struct TuneResult {
   bool budget_spent = false;   // the search stopped because the budget ran out
   SearchOutcome search;
   std::string recommended_command, fastest_command;  // ready to paste; empty when not determined
+  std::vector<CodeChange> code_changes;  // the edits that keep the recommendation's injected knobs
   Needs needs;
   int trials_run = 0, trials_cached = 0;
   std::string cache_path;
   std::string python_dir;      // the helper's folder, for pasteable commands
 };
 
+// Trial length: each trial runs until its estimate converges or its cap (--trial-budget, else a fifteenth of the
+// budget, 10 to 60 s). A trial that reaches its cap with fewer than kMinSteadySteps steady steps
+// (compare.h) shows the pace of its steps: when the budget left holds at least three trials of the length that
+// pace needs, the cap is raised to it for this and every later trial (fewer, longer trials) and the trial runs
+// again; otherwise it is marked too slow to measure in this budget, and no comparison rests on it. An explicit
+// --trial-budget is never raised. Neither too-slow trials nor interrupted ones are cached.
+//
+// With --parse and a pattern that gives steps, a trial's samples per step is its batch-size knob value (a
+// {batch_size} placeholder), else --batch-size; a usage error when neither says it.
+//
 // Runs the search. `gpu` is not owned and may be null (no driver). Error only for saturate's own problems (a bad
 // --knob, an unusable cache or --out folder, a channel that cannot open); a failing command is in the result.
 Result<TuneResult> RunTune(const TuneOptions& options, telemetry::GpuBackend* gpu);

@@ -16,6 +16,10 @@ expect_exit 2 "$SATURATE" tune --strategy random -- true
 expect_contains "$ERR" "guided or grid"
 expect_exit 2 "$SATURATE" tune
 expect_contains "$ERR" "after --"
+expect_exit 2 "$SATURATE" tune --samples-per-step -4 -- true
+expect_contains "$ERR" "--samples-per-step -4 must be positive"
+expect_exit 2 "$SATURATE" tune --cache "$WORK/u.db" --parse 'step (?P<step_s>[0-9.]+)' -- true
+expect_contains "$ERR" "give --batch-size N"
 
 "$SATURATE" tune --budget 5m --cache "$WORK/i.db" --out "$WORK/int" -- "${OOM[@]}" --limit 100 \
   >"$WORK/int.txt" 2>&1 &

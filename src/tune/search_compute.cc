@@ -1,0 +1,247 @@
+// Steps 3 and 4 of the guided search, measured in compute mode (the model alone): mixed precision and batch size.
+#include <fmt/core.h>
+
+#include <algorithm>
+
+#include "tune/compare.h"
+#include "tune/levels.h"
+#include "tune/search_internal.h"
+#include "tune/text.h"
+
+namespace sat::tune::internal {
+
+namespace {
+
+// Below this batch size per device the guides warn: noisy batch-norm statistics, a poorly used GPU.
+constexpr int64_t kSmallBatch = 16;
+
+}  // namespace
+
+// ---- 3. mixed precision ---------------------------------------------------------------------------------------
+
+void Search::Amp() {
+  const KnobSpec* k = Exposed(KnobRole::kAmp);
+  if (out_.failed || out_.stopped || !k) return;
+  const KnobValue now = current_.count(k->name) ? current_.at(k->name) : KnobValue(k->choices.front());
+  const Trial* base = Measure(ComputeMode(), current_, "amp");
+  if (!base) return;
+  const Trial* best = Succeeded(*base) ? base : nullptr;
+  std::vector<int> ids = {base->id};
+  std::vector<std::string> failures;
+  for (const auto& choice : k->choices) {
+    if (KnobValue(choice) == now) continue;
+    const Trial* t = Measure(ComputeMode(), With(k->name, choice), "amp");
+    if (!t) break;
+    ids.push_back(t->id);
+    if (!Succeeded(*t)) {
+      failures.push_back(fmt::format("{}={} {}", k->name, choice, FailureText(*t)));
+      continue;
+    }
+    if (!best || t->samples_per_s > best->samples_per_s) best = t;
+  }
+  if (out_.stopped && ids.size() == 1) return;
+  std::string text;
+  const std::string other = best && best != base ? ValueText(best->request.knobs.at(k->name)) : "";
+  if (best && best != base && (!Succeeded(*base) || FasterBy(*best, *base, o_.gain))) {
+    current_[k->name] = best->request.knobs.at(k->name);
+    text = Succeeded(*base)
+               ? fmt::format("{}={} runs the model at {}, {} {}={} ({}): adopted", k->name, other,
+                             RateWithInterval(*best), Times(best->samples_per_s / base->samples_per_s), k->name,
+                             ValueText(now), RateWithInterval(*base))
+               : fmt::format("{}={} runs the model at {} where {}={} did not run: adopted", k->name, other,
+                             RateWithInterval(*best), k->name, ValueText(now));
+  } else if (best && best != base && Compare(*best, *base) == Order::kNotDistinguishable) {
+    text = fmt::format("Mixed precision cannot be told apart here: {}={} is {}; left at {}", k->name, other,
+                       NotDistinguishable(*best, *base, fmt::format("from {}={}", k->name, ValueText(now))),
+                       ValueText(now));
+  } else if (best && best != base) {
+    text = fmt::format("Mixed precision does not pay here: {}={} gives {} against {} with {}={}; left at {}",
+                       k->name, other, RateWithInterval(*best), RateWithInterval(*base), k->name, ValueText(now),
+                       ValueText(now));
+  } else if (best && failures.size() + 1 == ids.size()) {
+    text = fmt::format("{}={} stays ({}): every other choice failed", k->name, ValueText(now), RateWithInterval(*base));
+  } else if (best) {
+    text = fmt::format("{}={} stays: no other choice ran distinguishably faster ({})", k->name, ValueText(now),
+                       RateWithInterval(*base));
+  } else {
+    text = fmt::format("No {} choice ran", k->name);
+  }
+  for (const auto& f : failures) text += "; " + f;
+  Decide("amp", text + ".", ids);
+}
+
+// ---- 4. batch size --------------------------------------------------------------------------------------------
+
+void Search::Batch() {
+  const KnobSpec* k = Exposed(KnobRole::kBatchSize);
+  if (out_.failed || out_.stopped || !k) return;
+  const std::string& name = k->name;
+  const KnobSpec* alloc = Exposed(KnobRole::kAllocator);
+  std::map<int64_t, const Trial*> points;
+  std::vector<int> ids;
+  auto measure = [&](int64_t b) {
+    const Trial* t = Measure(ComputeMode(), With(name, b), "batch");
+    if (t) {
+      points[b] = t;
+      ids.push_back(t->id);
+    }
+    return t;
+  };
+  auto why_not = [&](const Trial& t, int64_t b) {
+    if (Succeeded(t) && OverMemoryTarget(t, o_.mem_target))
+      return fmt::format("{} would use {} of the {} memory at peak, above the {} target", b,
+                         Percent(*MemoryShare(t)), t.mem_is_gpu ? "GPU's" : "host's", Percent(o_.mem_target));
+    return fmt::format("{} {}", b, FailureText(t));
+  };
+
+  const int64_t start = std::clamp(
+      current_.count(name) ? current_.at(name).get<int64_t>() : k->Start().get<int64_t>(), k->lo, k->hi);
+  std::optional<int64_t> ok, bad;
+  std::string boundary;  // why the search stopped growing
+  bool memory_bound = false;
+
+  // Shrink until a size fits.
+  for (int64_t b = start;;) {
+    const Trial* t = measure(b);
+    if (!t) return;
+    if (Fits(*t)) {
+      ok = b;
+      break;
+    }
+    bad = b;
+    boundary = why_not(*t, b);
+    memory_bound = OutOfMemory(*t) || Succeeded(*t);
+    if (!memory_bound || b == k->lo) {
+      Decide("batch", fmt::format("No batch size could be used: {}.", boundary), ids);
+      return;
+    }
+    b = std::max(k->lo, b / 2);
+  }
+  // Grow by doubling until out of memory, over the target, a failure, or the end of the range.
+  while (!bad && *ok < k->hi) {
+    int64_t next = std::min(k->hi, *ok * 2);
+    const Trial* t = measure(next);
+    if (!t) break;
+    if (Fits(*t)) {
+      ok = next;
+      continue;
+    }
+    // Out of memory may be fragmentation: the allocator's expandable segments get one chance.
+    if (OutOfMemory(*t) && alloc && ValueText(current_.at(alloc->name)) != "on") {
+      KnobValues with_alloc = With(name, next);
+      with_alloc[alloc->name] = "on";
+      const Trial* retry = Measure(ComputeMode(), with_alloc, "batch");
+      if (!retry) break;
+      ids.push_back(retry->id);
+      if (Fits(*retry)) {
+        current_[alloc->name] = "on";
+        points[next] = retry;
+        ok = next;
+        Decide("batch", fmt::format("Batch {} ran out of memory, and fits with {}={}: adopted.", next, kAllocatorVar,
+                                    kAllocatorOn),
+               {t->id, retry->id});
+        continue;
+      }
+    }
+    bad = next;
+    boundary = why_not(*t, next);
+    memory_bound = OutOfMemory(*t) || Succeeded(*t);
+  }
+  // Bisect a memory boundary; a plain failure is not bisected (its cause is not the size).
+  while (ok && bad && memory_bound) {
+    auto mid = BisectMidpoint(*ok, *bad, o_.batch_multiple);
+    if (!mid) break;
+    const Trial* t = measure(*mid);
+    if (!t) break;
+    if (Fits(*t)) {
+      ok = *mid;
+    } else {
+      bad = *mid;
+      boundary = why_not(*t, *mid);
+    }
+  }
+  if (!ok) return;
+
+  auto fitting = [&] {
+    std::vector<TrialPoint> pts;
+    for (const auto& [b, t] : points)
+      if (b <= *ok && Fits(*t)) pts.push_back({b, t});
+    return pts;
+  };
+  std::string limit =
+      !bad           ? fmt::format("Batch {} is the end of the range ({}) and fits", *ok, k->RangeText())
+      : memory_bound ? fmt::format("Batch {} is the largest that fits: {}", *ok, boundary)
+                     : fmt::format("Batch {} is the largest that ran: {}, not for lack of memory, so the search "
+                                   "stops there",
+                                   *ok, boundary);
+  largest_batch_ = *ok;
+  std::optional<int64_t> recommended = SmallestWithinReliable(fitting(), o_.tolerance);
+  if (!recommended) {
+    // No throughput counts: the size stays where it was, if it fits.
+    if (start > *ok) current_[name] = *ok;
+    std::string reasons;
+    for (const auto& p : fitting())
+      reasons += fmt::format("{}batch {} {}", reasons.empty() ? "" : "; ", p.x, UnreliableWhy(*p.trial));
+    Decide("batch", fmt::format("{}; no batch size's throughput counts ({}), so {} stays {}.", limit, reasons, name,
+                                ValueText(current_.at(name))),
+           ids);
+    return;
+  }
+  // Smaller batches than any measured may be as fast: halve while they stay within the tolerance.
+  while (*recommended == fitting().front().x && *recommended / 2 >= k->lo && !out_.stopped) {
+    const Trial* t = measure(*recommended / 2);
+    if (!t || !Fits(*t)) break;
+    std::optional<int64_t> again = SmallestWithinReliable(fitting(), o_.tolerance);
+    if (again == recommended) break;
+    recommended = again;
+  }
+  const int64_t fastest = *FastestReliable(fitting());
+  fastest_batch_ = fastest;
+  const Trial* fast = points.at(fastest);
+  const Trial* rec = points.at(*recommended);
+  const std::string fastest_is = Compare(*fast, *rec) == Order::kNotDistinguishable && fast != rec
+                                     ? "the fastest by its estimate is"
+                                     : "the fastest is";
+  std::string pick;
+  if (*recommended == fastest) {
+    pick = fmt::format("the fastest, {} ({}), is recommended: every smaller batch is more than {} slower by its "
+                       "estimate",
+                       fastest, RateWithInterval(*fast), Percent(o_.tolerance));
+  } else {
+    pick = fmt::format("{} {} ({}); {} is within {} of it ({}) and is recommended: smaller batches generalise "
+                       "better",
+                       fastest_is, fastest, RateWithInterval(*fast), *recommended, Percent(o_.tolerance),
+                       RateWithInterval(*rec));
+  }
+  // A larger batch than the script's own needs evidence: distinguishably faster than it.
+  const Trial* own = points.count(start) && Fits(*points.at(start)) ? points.at(start) : nullptr;
+  if (own && *recommended > start && Compare(*rec, *own) != Order::kFaster) {
+    pick = fmt::format("{} {} ({}), but {} is {}, so {} stays {}", fastest_is, fastest, RateWithInterval(*fast),
+                       *recommended, NotDistinguishable(*rec, *own, fmt::format("from the script's own {}", start)),
+                       name, start);
+    recommended = start;
+    rec = own;
+  }
+  current_[name] = *recommended;
+  out_.recommended_batch_trial = rec->id;
+  out_.fastest_batch_trial = fast->id;
+  for (const auto& [b, t] : points) out_.batch_curve.push_back(t->id);
+
+  std::string unmeasured;
+  for (const auto& p : fitting())
+    if (!Reliable(*p.trial))
+      unmeasured += fmt::format("; batch {} does not count: it {}", p.x, UnreliableWhy(*p.trial));
+  Decide("batch", limit + "; " + pick + unmeasured + ".", ids);
+  if (*recommended < kSmallBatch)
+    out_.warnings.push_back(fmt::format("batch {} per device is below {}: batch-norm statistics get noisy and {} "
+                                        "is poorly used",
+                                        *recommended, kSmallBatch, o_.gpu ? "the GPU" : "the hardware"));
+
+  // A larger batch or mixed precision lifts the compute ceiling: the loader must still keep up.
+  const KnobSpec* workers = Exposed(KnobRole::kWorkers);
+  const Trial* ceiling = Find(out_.compute_ceiling_trial);
+  if (workers && out_.helper && ceiling && Compare(*rec, *ceiling) == Order::kFaster)
+    ChooseWorkers(*workers, rec, true);
+}
+
+}  // namespace sat::tune::internal

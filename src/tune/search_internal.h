@@ -1,0 +1,86 @@
+// The guided search's state and steps, shared by the files that implement them (not part of the module's
+// interface; see search.h for the contract):
+//   search.cc          trial bookkeeping, the baseline and the ceilings, full training, confirmation, grid, the
+//                      conclusion;
+//   search_workers.cc  step 2, the worker count (loader-only scan against the compute ceiling);
+//   search_compute.cc  steps 3 and 4, mixed precision and batch size (compute mode).
+// Every comparison between measurements goes through compare.h. One Search object runs one search on the
+// caller's thread.
+#pragma once
+
+#include <deque>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tune/search.h"
+
+namespace sat::tune::internal {
+
+// "ran out of GPU memory", "failed (failed: exit code 1)", "too slow to measure in this budget".
+std::string FailureText(const Trial& t);
+
+class Search {
+ public:
+  Search(const SearchOptions& o, const TrialFn& fn);
+  SearchOutcome Run();
+
+ private:
+  // ---- trials (search.cc) ----
+  // The trial for this request: an earlier identical one, or a new one (run once more when it did not settle,
+  // and then the later run). Null once the search has stopped.
+  const Trial* Measure(probe::StageKind mode, const KnobValues& knobs, const std::string& step, int repeat = 0);
+  const Trial* Run(const TrialRequest& request);  // a new trial; null once the search has stopped
+  void CheckKnobsTaken(const Trial& t);
+  const Trial* Find(std::optional<int> id) const;  // the outcome's list is filled only at the end
+  void Decide(const std::string& step, std::string text, std::vector<int> trials = {});
+  KnobState* State(const std::string& name);
+  const KnobSpec* Exposed(KnobRole role) const;
+  KnobValues With(const std::string& name, const KnobValue& v) const;
+  std::vector<std::string> KnobOrder() const;
+  // Loader and compute modes need the helper; without it every measurement is full training.
+  probe::StageKind LoaderMode() const;
+  probe::StageKind ComputeMode() const;
+  bool Fits(const Trial& t) const;
+  const char* Engine() const { return o_.gpu ? "the GPU" : "the model"; }
+
+  // ---- steps ----
+  void Baseline();                          // search.cc
+  void Discover(const Trial& baseline);     // search.cc
+  void Ceilings();                          // search.cc
+  void Workers();                           // search_workers.cc
+  void Amp();                               // search_compute.cc
+  void Batch();                             // search_compute.cc
+  void Full();                              // search.cc
+  const Trial* ConfirmWorkers(const Trial* current);  // search.cc
+  void Confirm();                           // search.cc
+  void Grid();                              // search.cc
+  void Conclude();                          // search.cc
+
+  // ---- workers (search_workers.cc) ----
+  struct ScanStop {
+    int64_t level = -1;  // the worker count it stopped at
+    std::string text;
+  };
+  double Need(int64_t w, double ceiling) const;
+  double Promised(int64_t w, double loader, double ceiling) const;
+  bool Clears(int64_t w, const Trial& loader, const Trial* ceiling) const;
+  std::optional<int64_t> ScanWorkers(const KnobSpec& k, const Trial* ceiling, std::map<int64_t, const Trial*>& seen,
+                                     ScanStop* why_stop);
+  void ChooseWorkers(const KnobSpec& k, const Trial* ceiling, bool recheck);
+  std::string MoreWorkersClause(int64_t choice, const std::map<int64_t, const Trial*>& seen) const;
+
+  const SearchOptions& o_;
+  const TrialFn& fn_;
+  SearchOutcome out_;
+  std::deque<Trial> trials_;  // stable addresses for the pointers the steps hold
+  KnobValues current_;        // the settings so far, every exposed knob set once the baseline ran
+  KnobValues worker_base_;    // the settings the worker scan varies workers in
+  std::optional<int64_t> largest_batch_, fastest_batch_;
+  std::set<std::string> warned_;  // knobs whose value did not reach the script, already said
+  std::map<int, int> again_;      // trial id -> the id of its run again (Measure)
+};
+
+}  // namespace sat::tune::internal

@@ -245,7 +245,9 @@ void AddReadOptions(CLI::App& sub, ReadCliOptions& c) {
 
 Action SetupSweep(CLI::App& app) {
   auto c = std::make_shared<SweepCliOptions>();
-  app.add_option("spec", c->args, "the W&B sweep spec (YAML); with --grid, the command after --");
+  app.add_option("spec", c->args,
+                 "the W&B sweep spec (YAML; method grid, random or bayes; early_terminate hyperband); with --grid, "
+                 "the command after --");
   app.add_option("--grid", c->grid, "NAME=V1,V2,...: one axis of a grid (repeat for more); {NAME} in the command")
       ->allow_extra_args(false);
   app.add_option("--journal", c->journal,

@@ -13,8 +13,10 @@
 #include "measure/channel.h"
 #include "run/interrupt.h"
 #include "run/runner.h"
+#include "sweep/bayes.h"
 #include "sweep/metrics.h"
-#include "sweep/torch_maps.h"
+#include "sweep/retry.h"
+#include "telemetry/proc_maps.h"
 #include "telemetry/proc_tree.h"
 #include "telemetry/sampler.h"
 #include "util/strings.h"
@@ -113,6 +115,8 @@ struct Attempt {
   std::map<std::string, double> helper_latest;  // the metrics the latest progress report carried
   int64_t helper_steps = 0;
   bool measured = false;
+  std::vector<double> history;  // the sweep metric's values this attempt reported, in order (Hyperband's iterations)
+  std::string stopped_early;    // why early termination stopped it; empty while it may go on
 };
 
 class Controller final : public RateSource {
@@ -135,6 +139,11 @@ class Controller final : public RateSource {
   void ReadTrees(const telemetry::Sample& sample, double now);
   Status Start(const Admission& admission, double now);
   Status End(Attempt& a, const run::RunOutcome& outcome);
+  void AddMetric(Attempt& a, MetricPoint point);
+  // Hyperband (spec early_terminate): stops the live attempts that are behind at their latest band.
+  void TerminateEarly();
+  // bayes: gives a run planned without values its values, proposed from the runs finished so far.
+  Status Propose(const std::string& key);
   void Emit(SweepEvent::Kind kind, const Attempt* a, std::string text);
   SweepSnapshot Snapshot(const telemetry::Sample& sample, double now) const;
   std::vector<DeviceState> DeviceStates(const telemetry::Sample& sample) const;
@@ -158,6 +167,10 @@ class Controller final : public RateSource {
   std::map<std::string, Planned> plan_;
   std::map<std::string, std::unique_ptr<Attempt>> live_;
   std::map<std::string, std::string> by_run_id_;  // SATURATE_RUN_ID -> key
+  // Early termination: its bands, and the sweep metric's values of every run's latest ended attempt.
+  std::vector<int64_t> bands_;
+  std::map<std::string, std::vector<double>> histories_;
+  uint64_t seed_ = 0;
   double t0_ = 0, last_snapshot_ = -1;
   bool interrupted_ = false;
   SweepResult result_;
@@ -181,6 +194,7 @@ Status Controller::OpenJournal() {
   } else {
     seed = (static_cast<uint64_t>(std::random_device{}()) << 32) | std::random_device{}();
   }
+  seed_ = seed;
   auto runs = ExpandRuns(spec_, seed);
   if (!runs.ok()) return runs.error();
 
@@ -278,8 +292,21 @@ Status Controller::Prepare() {
 
   auto records = journal_->Runs();
   if (!records.ok()) return records.error();
+  if (spec_.early_terminate && spec_.metric) {
+    auto bands = HyperbandBands(*spec_.early_terminate);
+    if (!bands.ok()) return bands.error();
+    bands_ = std::move(bands.value());
+  }
   for (const RunRecord& r : records.value()) {
     plan_[r.key] = Planned{r.index, r.params, r.attempts};
+    // What ended runs reported, so that a resumed sweep draws the same cut-offs.
+    if (!bands_.empty() && r.attempts > 0) {
+      auto points = journal_->LastAttemptMetrics(r.key);
+      if (!points.ok()) return points.error();
+      for (const MetricPoint& p : points.value()) {
+        if (p.name == spec_.metric->name) histories_[r.key].push_back(p.value);
+      }
+    }
     if (r.state == RunState::kQueued || r.state == RunState::kRetrying) {
       packer_->Enqueue(r.key, r.index, ShapeOf(spec_, r.params));
     }
@@ -342,7 +369,7 @@ Status Controller::Drain(int timeout_ms) {
       a.helper_steps = std::max(a.helper_steps, m.steps);
     } else if (m.type == measure::MessageType::kMetrics) {
       for (const auto& [name, value] : m.metrics) {
-        a.metrics.Add(MetricPoint{name, value, m.steps, NowUnix()});
+        AddMetric(a, MetricPoint{name, value, m.steps, NowUnix()});
         a.helper_latest[name] = value;
       }
     }
@@ -360,12 +387,12 @@ void Controller::ReadTrees(const telemetry::Sample& sample, double now) {
     a->meter.AddTree(TreeReading{now, tree.cpu_pct, tree.rss_bytes, telemetry::TreeGpuMemory(tree.pids, sample.gpus)});
     // A run that loaded torch will report its steps through the automatic layer, which says nothing before the
     // first one: until then the run is starting up, not measurable.
-    if (spec_.saturate.auto_instrumentation && !a->meter.announced() && AnyMapsTorch(tree.pids, "/proc")) {
+    if (spec_.saturate.auto_instrumentation && !a->meter.announced() && telemetry::AnyMapsTorch(tree.pids)) {
       a->meter.Announce();
     }
     a->prev_tree = std::move(cur);
     a->prev_tree_t = now;
-    for (MetricPoint& p : a->lines->Take()) a->metrics.Add(std::move(p));
+    for (MetricPoint& p : a->lines->Take()) AddMetric(*a, std::move(p));
     packer_->Update(key, a->meter.footprint());
   }
 }
@@ -375,6 +402,7 @@ Status Controller::Tick(double now, bool sample_now) {
   const telemetry::Sample sample =
       sample_now ? sampler_->SampleOnce() : sampler_->Latest().value_or(telemetry::Sample{});
   if (sample_now) ReadTrees(sample, now);
+  if (!bands_.empty()) TerminateEarly();
 
   // Attempts whose command is over: the journal first, so that a crash right after loses nothing.
   std::vector<std::string> ended;
@@ -429,7 +457,57 @@ std::vector<DeviceState> Controller::DeviceStates(const telemetry::Sample& sampl
   return states;
 }
 
+void Controller::AddMetric(Attempt& a, MetricPoint point) {
+  if (spec_.metric && point.name == spec_.metric->name) a.history.push_back(point.value);
+  a.metrics.Add(std::move(point));
+}
+
+void Controller::TerminateEarly() {
+  // Every run's history counts, as in W&B: the ended runs' and the live ones' so far.
+  std::vector<std::vector<double>> histories;
+  for (const auto& [key, h] : histories_) {
+    if (!live_.count(key)) histories.push_back(h);
+  }
+  for (const auto& [key, a] : live_) histories.push_back(a->history);
+  const bool maximize = spec_.metric->goal == Goal::kMaximize;
+  const HyperbandSpec& h = *spec_.early_terminate;
+  const std::vector<double> thresholds = HyperbandThresholds(bands_, h.eta, histories, maximize);
+  for (auto& [key, a] : live_) {
+    if (!a->stopped_early.empty()) continue;
+    const auto cut = HyperbandJudge(bands_, thresholds, a->history, maximize, h.strict);
+    if (!cut || !cut->stop) continue;
+    a->stopped_early = fmt::format("behind at iteration {}: {} {:g} is worse than the cut-off {:g}", cut->band,
+                                   spec_.metric->name, cut->value, cut->threshold);
+    a->run->RequestStop();
+    Emit(SweepEvent::Kind::kNote, a.get(), "stopping early: " + a->stopped_early);
+  }
+}
+
+Status Controller::Propose(const std::string& key) {
+  if (!spec_.metric) return UsageError("method 'bayes' models the sweep's metric: the spec needs 'metric'");
+  auto records = journal_->Runs();
+  if (!records.ok()) return records.error();
+  std::vector<BayesObservation> finished;
+  for (const RunRecord& r : records.value()) {
+    const auto value = r.best_metrics.find(spec_.metric->name);
+    if (r.state == RunState::kDone && value != r.best_metrics.end() && value->is_number()) {
+      finished.push_back(BayesObservation{r.params, value->get<double>()});
+    }
+  }
+  std::vector<nlohmann::json> pending;
+  for (const auto& [live_key, a] : live_) pending.push_back(plan_.at(live_key).params);
+  Planned& planned = plan_.at(key);
+  nlohmann::json values = ProposeBayes(spec_.parameters, finished, pending, spec_.metric->goal == Goal::kMaximize,
+                                       seed_, planned.index);
+  if (auto s = journal_->SetParams(key, values); !s.ok()) return s;
+  planned.params = std::move(values);
+  return Status::Ok();
+}
+
 Status Controller::Start(const Admission& admission, double now) {
+  if (plan_.at(admission.key).params.is_null()) {
+    if (auto s = Propose(admission.key); !s.ok()) return s;
+  }
   Planned& planned = plan_.at(admission.key);
   const DeviceInfo& device = packer_->devices()[admission.device];
   const bool on_gpu = device.kind == DeviceKind::kGpu;
@@ -495,7 +573,7 @@ Status Controller::Start(const Admission& admission, double now) {
 }
 
 Status Controller::End(Attempt& a, const run::RunOutcome& outcome) {
-  for (MetricPoint& p : a.lines->Take()) a.metrics.Add(std::move(p));
+  for (MetricPoint& p : a.lines->Take()) AddMetric(a, std::move(p));
   // Values the helper's reports carried that no metrics message delivered (a dropped datagram).
   for (const auto& [name, value] : a.helper_latest) {
     if (a.metrics.Last(name) != value) a.metrics.Add(MetricPoint{name, value, a.helper_steps, NowUnix()});
@@ -507,13 +585,19 @@ Status Controller::End(Attempt& a, const run::RunOutcome& outcome) {
   const int degree = packer_->Left(a.key, reason, a.meter.footprint());
   AttemptOutcome ended{outcome.exit_class, outcome.exit_code, outcome.term_signal, outcome.detail};
   ended.oom_while_packed = oom && degree > 1;
+  ended.stopped_early = !a.stopped_early.empty() && outcome.exit_class == run::ExitClass::kStopped;
+  ended.error_line = LastErrorLine(outcome.stderr_tail, outcome.stdout_tail);
+  if (!bands_.empty()) histories_[a.key] = a.history;
   const RetryPolicy policy{spec_.saturate.retries};
   auto state = journal_->EndAttempt(a.id, ended, a.metrics.Points(), a.meter.Summary(), policy);
   if (!state.ok()) return state.error();
 
   std::string text;
   switch (state.value()) {
-    case RunState::kDone: text = fmt::format("finished in {:.1f} s", outcome.duration_s); break;
+    case RunState::kDone:
+      text = ended.stopped_early ? fmt::format("stopped early after {:.1f} s ({})", outcome.duration_s, a.stopped_early)
+                                 : fmt::format("finished in {:.1f} s", outcome.duration_s);
+      break;
     case RunState::kQueued:
       text = ended.oom_while_packed
                  ? fmt::format("out of memory with {} runs on {}: queued again, not counted as a failure", degree,
@@ -523,7 +607,13 @@ Status Controller::End(Attempt& a, const run::RunOutcome& outcome) {
     case RunState::kRetrying:
       text = fmt::format("{} ({}): will retry", run::ExitClassName(outcome.exit_class), outcome.detail);
       break;
-    default: text = fmt::format("{} ({})", run::ExitClassName(outcome.exit_class), outcome.detail); break;
+    default: {
+      // The journal's detail says why a retry was refused.
+      auto attempts = journal_->Attempts(a.key);
+      const std::string detail = attempts.ok() && !attempts->empty() ? attempts->back().detail : outcome.detail;
+      text = fmt::format("{} ({})", run::ExitClassName(outcome.exit_class), detail);
+      break;
+    }
   }
   if (spec_.metric) {
     auto best = a.metrics.Last(spec_.metric->name);

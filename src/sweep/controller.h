@@ -6,8 +6,10 @@
 //   read the helper channel (throughput, memory, metrics of every run; messages carry SATURATE_RUN_ID),
 //   sample the host and GPUs, read each run's process tree (CPU, RSS, GPU memory per process, whether it loaded
 //   torch),
+//   stop the runs Hyperband finds behind (spec early_terminate; sweep/hyperband.h),
 //   end the attempts whose command ended (journal first, then the policy), tell the policy which runs became
-//   measured (and so judge the last admission), and start what the policy admits.
+//   measured (and so judge the last admission), and start what the policy admits (a bayes run gets its values,
+//   proposed by sweep/bayes.h from the runs finished so far, and journaled, just before its first attempt).
 // Devices are the selected GPUs, or without a GPU backend one device, "cpu": the host's cores and RAM.
 //
 // Processes: every run starts through run::Run (its own process group, PDEATHSIG, the tree stopped as a whole).

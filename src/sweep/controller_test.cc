@@ -77,6 +77,42 @@ TEST(RunSweep, RunsEveryRunOnceRecordsMetricsAndResumesWithNothingLeft) {
   EXPECT_EQ(resumed->counts.done, 4);
 }
 
+// Hyperband after a resume: the cut-off comes from the journaled metric points of a run finished in an earlier
+// session. Alone, the live run would be its own cut-off and never stop.
+TEST(RunSweep, HyperbandOnResumeJudgesByTheJournaledHistories) {
+  TempDir dir;
+  Spec spec = GridSpec({"i=1,5"}, "for n in 1 2 3 4 5 6 7 8 9 10; do echo loss={i}; sleep 0.1; done");
+  spec.metric = MetricSpec{"loss", Goal::kMinimize, std::nullopt};
+  spec.saturate.metric_pattern = "loss=(?P<loss>[0-9.]+)";
+  spec.early_terminate = HyperbandSpec{2, std::nullopt, 0, 3, false};
+  const SweepOptions o = Options(dir);
+  {
+    // The earlier session: run i=1 finished, reporting loss 1 three times.
+    auto journal = OpenJournal(o.journal_path);
+    const auto plan = ExpandRuns(spec, 0).value();
+    ASSERT_TRUE(journal->EnsureRuns(SweepInfo{spec.source, SpecHash(spec, 0), 0, spec.metric}, plan).ok());
+    auto id = journal->BeginAttempt(plan[0].key, std::nullopt, 0, dir.File("old"));
+    ASSERT_TRUE(id.ok());
+    const std::vector<MetricPoint> points(3, MetricPoint{"loss", 1, std::nullopt, 1});
+    AttemptOutcome finished;
+    finished.exit_class = run::ExitClass::kFinished;
+    finished.exit_code = 0;
+    ASSERT_TRUE(journal->EndAttempt(id.value(), finished, points, {}, RetryPolicy{}).ok());
+  }
+  SweepOptions resume = o;
+  resume.resume = true;
+  auto result = RunSweep(spec, resume);
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  EXPECT_EQ(result->started, 1);
+  auto journal = OpenJournal(o.journal_path);
+  const RunRecord five = journal->Runs().value()[1];
+  EXPECT_EQ(five.state, RunState::kDone);
+  EXPECT_TRUE(five.stopped_early);
+  EXPECT_EQ(five.failures, 0);
+  EXPECT_LT(journal->LastAttemptMetrics(five.key).value().size(), 10u);
+  EXPECT_TRUE(journal->Verify().ok());
+}
+
 // Runs a one-run sweep to its end; returns the result and the run's record and attempts from the journal.
 struct OneRun {
   SweepResult result;

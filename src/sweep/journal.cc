@@ -13,6 +13,7 @@
 #include <type_traits>
 
 #include "run/process_tree.h"
+#include "sweep/retry.h"
 #include "util/strings.h"
 
 namespace sat::sweep {
@@ -77,18 +78,22 @@ CREATE TABLE metrics (
 );
 CREATE INDEX metrics_by_run ON metrics (run_key);
 )sql",
+    // The retry rule (sweep/retry.h) compares an attempt's last error line with the previous attempt's.
+    "ALTER TABLE attempts ADD COLUMN error_line TEXT NOT NULL DEFAULT '';",
 };
 constexpr int kSchemaVersion = static_cast<int>(std::size(kMigrations));
 
 constexpr std::string_view kInterrupted = "interrupted";
+constexpr std::string_view kStoppedEarly = "stopped_early";
 
 constexpr const char* kRunColumns =
     "key, idx, params_json, state, attempts, failures, best_metrics_json, throughput_samples_per_s, "
-    "peak_gpu_memory_bytes, cpu_pct, rss_bytes, gpu_index, started_unix, finished_unix";
+    "peak_gpu_memory_bytes, cpu_pct, rss_bytes, gpu_index, started_unix, finished_unix, "
+    "(SELECT exit_class FROM attempts WHERE run_key = runs.key ORDER BY attempt_no DESC LIMIT 1) = 'stopped_early'";
 
 constexpr const char* kAttemptColumns =
     "id, run_key, attempt_no, started_unix, ended_unix, exit_class, exit_code, signal, detail, log_dir, gpu_index, "
-    "pid, owner_pid, owner_start_ticks, owner_boot_id";
+    "pid, owner_pid, owner_start_ticks, owner_boot_id, error_line";
 
 double NowUnix() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
 
@@ -210,6 +215,7 @@ RunRecord ReadRun(const Stmt& s) {
   r.gpu_index = s.OptInt32(11);
   r.started_unix = s.OptReal(12);
   r.finished_unix = s.OptReal(13);
+  r.stopped_early = s.Int(14) != 0;
   return r;
 }
 
@@ -230,6 +236,7 @@ AttemptRecord ReadAttempt(const Stmt& s) {
   a.owner_pid = static_cast<pid_t>(s.Int(12));
   a.owner_start_ticks = static_cast<uint64_t>(s.Int(13));
   a.owner_boot_id = s.Text(14);
+  a.error_line = s.Text(15);
   return a;
 }
 
@@ -247,35 +254,6 @@ nlohmann::json Summarise(const std::vector<MetricPoint>& points, const std::opti
     }
   }
   return out;
-}
-
-std::optional<double> MetricOf(const RunRecord& r, const std::optional<MetricSpec>& metric) {
-  if (!metric) return std::nullopt;
-  auto it = r.best_metrics.find(metric->name);
-  if (it == r.best_metrics.end() || !it->is_number()) return std::nullopt;
-  return it->get<double>();
-}
-
-std::string CsvCell(std::string_view text) {
-  if (text.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(text);
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
-
-template <class T>
-std::string Cell(const std::optional<T>& v) {
-  if (!v) return "";
-  if constexpr (std::is_floating_point_v<T>) return PyFloatRepr(*v);
-  return std::to_string(*v);
-}
-
-template <class T>
-nlohmann::json JsonOrNull(const std::optional<T>& v) {
-  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
 
 }  // namespace
@@ -300,10 +278,11 @@ bool OomWhilePacked(const AttemptOutcome& o) {
 }  // namespace
 
 bool CountsAsFailure(const AttemptOutcome& outcome) {
-  return !OomWhilePacked(outcome) && CountsAsFailure(outcome.exit_class);
+  return !outcome.stopped_early && !OomWhilePacked(outcome) && CountsAsFailure(outcome.exit_class);
 }
 
 RunState StateAfterOutcome(const AttemptOutcome& outcome, int failures_before, const RetryPolicy& policy) {
+  if (outcome.stopped_early) return RunState::kDone;
   if (OomWhilePacked(outcome)) return RunState::kQueued;
   return StateAfterAttempt(outcome.exit_class, failures_before, policy);
 }
@@ -312,8 +291,9 @@ RunState StateAfterAttempt(run::ExitClass c, int failures_before, const RetryPol
   switch (c) {
     case run::ExitClass::kFinished: return RunState::kDone;
     case run::ExitClass::kStopped: return RunState::kQueued;
-    case run::ExitClass::kStartFailed:
-    case run::ExitClass::kTimedOut: return RunState::kFailed;
+    // A command that cannot start fails the same way every time; a timeout depends on the machine and keeps
+    // its retries.
+    case run::ExitClass::kStartFailed: return RunState::kFailed;
     default: return failures_before + 1 <= policy.retries ? RunState::kRetrying : RunState::kFailed;
   }
 }
@@ -483,7 +463,9 @@ Status Journal::EnsureRuns(const SweepInfo& sweep, const std::vector<RunParams>&
       }
       check.Reset();
       const int rc = check.Bind(1, run.key).Step();
-      if (rc != SQLITE_ROW || check.Int(0) != run.index || check.Text(1) != params) {
+      // A run planned without values (bayes) gets them when it starts.
+      const bool same_params = run.values.is_null() || check.Text(1) == params;
+      if (rc != SQLITE_ROW || check.Int(0) != run.index || !same_params) {
         return Error{
             fmt::format("journal {}: run {} (#{}) does not match the journal's plan", db_->path, run.key, run.index),
             kExitUsage};
@@ -557,6 +539,24 @@ Result<std::vector<MetricPoint>> Journal::Metrics(std::string_view run_key) cons
                                 });
 }
 
+Result<std::vector<MetricPoint>> Journal::LastAttemptMetrics(std::string_view run_key) const {
+  std::lock_guard lock(db_->mu);
+  return db_->Rows<MetricPoint>(
+      "SELECT name, value, step, time_unix FROM metrics WHERE attempt_id = (SELECT max(id) FROM attempts "
+      "WHERE run_key = ?1 AND ended_unix IS NOT NULL) ORDER BY id",
+      run_key, [](const Stmt& s) { return MetricPoint{s.Text(0), s.Real(1), s.OptInt(2), s.Real(3)}; });
+}
+
+Status Journal::SetParams(std::string_view run_key, const nlohmann::json& params) {
+  std::lock_guard lock(db_->mu);
+  Stmt set(db_->handle, "UPDATE runs SET params_json = ? WHERE key = ? AND params_json = 'null' AND attempts = 0");
+  if (set.Bind(1, params.dump()).Bind(2, run_key).Step() != SQLITE_DONE) return db_->Fail("cannot set parameters");
+  if (sqlite3_changes(db_->handle) != 1) {
+    return Error{fmt::format("journal {}: run {} already has its parameters", db_->path, run_key)};
+  }
+  return Status::Ok();
+}
+
 Result<int64_t> Journal::BeginAttempt(std::string_view run_key, std::optional<int> gpu_index, pid_t pid,
                                       std::string_view log_dir) {
   std::lock_guard lock(db_->mu);
@@ -612,18 +612,35 @@ Result<RunState> Journal::EndAttempt(int64_t attempt_id, const AttemptOutcome& o
     }
     const int failures = static_cast<int>(get.Int(3));
     next = StateAfterOutcome(outcome, failures, policy);
+    const std::string exit_class(outcome.stopped_early ? kStoppedEarly : run::ExitClassName(outcome.exit_class));
+    const FailureFacts facts{exit_class, outcome.term_signal, outcome.oom_while_packed, outcome.error_line};
+    const std::string error_line = RepeatableFailure(facts) ? outcome.error_line : "";
+    std::string detail = outcome.detail;
+    // A failure that repeats the previous attempt's exactly would repeat again: no retry for it.
+    if (next == RunState::kRetrying) {
+      Stmt prev(h,
+                "SELECT p.attempt_no, p.exit_class, p.signal, p.error_line FROM attempts p JOIN attempts a "
+                "ON a.run_key = p.run_key AND p.attempt_no = a.attempt_no - 1 WHERE a.id = ?");
+      if (prev.Bind(1, attempt_id).Step() == SQLITE_ROW) {
+        const FailureFacts before{prev.Text(1), prev.OptInt32(2).value_or(0), false, prev.Text(3)};
+        if (auto why = SameFailureAgain(before, static_cast<int>(prev.Int(0)), facts)) {
+          next = RunState::kFailed;
+          detail += "; " + *why;
+        }
+      }
+    }
     auto sweep = db_->ReadSweep();
     if (!sweep.ok()) return sweep.error();
     const std::optional<MetricSpec> metric = sweep.value() ? sweep.value()->metric : std::nullopt;
 
     const double now = NowUnix();
     Stmt end(h,
-             "UPDATE attempts SET ended_unix = ?, exit_class = ?, exit_code = ?, signal = ?, detail = ? "
-             "WHERE id = ?");
-    end.Bind(1, now).Bind(2, run::ExitClassName(outcome.exit_class));
+             "UPDATE attempts SET ended_unix = ?, exit_class = ?, exit_code = ?, signal = ?, detail = ?, "
+             "error_line = ? WHERE id = ?");
+    end.Bind(1, now).Bind(2, exit_class);
     end.Bind(3, outcome.exit_code >= 0 ? std::optional(outcome.exit_code) : std::nullopt);
     end.Bind(4, outcome.term_signal > 0 ? std::optional(outcome.term_signal) : std::nullopt);
-    if (end.Bind(5, outcome.detail).Bind(6, attempt_id).Step() != SQLITE_DONE) {
+    if (end.Bind(5, detail).Bind(6, error_line).Bind(7, attempt_id).Step() != SQLITE_DONE) {
       return db_->Fail("cannot end the attempt");
     }
     for (const auto& m : metrics) {
@@ -700,7 +717,7 @@ Status Journal::Verify() const {
        "OR sum(a.id IS NOT NULL AND a.ended_unix IS NULL) > 1",
        "running state disagrees with its open attempts"},
       {"SELECT r.key FROM runs r WHERE r.state = 'done' AND (SELECT exit_class FROM attempts WHERE run_key = r.key "
-       "ORDER BY attempt_no DESC LIMIT 1) IS NOT 'finished'",
+       "ORDER BY attempt_no DESC LIMIT 1) NOT IN ('finished', 'stopped_early')",
        "done, but its last attempt did not finish"},
       {"SELECT a.run_key FROM attempts a JOIN runs r ON r.key = a.run_key WHERE a.attempt_no > r.attempts",
        "attempt number beyond the run's count"},
@@ -715,88 +732,6 @@ Status Journal::Verify() const {
   std::string message = fmt::format("journal {} is inconsistent:", db_->path);
   for (const auto& p : problems) message += "\n  " + p;
   return Error{message, kExitFailure};
-}
-
-std::vector<RunRecord> SortByMetric(std::vector<RunRecord> runs, const std::optional<MetricSpec>& metric) {
-  std::stable_sort(runs.begin(), runs.end(), [&](const RunRecord& a, const RunRecord& b) {
-    const auto va = MetricOf(a, metric), vb = MetricOf(b, metric);
-    if (va.has_value() != vb.has_value()) return va.has_value();
-    if (va && *va != *vb) return metric->goal == Goal::kMinimize ? *va < *vb : *va > *vb;
-    return a.index < b.index;
-  });
-  return runs;
-}
-
-std::string ResultsCsv(const std::vector<RunRecord>& runs, const std::optional<MetricSpec>& metric) {
-  std::set<std::string> params, others;
-  for (const auto& r : runs) {
-    for (const auto& [name, value] : r.params.items()) params.insert(name);
-    for (const auto& [name, value] : r.best_metrics.items()) {
-      if (!metric || name != metric->name) others.insert(name);
-    }
-  }
-  std::vector<std::string> header = {"rank", "key", "index", "state", "attempts"};
-  if (metric) header.push_back("metric." + metric->name);
-  for (const auto& p : params) header.push_back("param." + p);
-  for (const auto& m : others) header.push_back("metric." + m);
-  for (const char* c : {"throughput_samples_per_s", "peak_gpu_memory_bytes", "cpu_pct", "rss_bytes", "gpu",
-                        "started_unix", "finished_unix"}) {
-    header.emplace_back(c);
-  }
-  auto write_row = [](const std::vector<std::string>& cells, std::string* out) {
-    for (size_t i = 0; i < cells.size(); ++i) {
-      if (i > 0) *out += ',';
-      *out += CsvCell(cells[i]);
-    }
-    *out += "\r\n";
-  };
-  std::string out;
-  write_row(header, &out);
-  int64_t rank = 0;
-  for (const auto& r : runs) {
-    std::vector<std::string> row = {std::to_string(++rank), r.key, std::to_string(r.index),
-                                    std::string(RunStateName(r.state)), std::to_string(r.attempts)};
-    if (metric) row.push_back(Cell(MetricOf(r, metric)));
-    for (const auto& p : params) row.push_back(r.params.contains(p) ? PyStr(r.params[p]) : "");
-    for (const auto& m : others) {
-      auto it = r.best_metrics.find(m);
-      row.push_back(it != r.best_metrics.end() && it->is_number() ? PyFloatRepr(it->get<double>()) : "");
-    }
-    const Measurements& ms = r.measurements;
-    for (const std::string& cell :
-         {Cell(ms.throughput_samples_per_s), Cell(ms.peak_gpu_memory_bytes), Cell(ms.cpu_pct), Cell(ms.rss_bytes),
-          Cell(r.gpu_index), Cell(r.started_unix), Cell(r.finished_unix)}) {
-      row.push_back(cell);
-    }
-    write_row(row, &out);
-  }
-  return out;
-}
-
-nlohmann::json ResultsJson(const std::vector<RunRecord>& runs, const std::optional<MetricSpec>& metric) {
-  nlohmann::json out;
-  out["metric"] = metric ? nlohmann::json{{"name", metric->name}, {"goal", GoalName(metric->goal)}} : nullptr;
-  out["runs"] = nlohmann::json::array();
-  int64_t rank = 0;
-  for (const auto& r : runs) {
-    const Measurements& ms = r.measurements;
-    out["runs"].push_back({{"rank", ++rank},
-                           {"key", r.key},
-                           {"index", r.index},
-                           {"state", RunStateName(r.state)},
-                           {"attempts", r.attempts},
-                           {"failures", r.failures},
-                           {"params", r.params},
-                           {"metrics", r.best_metrics},
-                           {"throughput_samples_per_s", JsonOrNull(ms.throughput_samples_per_s)},
-                           {"peak_gpu_memory_bytes", JsonOrNull(ms.peak_gpu_memory_bytes)},
-                           {"cpu_pct", JsonOrNull(ms.cpu_pct)},
-                           {"rss_bytes", JsonOrNull(ms.rss_bytes)},
-                           {"gpu", JsonOrNull(r.gpu_index)},
-                           {"started_unix", JsonOrNull(r.started_unix)},
-                           {"finished_unix", JsonOrNull(r.finished_unix)}});
-  }
-  return out;
 }
 
 }  // namespace sat::sweep

@@ -6,11 +6,11 @@
 // before or the state after it. Invariants (Verify checks them):
 //   - a run's `attempts` equals its number of attempt rows, and `failures` <= `attempts`;
 //   - a run is `running` exactly when it has one attempt without an end; other runs have none;
-//   - a `done` run's last attempt ended `finished`.
+//   - a `done` run's last attempt ended `finished` or `stopped_early`.
 //
-// Run states: queued -> running -> done | failed | retrying (queued again after a failure, counted against the
-// retry budget) | queued (stopped, interrupted, or out of memory while packed with other runs: not the run's
-// fault, not counted).
+// Run states: queued -> running -> done (finished, or stopped early by Hyperband) | failed | retrying (queued again
+// after a failure, counted against the retry budget) | queued (stopped, interrupted, or out of memory while packed
+// with other runs: not the run's fault, not counted).
 //
 // Each attempt records its owner, the saturate process that started it (pid, start time, boot id), so that a
 // resume can tell an attempt whose owner died (requeue it) from one still being run by a live saturate
@@ -67,6 +67,7 @@ struct RunRecord {
   Measurements measurements;                          // of the latest ended attempt
   std::optional<int> gpu_index;                       // of the latest attempt
   std::optional<double> started_unix, finished_unix;  // of the latest attempt; finished only once it ended
+  bool stopped_early = false;  // done because early termination (Hyperband) stopped its latest attempt
 };
 
 struct AttemptRecord {
@@ -78,6 +79,7 @@ struct AttemptRecord {
   std::string exit_class;  // run::ExitClassName, or "interrupted" (requeued on resume); empty while running
   std::optional<int> exit_code, term_signal;
   std::string detail, log_dir;
+  std::string error_line;  // what the retry rule compares (sweep/retry.h); empty when the rule does not apply
   std::optional<int> gpu_index;
   pid_t pid = 0;  // the run's process; 0 when unknown
   pid_t owner_pid = 0;
@@ -94,6 +96,9 @@ struct AttemptOutcome {
   // The run shared its device with other runs when it ran out of memory (gpu_oom, host_oom): the packing's
   // fault, not the run's. It is queued again and the attempt does not count against its retries.
   bool oom_while_packed = false;
+  // Early termination stopped it (exit class kStopped): the run is done, recorded as "stopped_early".
+  bool stopped_early = false;
+  std::string error_line;  // LastErrorLine of the command's output (sweep/retry.h)
 };
 
 struct RetryPolicy {
@@ -110,8 +115,8 @@ RunState StateAfterAttempt(run::ExitClass c, int failures_before, const RetryPol
 // Whether an attempt ending with `c` counts against the retry budget.
 bool CountsAsFailure(run::ExitClass c);
 
-// The state a run moves to after `outcome`: queued for an out-of-memory failure while packed, else
-// StateAfterAttempt; and whether the attempt counts against the retry budget.
+// The state a run moves to after `outcome`: done when stopped early, queued for an out-of-memory failure while
+// packed, else StateAfterAttempt; and whether the attempt counts against the retry budget.
 RunState StateAfterOutcome(const AttemptOutcome& outcome, int failures_before, const RetryPolicy& policy);
 bool CountsAsFailure(const AttemptOutcome& outcome);
 
@@ -154,6 +159,12 @@ class Journal {
   Result<StateCounts> Counts() const;
   Result<std::vector<AttemptRecord>> Attempts(std::string_view run_key) const;  // by attempt number
   Result<std::vector<MetricPoint>> Metrics(std::string_view run_key) const;     // in the order reported
+  // The metric points of the run's latest ended attempt, in the order reported; empty when none ended.
+  Result<std::vector<MetricPoint>> LastAttemptMetrics(std::string_view run_key) const;
+
+  // Gives a run planned without values (params null, method bayes) the values it will run with, before its
+  // first attempt. Error for a run that has values already.
+  Status SetParams(std::string_view run_key, const nlohmann::json& params);
 
   // Starts an attempt of a queued or retrying run: marks it running and counts the attempt, in one
   // transaction. `pid` is the run's process (0 if not known yet). Returns the attempt's id.
@@ -161,7 +172,9 @@ class Journal {
                                std::string_view log_dir);
 
   // Ends a running attempt: records the outcome, its metric points and measurements, and moves the run on
-  // (StateAfterAttempt), in one transaction. Returns the run's new state.
+  // (StateAfterOutcome), in one transaction. Returns the run's new state. A failure that would be retried but
+  // repeats the previous attempt's (SameFailureAgain, sweep/retry.h) fails the run instead, and the attempt's
+  // detail ends with the reason.
   Result<RunState> EndAttempt(int64_t attempt_id, const AttemptOutcome& outcome,
                               const std::vector<MetricPoint>& metrics, const Measurements& measurements,
                               const RetryPolicy& policy);
@@ -191,8 +204,8 @@ std::vector<RunRecord> SortByMetric(std::vector<RunRecord> runs, const std::opti
 // quoting; empty cells for missing values; parameter values as the command line gets them (PyStr).
 std::string ResultsCsv(const std::vector<RunRecord>& runs, const std::optional<MetricSpec>& metric);
 
-// {"metric": {"name", "goal"} | null, "runs": [{"rank", "key", "index", "state", "attempts", "failures",
-//  "params", "metrics", "throughput_samples_per_s", "peak_gpu_memory_bytes", "cpu_pct", "rss_bytes", "gpu",
+// {"metric": {"name", "goal"} | null, "runs": [{"rank", "key", "index", "state", "stopped_early", "attempts",
+//  "failures", "params", "metrics", "throughput_samples_per_s", "peak_gpu_memory_bytes", "cpu_pct", "rss_bytes", "gpu",
 //  "started_unix", "finished_unix"}]}, nulls for missing values.
 nlohmann::json ResultsJson(const std::vector<RunRecord>& runs, const std::optional<MetricSpec>& metric);
 

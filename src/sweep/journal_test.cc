@@ -70,7 +70,7 @@ TEST(Journal, CreatesSchemaInWalMode) {
   ASSERT_TRUE(journal);
   EXPECT_EQ(journal->path(), path);
   EXPECT_EQ(QueryText(path, "PRAGMA journal_mode"), "wal");
-  EXPECT_EQ(QueryText(path, "SELECT version FROM schema_version"), "1");
+  EXPECT_EQ(QueryText(path, "SELECT version FROM schema_version"), "2");
   auto sweep = journal->Sweep();
   ASSERT_TRUE(sweep.ok());
   EXPECT_FALSE(sweep.value());
@@ -99,7 +99,7 @@ TEST(Journal, RefusesFilesThatAreNotJournals) {
   auto newer = Journal::Open(dir.File("new.db"));
   ASSERT_FALSE(newer.ok());
   EXPECT_EQ(newer.error().message,
-            "journal " + dir.File("new.db") + " was written by a newer saturate (schema 99; this one knows up to 1)");
+            "journal " + dir.File("new.db") + " was written by a newer saturate (schema 99; this one knows up to 2)");
 }
 
 TEST(Journal, EnsureRunsIsIdempotentAndRefusesAnotherPlan) {
@@ -236,12 +236,72 @@ TEST(Journal, StoppedAttemptsRequeueWithoutSpendingRetries) {
   EXPECT_FALSE(journal->Attempts("key1000").value()[0].exit_code);
 }
 
+TEST(Journal, TheSameErrorTwiceFailsTheRunAndSaysWhy) {
+  TempDir dir;
+  auto journal = OpenWithPlan(dir.File("j.db"), 2);
+  ASSERT_TRUE(journal);
+  AttemptOutcome raised = Ended(ExitClass::kFailed, 1);
+  raised.error_line = "ValueError: always";
+  auto first = journal->BeginAttempt("key1000", 0, 100, "logs");
+  EXPECT_EQ(journal->EndAttempt(first.value(), raised, {}, {}, RetryPolicy{2}).value(), RunState::kRetrying);
+  auto second = journal->BeginAttempt("key1000", 0, 100, "logs");
+  EXPECT_EQ(journal->EndAttempt(second.value(), raised, {}, {}, RetryPolicy{2}).value(), RunState::kFailed);
+  const auto attempts = journal->Attempts("key1000").value();
+  ASSERT_EQ(attempts.size(), 2u);
+  EXPECT_EQ(attempts[0].error_line, "ValueError: always");
+  EXPECT_EQ(attempts[1].detail, "failed; the same error as attempt 1 (failed: ValueError: always): not retried");
+
+  // A different error the second time keeps the retry.
+  journal->EndAttempt(journal->BeginAttempt("key1001", 0, 100, "logs").value(), raised, {}, {}, RetryPolicy{2});
+  raised.error_line = "KeyError: 'x'";
+  auto other = journal->BeginAttempt("key1001", 0, 100, "logs");
+  EXPECT_EQ(journal->EndAttempt(other.value(), raised, {}, {}, RetryPolicy{2}).value(), RunState::kRetrying);
+  EXPECT_TRUE(journal->Verify().ok());
+}
+
+TEST(Journal, StoppedEarlyIsDoneNotFailedAndKeepsItsMetrics) {
+  TempDir dir;
+  auto journal = OpenWithPlan(dir.File("j.db"), 1);
+  ASSERT_TRUE(journal);
+  auto failed = journal->BeginAttempt("key1000", 0, 100, "logs");
+  journal->EndAttempt(failed.value(), Ended(ExitClass::kFailed, 1), {{"loss", 9, 1, 1.0}}, {}, RetryPolicy{2});
+  AttemptOutcome stopped = Ended(ExitClass::kStopped, -1, SIGINT);
+  stopped.stopped_early = true;
+  auto id = journal->BeginAttempt("key1000", 0, 100, "logs");
+  const std::vector<MetricPoint> points = {{"loss", 3, 1, 2.0}, {"acc", 0.5, 1, 2.0}, {"loss", 2, 2, 3.0}};
+  EXPECT_EQ(journal->EndAttempt(id.value(), stopped, points, {}, RetryPolicy{2}).value(), RunState::kDone);
+  const RunRecord r = journal->Runs().value()[0];
+  EXPECT_TRUE(r.stopped_early);
+  EXPECT_EQ(r.failures, 1);
+  EXPECT_EQ(journal->Attempts("key1000").value()[1].exit_class, "stopped_early");
+  const auto last = journal->LastAttemptMetrics("key1000").value();
+  ASSERT_EQ(last.size(), 3u);
+  EXPECT_EQ(last[0].value, 3);
+  EXPECT_EQ(last[2].value, 2);
+  EXPECT_TRUE(journal->Verify().ok()) << journal->Verify().error().message;
+}
+
+TEST(Journal, RunsPlannedWithoutValuesGetThemOnce) {
+  TempDir dir;
+  auto journal = MustOpen(dir.File("j.db"));
+  ASSERT_TRUE(journal);
+  const std::vector<RunParams> plan = {RunParams{0, "b0", nullptr}, RunParams{1, "b1", nullptr}};
+  ASSERT_TRUE(journal->EnsureRuns(Info(), plan).ok());
+  ASSERT_TRUE(journal->SetParams("b0", json{{"lr", 0.01}}).ok());
+  EXPECT_FALSE(journal->SetParams("b0", json{{"lr", 0.02}}).ok());
+  // The same plan again (a resume) keeps the values given.
+  ASSERT_TRUE(journal->EnsureRuns(Info(), plan).ok());
+  EXPECT_EQ(journal->Runs().value()[0].params, (json{{"lr", 0.01}}));
+  EXPECT_TRUE(journal->Runs().value()[1].params.is_null());
+}
+
 TEST(StateAfterAttempt, Rules) {
   const RetryPolicy two{2};
   EXPECT_EQ(StateAfterAttempt(ExitClass::kFinished, 5, two), RunState::kDone);
   EXPECT_EQ(StateAfterAttempt(ExitClass::kStopped, 5, two), RunState::kQueued);
   EXPECT_EQ(StateAfterAttempt(ExitClass::kStartFailed, 0, two), RunState::kFailed);
-  EXPECT_EQ(StateAfterAttempt(ExitClass::kTimedOut, 0, two), RunState::kFailed);
+  EXPECT_EQ(StateAfterAttempt(ExitClass::kTimedOut, 0, two), RunState::kRetrying);
+  EXPECT_EQ(StateAfterAttempt(ExitClass::kTimedOut, 2, two), RunState::kFailed);
   EXPECT_EQ(StateAfterAttempt(ExitClass::kFailed, 0, two), RunState::kRetrying);
   EXPECT_EQ(StateAfterAttempt(ExitClass::kHostOom, 1, two), RunState::kRetrying);
   EXPECT_EQ(StateAfterAttempt(ExitClass::kWorkerKilled, 2, two), RunState::kFailed);

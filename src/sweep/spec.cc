@@ -40,15 +40,16 @@ constexpr TopKey kTopKeys[] = {
     {"apiVersion", KeyUse::kIgnored, ""},
     {"kind", KeyUse::kIgnored, ""},
     {"controller", KeyUse::kIgnored, ""},
-    {"early_terminate", KeyUse::kWarned, "early_terminate is ignored: saturate runs every run to its end"},
+    {"early_terminate", KeyUse::kRead, ""},
     {"job", KeyUse::kRefused, "W&B Launch jobs are not supported; give 'program' (and 'command') instead"},
     {"image_uri", KeyUse::kRefused, "W&B Launch images are not supported; give 'program' (and 'command') instead"},
     {"metrics", KeyUse::kRefused, "several 'metrics' (multi-objective search) are not supported; give one 'metric'"},
-    {"scheduler", KeyUse::kRefused, "'scheduler' (optuna, ax) is not supported; use method grid or random"},
+    {"scheduler", KeyUse::kRefused, "'scheduler' (optuna, ax) is not supported; use method grid, random or bayes"},
 };
 
 const std::vector<std::string> kParameterKeys = {"value", "values", "distribution", "probabilities", "min",
                                                  "max",   "q",      "mu",           "sigma",         "parameters"};
+const std::vector<std::string> kEarlyTerminateKeys = {"type", "min_iter", "max_iter", "s", "eta", "strict"};
 const std::vector<std::string> kMetricKeys = {"name", "goal", "target", "impute", "impute_while_running"};
 const std::vector<std::string> kSaturateKeys = {"gpus", "max_per_gpu", "memory_margin", "timeout", "retries",
                                                 "metric_pattern", "env", "seed", "runs", "shape", "auto"};
@@ -224,11 +225,12 @@ class Parser {
       run_cap_mark_ = root["run_cap"].Mark();
     }
     if (root["saturate"] && !ParseSaturate(root["saturate"])) return false;
+    if (root["early_terminate"] && !ParseEarlyTerminate(root["early_terminate"])) return false;
     return CheckPlan();
   }
 
   bool ParseMethod(const YAML::Node& n) {
-    if (!n) return Fail(YAML::Mark::null_mark(), "", "'method' is missing; use grid or random");
+    if (!n) return Fail(YAML::Mark::null_mark(), "", "'method' is missing; use grid, random or bayes");
     std::string method;
     if (!ReadString(n, "method", &method)) return false;
     method_mark_ = n.Mark();
@@ -236,10 +238,13 @@ class Parser {
       spec_.method = Method::kGrid;
     } else if (method == "random") {
       spec_.method = Method::kRandom;
-    } else if (method == "bayes" || method == "custom") {
-      return Fail(n, "", fmt::format("method '{}' is not supported yet; use grid or random", method));
+    } else if (method == "bayes") {
+      spec_.method = Method::kBayes;
+    } else if (method == "custom") {
+      return Fail(n, "", "method 'custom' is not supported; use grid, random or bayes");
     } else {
-      return Fail(n, "", fmt::format("unknown method '{}'{}", method, DidYouMean(method, {"grid", "random"})));
+      return Fail(n, "",
+                  fmt::format("unknown method '{}'{}", method, DidYouMean(method, {"grid", "random", "bayes"})));
     }
     return true;
   }
@@ -439,6 +444,38 @@ class Parser {
     return true;
   }
 
+  // W&B's hyperband section; its checks are W&B's schema's (min_iter or max_iter with s, eta above 1).
+  bool ParseEarlyTerminate(const YAML::Node& n) {
+    constexpr std::string_view kPath = "early_terminate";
+    if (!ExpectMap(n, kPath, "type hyperband and its settings") || !CheckKeys(n, kPath, kEarlyTerminateKeys)) {
+      return false;
+    }
+    std::string type;
+    if (!n["type"]) return Fail(n, kPath, "'type' is missing; use hyperband");
+    if (!ReadString(n["type"], kPath, &type)) return false;
+    if (type != "hyperband") return Fail(n["type"], kPath, fmt::format("unknown type '{}'; use hyperband", type));
+    HyperbandSpec h;
+    int64_t integer = 0;
+    if (n["eta"] && !ReadNumber(n["eta"], kPath, "eta", &h.eta)) return false;
+    if (h.eta <= 1) return Fail(n["eta"], kPath, "'eta' must be above 1");
+    if (n["strict"] && !ReadBool(n["strict"], kPath, "strict", &h.strict)) return false;
+    if (n["max_iter"]) {
+      if (!ReadInteger(n["max_iter"], kPath, "max_iter", 1, &integer)) return false;
+      h.max_iter = integer;
+      if (!n["s"]) return Fail(n, kPath, "'max_iter' needs 's', the number of bands");
+      if (!ReadInteger(n["s"], kPath, "s", 1, &h.s)) return false;
+    } else if (n["min_iter"]) {
+      if (!ReadInteger(n["min_iter"], kPath, "min_iter", 1, &integer)) return false;
+      h.min_iter = integer;
+    } else {
+      return Fail(n, kPath, "needs 'min_iter', or 'max_iter' and 's'");
+    }
+    if (auto bands = HyperbandBands(h); !bands.ok()) return Fail(n, kPath, bands.error().message);
+    if (!spec_.metric) return Fail(n, kPath, "hyperband compares runs by the sweep's metric: add 'metric'");
+    spec_.early_terminate = h;
+    return true;
+  }
+
   bool ParseMetric(const YAML::Node& n) {
     if (!ExpectMap(n, "metric", "name and goal") || !CheckKeys(n, "metric", kMetricKeys)) return false;
     MetricSpec metric;
@@ -586,8 +623,16 @@ class Parser {
         return Fail(mark, "", fmt::format("{} {} is more than the {} runs a sweep may plan", key, *cap, kMaxRuns));
       }
     }
-    if (spec_.method == Method::kRandom && !spec_.run_cap && !spec_.saturate.runs) {
-      return Fail(method_mark_, "", "method 'random' needs a run count: set run_cap, or runs in the saturate section");
+    if (spec_.method != Method::kGrid && !spec_.run_cap && !spec_.saturate.runs) {
+      return Fail(method_mark_, "",
+                  fmt::format("method '{}' needs a run count: set run_cap, or runs in the saturate section",
+                              MethodName(spec_.method)));
+    }
+    if (spec_.method == Method::kBayes && !spec_.metric) {
+      return Fail(method_mark_, "", "method 'bayes' models the sweep's metric: add 'metric' with its name and goal");
+    }
+    if (spec_.method == Method::kBayes && !spec_.saturate.shape.empty()) {
+      return Fail(method_mark_, "", "method 'bayes' proposes values as runs start: saturate.shape cannot group them");
     }
     if (spec_.method == Method::kGrid) {
       for (const auto& p : params) {
@@ -616,20 +661,16 @@ class Parser {
   YAML::Mark runs_mark_ = YAML::Mark::null_mark();
 };
 
-// The grid's values per parameter, in Spec::parameters order.
-Result<std::vector<std::vector<nlohmann::json>>> GridAxes(const Spec& spec) {
-  std::vector<std::vector<nlohmann::json>> axes;
-  for (const auto& p : spec.parameters) {
-    auto values = GridValues(p, static_cast<size_t>(kMaxRuns));
-    if (!values.ok()) return UsageError(fmt::format("parameters.{}: {}", p.name, values.error().message));
-    axes.push_back(std::move(values.value()));
-  }
-  return axes;
-}
-
 }  // namespace
 
-std::string_view MethodName(Method m) { return m == Method::kGrid ? "grid" : "random"; }
+std::string_view MethodName(Method m) {
+  switch (m) {
+    case Method::kGrid: return "grid";
+    case Method::kRandom: return "random";
+    case Method::kBayes: return "bayes";
+  }
+  return "?";
+}
 
 std::string_view GoalName(Goal g) { return g == Goal::kMinimize ? "minimize" : "maximize"; }
 
@@ -713,73 +754,6 @@ Result<Spec> SpecFromGrid(const std::vector<std::string>& grid, std::vector<std:
   spec.command = std::move(command);
   if (auto count = RunCount(spec); !count.ok()) return count.error();
   return spec;
-}
-
-Result<int64_t> RunCount(const Spec& spec) {
-  std::optional<int64_t> cap;
-  for (const auto& limit : {spec.run_cap, spec.saturate.runs}) {
-    if (limit) cap = cap ? std::min(*cap, *limit) : *limit;
-  }
-  if (spec.method == Method::kRandom) {
-    if (!cap) return UsageError("method 'random' needs a run count: set run_cap, or runs in the saturate section");
-    return *cap;
-  }
-  auto axes = GridAxes(spec);
-  if (!axes.ok()) return axes.error();
-  double size = 1;
-  for (const auto& axis : axes.value()) size *= static_cast<double>(axis.size());
-  if (cap && static_cast<double>(*cap) < size) return *cap;
-  if (size > static_cast<double>(kMaxRuns)) {
-    return UsageError(
-        fmt::format("the grid has {:.0f} runs, more than the {} a sweep may plan; set run_cap to run "
-                    "the first ones",
-                    size, kMaxRuns));
-  }
-  return static_cast<int64_t>(size);
-}
-
-Result<std::vector<RunParams>> ExpandRuns(const Spec& spec, uint64_t seed) {
-  auto count = RunCount(spec);
-  if (!count.ok()) return count.error();
-  if (spec.method == Method::kRandom) return RandomRuns(spec.parameters, count.value(), seed);
-  auto axes = GridAxes(spec);
-  if (!axes.ok()) return axes.error();
-  return GridRuns(spec.parameters, axes.value(), count.value());
-}
-
-std::string SpecHash(const Spec& spec, uint64_t seed) {
-  const Result<int64_t> count = RunCount(spec);
-  nlohmann::json plan = {
-      {"method", MethodName(spec.method)},
-      {"program", spec.program},
-      {"command", spec.command},
-      {"command_style", spec.command_style == CommandStyle::kWandb ? "wandb" : "placeholders"},
-      {"runs", count.ok() ? count.value() : -1},
-  };
-  if (spec.method == Method::kRandom) plan["seed"] = seed;
-  for (const auto& p : spec.parameters) {
-    plan["parameters"].push_back({{"name", p.name},
-                                  {"distribution", DistributionName(p.distribution)},
-                                  {"values", p.values},
-                                  {"probabilities", p.probabilities},
-                                  {"min", p.min},
-                                  {"max", p.max},
-                                  {"bounds_are_integers", p.bounds_are_integers},
-                                  {"q", p.q},
-                                  {"q_is_integer", p.q_is_integer},
-                                  {"mu", p.mu},
-                                  {"sigma", p.sigma}});
-  }
-  return ShortHash(plan.dump(), 16);
-}
-
-std::vector<std::string> RenderCommand(const Spec& spec, const RunParams& run) {
-  static const CommandContext context = CommandContext::FromSystem();
-  return RenderCommand(spec, run, context);
-}
-
-std::vector<std::string> RenderCommand(const Spec& spec, const RunParams& run, const CommandContext& context) {
-  return RenderArgv(spec.command, spec.command_style, spec.program, run.values, context);
 }
 
 }  // namespace sat::sweep

@@ -2,9 +2,10 @@
 // built from the short form `--grid lr=0.1,0.01 --grid bs=32,64 -- python train.py --lr {lr} --bs {bs}`.
 //
 // The W&B file, as W&B reads it:
-//   program, method (grid | random), parameters, command, metric {name, goal, target}, run_cap,
-//   name / description (kept), project / entity / apiVersion / kind / controller (no effect here),
-//   early_terminate (accepted with a warning: every run goes to its end).
+//   program, method (grid | random | bayes), parameters, command, metric {name, goal, target}, run_cap,
+//   early_terminate {type: hyperband, min_iter | max_iter + s, eta, strict} (sweep/hyperband.h; needs metric),
+//   name / description (kept), project / entity / apiVersion / kind / controller (no effect here).
+// bayes (sweep/bayes.h) needs a metric and a run count, and proposes each run's values when it starts.
 // plus saturate's own section:
 //   saturate: {gpus: [0, 1] | "all", max_per_gpu: 4, memory_margin: 0.1, timeout: "30m", retries: 2,
 //              metric_pattern: 'val_loss=(?P<val_loss>[0-9.e+-]+)', env: {NAME: value}, seed: 7, runs: 20,
@@ -28,13 +29,14 @@
 #include <string_view>
 #include <vector>
 
+#include "sweep/hyperband.h"
 #include "sweep/params.h"
 #include "util/result.h"
 
 namespace sat::sweep {
 
-enum class Method { kGrid, kRandom };
-std::string_view MethodName(Method m);  // "grid", "random"
+enum class Method { kGrid, kRandom, kBayes };
+std::string_view MethodName(Method m);  // "grid", "random", "bayes"
 
 enum class Goal { kMinimize, kMaximize };
 std::string_view GoalName(Goal g);  // "minimize", "maximize"
@@ -77,6 +79,7 @@ struct Spec {
   CommandStyle command_style = CommandStyle::kWandb;
   std::optional<MetricSpec> metric;
   std::optional<int64_t> run_cap;
+  std::optional<HyperbandSpec> early_terminate;
   SaturateOptions saturate;
   // For the CLI to print: settings accepted but without effect here, a metric no pattern group captures, ...
   std::vector<std::string> warnings;
@@ -100,7 +103,8 @@ Result<Spec> SpecFromGrid(const std::vector<std::string>& grid, std::vector<std:
 // saturate.runs.
 Result<int64_t> RunCount(const Spec& spec);
 
-// The plan: GridRuns or RandomRuns (params.h) over the parameters in name order. `seed` is ignored by grid
+// The plan: GridRuns or RandomRuns (params.h) over the parameters in name order; for bayes, RunCount runs
+// with null values (proposed as they start) and keys from the seed and index. `seed` is ignored by grid
 // search. Errors only for a Spec that did not come from the parsers above and breaks their rules.
 Result<std::vector<RunParams>> ExpandRuns(const Spec& spec, uint64_t seed);
 

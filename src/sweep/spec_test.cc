@@ -138,6 +138,26 @@ saturate:
   auto: off
 )";
 
+TEST(ParseSpec, BayesPlansRunsWithoutValues) {
+  const Spec spec = MustParse(
+      "program: t.py\nmethod: bayes\nmetric: {name: loss}\nrun_cap: 3\n"
+      "early_terminate: {type: hyperband, max_iter: 27, s: 2, strict: true}\n"
+      "parameters:\n  lr: {min: 0.001, max: 0.1}\n");
+  EXPECT_EQ(spec.method, Method::kBayes);
+  EXPECT_EQ(MethodName(spec.method), "bayes");
+  ASSERT_TRUE(spec.early_terminate);
+  EXPECT_EQ(spec.early_terminate->max_iter, 27);
+  EXPECT_EQ(spec.early_terminate->s, 2);
+  EXPECT_TRUE(spec.early_terminate->strict);
+  const auto runs = MustExpand(spec, 5);
+  ASSERT_EQ(runs.size(), 3u);
+  EXPECT_TRUE(runs[0].values.is_null());
+  EXPECT_NE(runs[0].key, runs[1].key);
+  EXPECT_EQ(MustExpand(spec, 5)[2].key, runs[2].key);
+  EXPECT_NE(MustExpand(spec, 6)[2].key, runs[2].key);
+  EXPECT_NE(SpecHash(spec, 5), SpecHash(spec, 6));
+}
+
 TEST(ParseSpec, ExplicitDistributionsAndSaturateSection) {
   const Spec spec = MustParse(kDistributions);
   const Parameter* lr = Find(spec, "lr");
@@ -169,7 +189,10 @@ TEST(ParseSpec, ExplicitDistributionsAndSaturateSection) {
   EXPECT_FALSE(o.auto_instrumentation);
   EXPECT_TRUE(MustParse("program: t.py\nmethod: grid\nparameters:\n  x: {value: 1}\n").saturate.auto_instrumentation);
   EXPECT_EQ(RunCount(spec).value(), 12);
-  EXPECT_EQ(spec.warnings, (Argv{"early_terminate is ignored: saturate runs every run to its end"}));
+  EXPECT_TRUE(spec.warnings.empty());
+  ASSERT_TRUE(spec.early_terminate);
+  EXPECT_EQ(spec.early_terminate->min_iter, 3);
+  EXPECT_EQ(spec.early_terminate->eta, 3);
 
   for (const auto& run : MustExpand(spec, 7)) {
     const double lr_value = run.values["lr"].get<double>();
@@ -466,14 +489,25 @@ parameters:
             "sweep.yaml:3:1: unknown key 'paramters' (did you mean 'parameters'?)");
   EXPECT_EQ(ErrorOf("program: t.py\nmethod: random\nrun_cap: 2\nparameters:\n  lr:\n    mn: 0.1\n    max: 1.0\n"),
             "sweep.yaml:6:5: parameters.lr: unknown key 'mn' (did you mean 'min'?)");
-  EXPECT_EQ(ErrorOf("program: t.py\nmethod: bayes\nparameters:\n  x: {value: 1}\n"),
-            "sweep.yaml:2:9: method 'bayes' is not supported yet; use grid or random");
+  EXPECT_EQ(ErrorOf("program: t.py\nmethod: bayes\nrun_cap: 3\nparameters:\n  x: {value: 1}\n"),
+            "sweep.yaml:2:9: method 'bayes' models the sweep's metric: add 'metric' with its name and goal");
+  EXPECT_EQ(ErrorOf("program: t.py\nmethod: bayes\nmetric: {name: loss}\nparameters:\n  x: {value: 1}\n"),
+            "sweep.yaml:2:9: method 'bayes' needs a run count: set run_cap, or runs in the saturate section");
+  EXPECT_EQ(ErrorOf("program: t.py\nmethod: grid\nmetric: {name: loss}\nearly_terminate: {type: hyperband, "
+                    "max_iter: 27}\nparameters:\n  x: {value: 1}\n"),
+            "sweep.yaml:4:18: early_terminate: 'max_iter' needs 's', the number of bands");
+  EXPECT_EQ(ErrorOf("program: t.py\nmethod: grid\nearly_terminate: {type: hyperband, min_iter: 2}\n"
+                    "parameters:\n  x: {value: 1}\n"),
+            "sweep.yaml:3:18: early_terminate: hyperband compares runs by the sweep's metric: add 'metric'");
+  EXPECT_EQ(ErrorOf("program: t.py\nmethod: grid\nmetric: {name: loss}\nearly_terminate: {type: hyperband, "
+                    "min_iter: 2, eta: 1}\nparameters:\n  x: {value: 1}\n"),
+            "sweep.yaml:4:54: early_terminate: 'eta' must be above 1");
   EXPECT_EQ(ErrorOf("program: t.py\nmethod: gird\nparameters:\n  x: {value: 1}\n"),
             "sweep.yaml:2:9: unknown method 'gird' (did you mean 'grid'?)");
   EXPECT_EQ(ErrorOf("program: t.py\nmethod: random\nparameters:\n  x: {value: 1}\n"),
             "sweep.yaml:2:9: method 'random' needs a run count: set run_cap, or runs in the saturate section");
   EXPECT_EQ(ErrorOf("program: t.py\nparameters:\n  x: {value: 1}\n"),
-            "sweep.yaml: 'method' is missing; use grid or random");
+            "sweep.yaml: 'method' is missing; use grid, random or bayes");
   EXPECT_EQ(ErrorOf("method: grid\nparameters:\n  x: {value: 1}\n"),
             "sweep.yaml: 'program' is missing, and the command runs ${program}");
 }

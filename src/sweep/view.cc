@@ -111,8 +111,9 @@ std::string ResultsTable(const std::vector<RunRecord>& runs, const std::optional
   const size_t shown = max_rows == 0 ? runs.size() : std::min(runs.size(), max_rows);
   for (size_t i = 0; i < shown; ++i) {
     const RunRecord& r = runs[i];
-    std::vector<std::string> row = {std::to_string(i + 1), std::to_string(r.index), r.key,
-                                    std::string(RunStateName(r.state)), std::to_string(r.attempts)};
+    const std::string state = r.stopped_early ? "stopped early" : std::string(RunStateName(r.state));
+    std::vector<std::string> row = {std::to_string(i + 1), std::to_string(r.index), r.key, state,
+                                    std::to_string(r.attempts)};
     if (metric) {
       auto it = r.best_metrics.find(metric->name);
       row.push_back(it != r.best_metrics.end() && it->is_number() ? fmt::format("{:.6g}", it->get<double>()) : "");

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A W&B spec whose saturate section sets a per-run timeout: the hanging run is stopped at its timeout and fails
-# (a timed-out run is not retried), the other finishes, and nothing is left running.
+# (a timeout keeps its retries: one here, so two attempts), the other finishes, and nothing is left running.
 set -euo pipefail
 source "$(dirname "$0")/lib.bash"
 source "$(dirname "$0")/sweep_lib.bash"
@@ -20,7 +20,7 @@ parameters:
   hang: {values: [0, 1]}
 saturate:
   timeout: 2s
-  retries: 3
+  retries: 1
   metric_pattern: 'loss=(?P<loss>[0-9.]+)'
 YAML
 
@@ -36,9 +36,9 @@ expect_contains "$(cat "$WORK/err")" "timed_out (timed out after its 2 s time li
 expect_contains "$(cat "$WORK/err")" "1 of 2 runs failed"
 journal="$WORK/sweep.journal"
 [ -f "$journal" ] || fail "the journal should sit beside the spec"
-[ "$(journal_query "$journal" "SELECT state, attempts FROM runs ORDER BY idx")" = $'done|1\nfailed|1' ] \
+[ "$(journal_query "$journal" "SELECT state, attempts FROM runs ORDER BY idx")" = $'done|1\nfailed|2' ] \
   || fail "states: $(journal_query "$journal" "SELECT state, attempts FROM runs ORDER BY idx")"
-[ "$(journal_query "$journal" "SELECT exit_class FROM attempts a JOIN runs r ON r.key = a.run_key WHERE r.idx = 1")" = timed_out ] \
+[ "$(journal_query "$journal" "SELECT DISTINCT exit_class FROM attempts a JOIN runs r ON r.key = a.run_key WHERE r.idx = 1")" = timed_out ] \
   || fail "the hanging run should have timed out"
 # `sweep status SPEC` finds the journal beside the spec; the finished run carries its metric.
 [ "$(status_value "$WORK/sweep.journal" 'j["runs"][0]["metrics"]["loss"]')" = 0.5 ] || fail "metric from the output"

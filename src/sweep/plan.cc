@@ -1,0 +1,99 @@
+// The plan of a parsed spec: its run count, runs, hash and command lines (declared in sweep/spec.h).
+#include "sweep/spec.h"
+
+#include <fmt/format.h>
+
+namespace sat::sweep {
+namespace {
+
+// The grid's values per parameter, in Spec::parameters order.
+Result<std::vector<std::vector<nlohmann::json>>> GridAxes(const Spec& spec) {
+  std::vector<std::vector<nlohmann::json>> axes;
+  for (const auto& p : spec.parameters) {
+    auto values = GridValues(p, static_cast<size_t>(kMaxRuns));
+    if (!values.ok()) return UsageError(fmt::format("parameters.{}: {}", p.name, values.error().message));
+    axes.push_back(std::move(values.value()));
+  }
+  return axes;
+}
+
+}  // namespace
+
+Result<int64_t> RunCount(const Spec& spec) {
+  std::optional<int64_t> cap;
+  for (const auto& limit : {spec.run_cap, spec.saturate.runs}) {
+    if (limit) cap = cap ? std::min(*cap, *limit) : *limit;
+  }
+  if (spec.method != Method::kGrid) {
+    if (!cap) {
+      return UsageError(fmt::format("method '{}' needs a run count: set run_cap, or runs in the saturate section",
+                                    MethodName(spec.method)));
+    }
+    return *cap;
+  }
+  auto axes = GridAxes(spec);
+  if (!axes.ok()) return axes.error();
+  double size = 1;
+  for (const auto& axis : axes.value()) size *= static_cast<double>(axis.size());
+  if (cap && static_cast<double>(*cap) < size) return *cap;
+  if (size > static_cast<double>(kMaxRuns)) {
+    return UsageError(
+        fmt::format("the grid has {:.0f} runs, more than the {} a sweep may plan; set run_cap to run "
+                    "the first ones",
+                    size, kMaxRuns));
+  }
+  return static_cast<int64_t>(size);
+}
+
+Result<std::vector<RunParams>> ExpandRuns(const Spec& spec, uint64_t seed) {
+  auto count = RunCount(spec);
+  if (!count.ok()) return count.error();
+  if (spec.method == Method::kRandom) return RandomRuns(spec.parameters, count.value(), seed);
+  if (spec.method == Method::kBayes) {
+    std::vector<RunParams> runs;
+    for (int64_t i = 0; i < count.value(); ++i) {
+      runs.push_back(RunParams{i, ShortHash(fmt::format("bayes:{}:{}", seed, i), 12), nullptr});
+    }
+    return runs;
+  }
+  auto axes = GridAxes(spec);
+  if (!axes.ok()) return axes.error();
+  return GridRuns(spec.parameters, axes.value(), count.value());
+}
+
+std::string SpecHash(const Spec& spec, uint64_t seed) {
+  const Result<int64_t> count = RunCount(spec);
+  nlohmann::json plan = {
+      {"method", MethodName(spec.method)},
+      {"program", spec.program},
+      {"command", spec.command},
+      {"command_style", spec.command_style == CommandStyle::kWandb ? "wandb" : "placeholders"},
+      {"runs", count.ok() ? count.value() : -1},
+  };
+  if (spec.method != Method::kGrid) plan["seed"] = seed;
+  for (const auto& p : spec.parameters) {
+    plan["parameters"].push_back({{"name", p.name},
+                                  {"distribution", DistributionName(p.distribution)},
+                                  {"values", p.values},
+                                  {"probabilities", p.probabilities},
+                                  {"min", p.min},
+                                  {"max", p.max},
+                                  {"bounds_are_integers", p.bounds_are_integers},
+                                  {"q", p.q},
+                                  {"q_is_integer", p.q_is_integer},
+                                  {"mu", p.mu},
+                                  {"sigma", p.sigma}});
+  }
+  return ShortHash(plan.dump(), 16);
+}
+
+std::vector<std::string> RenderCommand(const Spec& spec, const RunParams& run) {
+  static const CommandContext context = CommandContext::FromSystem();
+  return RenderCommand(spec, run, context);
+}
+
+std::vector<std::string> RenderCommand(const Spec& spec, const RunParams& run, const CommandContext& context) {
+  return RenderArgv(spec.command, spec.command_style, spec.program, run.values, context);
+}
+
+}  // namespace sat::sweep

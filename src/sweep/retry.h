@@ -1,0 +1,41 @@
+// The retry rule: a failure that repeats exactly is not retried again. An attempt that fails with the same exit
+// class and the same last error line as the previous attempt of its run would fail the same way a third time
+// (a Python exception at the end of a script, a bad argument), so the run is marked failed at once and the
+// attempt's detail says why. Failures that depend on circumstances keep their retries: out of memory while
+// packed with other runs, death by a signal, a lost node, a timeout, a DataLoader worker killed, and any error
+// that differs from the previous one.
+//
+// Pure functions and plain data.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "run/exit_class.h"
+
+namespace sat::sweep {
+
+// What the rule compares of one ended attempt.
+struct FailureFacts {
+  std::string exit_class;  // run::ExitClassName
+  int term_signal = 0;     // the signal that killed the command; 0 when it exited
+  bool oom_while_packed = false;
+  std::string error_line;  // the last line the command printed to stderr (else stdout); may be empty
+};
+
+// The line that identifies a failure: the last non-blank line of stderr, else of stdout, trimmed; empty when
+// the command printed nothing.
+std::string LastErrorLine(const std::vector<std::string>& stderr_tail, const std::vector<std::string>& stdout_tail);
+
+// Whether an attempt that ended this way may be judged by the rule at all: a plain failure or an out-of-memory
+// failure of a run alone on its device, ended by its own exit (not a signal), with an error line.
+bool RepeatableFailure(const FailureFacts& f);
+
+// The reason not to retry after `latest` when `previous` (the attempt `previous_no` of the same run) failed
+// alike, e.g. "the same error as attempt 1 (failed: ValueError: bad value): not retried"; nullopt when the
+// retry stands.
+std::optional<std::string> SameFailureAgain(const FailureFacts& previous, int previous_no, const FailureFacts& latest);
+
+}  // namespace sat::sweep

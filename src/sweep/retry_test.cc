@@ -1,0 +1,47 @@
+#include "sweep/retry.h"
+
+#include <gtest/gtest.h>
+
+namespace sat::sweep {
+namespace {
+
+FailureFacts Failed(std::string line) { return FailureFacts{"failed", 0, false, std::move(line)}; }
+
+TEST(RetryTest, TheSameErrorTwiceIsNotRetried) {
+  auto why = SameFailureAgain(Failed("ValueError: bad"), 1, Failed("ValueError: bad"));
+  ASSERT_TRUE(why.has_value());
+  EXPECT_EQ(*why, "the same error as attempt 1 (failed: ValueError: bad): not retried");
+}
+
+TEST(RetryTest, ADifferentErrorKeepsItsRetry) {
+  EXPECT_FALSE(SameFailureAgain(Failed("ValueError: bad"), 1, Failed("KeyError: 'x'")));
+  FailureFacts oom{"host_oom", 0, false, "ValueError: bad"};
+  EXPECT_FALSE(SameFailureAgain(Failed("ValueError: bad"), 1, oom));
+}
+
+TEST(RetryTest, CircumstantialFailuresKeepTheirRetries) {
+  FailureFacts signal = Failed("Killed");
+  signal.term_signal = 9;
+  EXPECT_FALSE(SameFailureAgain(signal, 1, signal));
+  FailureFacts packed{"gpu_oom", 0, true, "torch.cuda.OutOfMemoryError: CUDA out of memory."};
+  EXPECT_FALSE(SameFailureAgain(packed, 1, packed));
+  FailureFacts timeout{"timed_out", 0, false, "step 10"};
+  EXPECT_FALSE(SameFailureAgain(timeout, 1, timeout));
+  FailureFacts worker{"worker_killed", 0, false, "DataLoader worker (pid 1) is killed by signal"};
+  EXPECT_FALSE(SameFailureAgain(worker, 1, worker));
+  EXPECT_FALSE(SameFailureAgain(Failed(""), 1, Failed("")));
+}
+
+TEST(RetryTest, OutOfMemoryAloneOnItsDeviceRepeats) {
+  FailureFacts alone{"gpu_oom", 0, false, "torch.cuda.OutOfMemoryError: CUDA out of memory."};
+  EXPECT_TRUE(SameFailureAgain(alone, 2, alone));
+}
+
+TEST(RetryTest, LastErrorLinePrefersStderr) {
+  EXPECT_EQ(LastErrorLine({"Traceback:", "  ValueError: bad  ", "  "}, {"loss=1"}), "ValueError: bad");
+  EXPECT_EQ(LastErrorLine({}, {"loss=1", "fatal: no data"}), "fatal: no data");
+  EXPECT_EQ(LastErrorLine({}, {}), "");
+}
+
+}  // namespace
+}  // namespace sat::sweep

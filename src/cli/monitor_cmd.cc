@@ -184,9 +184,16 @@ Status RunMonitor(const MonitorOptions& o) {
 
   auto gpu = OpenGpus(o.ids);
   if (!gpu) return gpu.error();
-  // Said once, on stderr so CSV and JSON stay clean; the human view shows it in its own note line.
-  if (!gpu->backend && format.kind != monitor::OutputKind::kHuman)
-    fmt::print(stderr, "saturate: {}; GPU fields read N/A\n", gpu->note);
+  // Said once, on stderr so CSV and JSON stay clean; the human view shows it in its own note line. Without a GPU a
+  // per-GPU query has no rows (monitor::RowsOf), so the notice says where host fields still flow.
+  if (!gpu->backend && format.kind != monitor::OutputKind::kHuman) {
+    if (query->per_gpu) {
+      fmt::print(stderr, "saturate: {}; --query-gpu prints no rows without a GPU (for host fields alone use "
+                         "--query-host)\n", gpu->note);
+    } else {
+      fmt::print(stderr, "saturate: {}; GPU fields read N/A\n", gpu->note);
+    }
+  }
 
   // Output: a file (-f) or stdout.
   std::ofstream file;

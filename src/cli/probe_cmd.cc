@@ -74,6 +74,9 @@ Status RunProbeCommand(const ProbeCliOptions& c) {
     std::cout << probe::ConsoleReport(*result);
   }
   std::cout.flush();
+  if (!result->kept_log_dir.empty()) {
+    fmt::print(stderr, "saturate: the run failed; its logs are kept in {}\n", result->kept_log_dir);
+  }
   if (result->interrupted) return Error{"interrupted; the report shows what was measured", kExitInterrupted};
   if (result->verdict.failed) return Error{result->verdict.failure, kExitFailure};
   return Status::Ok();

@@ -87,10 +87,13 @@ TEST_F(CsvWriterTest, HostOnlyQueryGivesOneRowPerSample) {
             "2026/09/01 20:41:56.941, 37.5 %, 2, 1.23, 8292 MiB, 12.00 MiB/s, 96.0, 0.02 MiB/s\n");
 }
 
-TEST_F(CsvWriterTest, PerGpuQueryWithoutGpusPrintsNa) {
+TEST_F(CsvWriterTest, PerGpuQueryWithoutGpusPrintsTheHeaderAlone) {
   telemetry::Sample s = testing::IdleSample();
   s.gpus.clear();
-  EXPECT_EQ(Csv("index,utilization.gpu", "mem.total", "csv,noheader", {s}), "[N/A], [N/A], 24576 MiB\n");
+  EXPECT_EQ(Csv("timestamp,index,utilization.gpu", "mem.total", "csv", {s, s}),
+            "timestamp, index, utilization.gpu [%], mem.total [MiB]\n");
+  EXPECT_EQ(Csv("index,utilization.gpu", "mem.total", "csv,noheader", {s}), "");
+  EXPECT_EQ(Csv("", "mem.total", "csv,noheader", {s}), "24576 MiB\n") << "host fields alone still print";
 }
 
 TEST_F(CsvWriterTest, TreeFieldsAreNaInASampleWithoutTree) {

@@ -42,6 +42,17 @@ TEST_F(JsonWriterTest, RowsAreObjectsInQueryOrderWithTypedValues) {
             R"("pstate":"P0","cpu.util":37.5})");
 }
 
+TEST_F(JsonWriterTest, PerGpuQueryWithoutGpusWritesNothing) {
+  Result<Query> q = ParseQuery("timestamp,index,utilization.gpu", "cpu.util", false);
+  ASSERT_TRUE(q.ok());
+  telemetry::Sample s = testing::IdleSample();
+  s.gpus.clear();
+  EXPECT_TRUE(Write(*q, s).empty());
+  Result<Query> host = ParseQuery("", "mem.total", false);
+  ASSERT_TRUE(host.ok());
+  EXPECT_EQ(Write(*host, s).size(), 1u);
+}
+
 TEST_F(JsonWriterTest, NumbersAreNumbersAndNaIsNullNeverZero) {
   Result<Query> q = ParseQuery("timestamp,memory.used,power.draw,fan.speed,clocks.sm", "disk.read", false);
   ASSERT_TRUE(q.ok());

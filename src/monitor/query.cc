@@ -86,7 +86,7 @@ Result<Query> ParseQuery(std::string_view gpu_fields, std::string_view host_fiel
 }
 
 std::vector<Row> RowsOf(const Query& query, const telemetry::Sample& sample) {
-  if (!query.per_gpu || sample.gpus.empty()) return {Row{&sample, nullptr}};
+  if (!query.per_gpu) return {Row{&sample, nullptr}};
   std::vector<Row> rows;
   rows.reserve(sample.gpus.size());
   for (const telemetry::GpuSample& gpu : sample.gpus) rows.push_back(Row{&sample, &gpu});

@@ -38,8 +38,9 @@ struct Row {
 };
 
 // The rows a sample expands into, as nvidia-smi forms them: one per GPU in the sample when the
-// query has a GPU field, otherwise one. A per-GPU query on a sample without GPUs gives one row
-// whose GPU fields read N/A, so host columns keep flowing. Rows point into `sample`.
+// query has a GPU field, otherwise one. A per-GPU query on a sample without GPUs gives no rows: a
+// row would describe a GPU that does not exist (host fields flow with --query-host alone). Rows
+// point into `sample`.
 std::vector<Row> RowsOf(const Query& query, const telemetry::Sample& sample);
 
 }  // namespace sat::monitor

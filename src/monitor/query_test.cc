@@ -94,10 +94,13 @@ TEST(RowsOf, OneRowPerSampleWithoutGpuFields) {
   EXPECT_EQ(RowGpus("", s), (GpuRows{nullptr}));
 }
 
-TEST(RowsOf, PerGpuQueryWithoutGpusStillGivesOneRow) {
+TEST(RowsOf, PerGpuQueryWithoutGpusGivesNoRows) {
   telemetry::Sample s = testing::IdleSample();
   s.gpus.clear();
-  EXPECT_EQ(RowGpus("index", s), (GpuRows{nullptr}));
+  EXPECT_EQ(RowGpus("index", s), GpuRows{});
+  Result<Query> host_only = ParseQuery("", "mem.total", false);
+  ASSERT_TRUE(host_only.ok());
+  EXPECT_EQ(RowsOf(*host_only, s).size(), 1u) << "host fields keep their row without a GPU";
 }
 
 }  // namespace

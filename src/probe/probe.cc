@@ -56,6 +56,23 @@ std::string NoLoaderWhy(StageKind kind) {
          "stage already measures the model";
 }
 
+// A temporary folder that is removed when this goes out of scope, unless kept.
+class TempFolder {
+ public:
+  explicit TempFolder(std::string path) : path_(std::move(path)) {}
+  ~TempFolder() {
+    std::error_code ec;
+    if (!path_.empty() && !keep_) fs::remove_all(path_, ec);
+  }
+  TempFolder(const TempFolder&) = delete;
+  TempFolder& operator=(const TempFolder&) = delete;
+  void Keep() { keep_ = true; }
+
+ private:
+  std::string path_;
+  bool keep_ = false;
+};
+
 }  // namespace
 
 Result<ProbeResult> RunProbe(const ProbeOptions& o, telemetry::GpuBackend* gpu) {
@@ -66,13 +83,14 @@ Result<ProbeResult> RunProbe(const ProbeOptions& o, telemetry::GpuBackend* gpu) 
   result.auto_enabled = o.auto_instrument && !o.parse;
   const double t0 = telemetry::MonotonicSeconds();
 
-  // Logs go under --out, or a fresh temporary folder.
+  // Logs go under --out, or a fresh temporary folder that goes at the end (on an error too) unless the run failed.
   std::string root = o.out_dir;
   if (root.empty()) {
     std::string tmpl = (fs::temp_directory_path() / "saturate-probe-XXXXXX").string();
     if (mkdtemp(tmpl.data()) == nullptr) return Error{fmt::format("cannot create a folder for logs: {}", strerror(errno))};
     root = tmpl;
   }
+  TempFolder temp_logs(o.out_dir.empty() ? root : "");
   std::error_code ec;
   fs::create_directories(root, ec);
   if (ec) return Error{fmt::format("cannot create --out {}: {}", root, ec.message())};
@@ -169,6 +187,13 @@ Result<ProbeResult> RunProbe(const ProbeOptions& o, telemetry::GpuBackend* gpu) 
 
   result.wall_s = telemetry::MonotonicSeconds() - t0;
   result.verdict = Decide(result);
+  // A failed run's logs say why: the temporary folder stays and the caller names it. Otherwise it goes.
+  if (o.out_dir.empty() && result.verdict.failed) {
+    temp_logs.Keep();
+    result.kept_log_dir = root;
+  } else if (o.out_dir.empty()) {
+    for (StageResult* s : {&result.full, &result.loader, &result.compute}) s->log_dir.clear();
+  }
   if (!o.out_dir.empty()) {
     if (Status st = WriteProbeJson(result, o.out_dir); !st) return st.error();
   }

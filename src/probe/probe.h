@@ -32,6 +32,9 @@ struct ProbeResult {
   StageResult loader, compute, full;         // a stage that did not run has ran == false
   std::vector<DataLocation> data_locations;  // where the files the run read live
   Verdict verdict;
+  // Without --out: the temporary folder of the stages' logs, kept because the run failed; empty when it was
+  // removed (a probe that did not fail leaves nothing behind) or with --out.
+  std::string kept_log_dir;
 };
 
 struct ProbeOptions {
@@ -43,7 +46,7 @@ struct ProbeOptions {
   std::optional<double> batch_size;
   bool auto_instrument = true;               // false: --no-auto (StageOptions::auto_instrument)
   std::optional<double> samples_per_step;    // --samples-per-step (StageOptions::samples_per_step)
-  std::string out_dir;                       // --out: probe.json and the stages' logs; empty: a temp dir
+  std::string out_dir;                       // --out: probe.json and the stages' logs; empty: a temporary folder
   bool verbose = false;
   double target_rel_half_width = 0.02;
   std::string proc_root = "/proc";
@@ -57,7 +60,9 @@ namespace sat::probe {
 // or the automatic instrumentation; then loader and compute when it does, aimed at the training DataLoader the
 // full stage found), within the budget, and decides the verdict. A loader or compute stage that finds no
 // DataLoader to take over ends "not run". `gpu` is not owned and may be null (no driver).
-// Ctrl-C ends the stage under way; the result keeps what was measured and says interrupted.
+// Ctrl-C ends the stage under way; the result keeps what was measured and says interrupted. Without --out the
+// logs go to a temporary folder (saturate-probe-XXXXXX under $TMPDIR) that is removed before returning, unless the
+// verdict is failed (then ProbeResult::kept_log_dir names it).
 // Error only for saturate's own problems (bad --parse, cannot create --out); a failing command is a verdict.
 Result<ProbeResult> RunProbe(const ProbeOptions& options, telemetry::GpuBackend* gpu);
 

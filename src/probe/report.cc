@@ -8,6 +8,8 @@
 #include <optional>
 #include <vector>
 
+#include "util/strings.h"
+
 namespace sat::probe {
 namespace {
 
@@ -69,7 +71,6 @@ std::string Table(const std::vector<Row>& rows) {
   return out;
 }
 
-std::string Pct(double pct) { return fmt::format("{:.0f}%", pct); }
 
 std::optional<double> Narrowest(const ProbeResult& r, std::string* which) {
   std::optional<double> narrow;
@@ -99,7 +100,7 @@ std::string Seen(const ProbeResult& r, const StageResult& s) {
   }
   const StageTelemetry& t = s.telemetry;
   bool show_gpu = s.kind != StageKind::kLoader;
-  if (show_gpu && t.gpu_util_pct) parts.push_back("GPU util " + Pct(t.gpu_util_pct->p50));
+  if (show_gpu && t.gpu_util_pct) parts.push_back("GPU util " + FormatPct(t.gpu_util_pct->p50));
   if (show_gpu && t.gpu_mem_used_bytes) {
     std::optional<double> total = GpuMemoryTotal(r, t);
     parts.push_back(fmt::format("memory {} / {}", FormatGiB(t.gpu_mem_used_bytes->max),
@@ -107,9 +108,9 @@ std::string Seen(const ProbeResult& r, const StageResult& s) {
   }
   if (t.tree_cpu_pct) {
     std::optional<int> workers = WorkerCount(t);
-    parts.push_back(workers ? fmt::format("CPU {} ({} worker{})", Pct(t.tree_cpu_pct->mean), *workers,
+    parts.push_back(workers ? fmt::format("CPU {} ({} worker{})", FormatPct(t.tree_cpu_pct->mean), *workers,
                                           *workers == 1 ? "" : "s")
-                            : "CPU " + Pct(t.tree_cpu_pct->mean));
+                            : "CPU " + FormatPct(t.tree_cpu_pct->mean));
   }
   if (s.kind == StageKind::kLoader && t.tree_read_bytes_per_s) {
     parts.push_back(fmt::format("read {:.1f} MiB/s", t.tree_read_bytes_per_s->mean / kMiB));

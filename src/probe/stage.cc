@@ -4,13 +4,14 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <fstream>
+#include <limits>
 #include <mutex>
 #include <set>
 
 #include "measure/channel.h"
 #include "probe/data_location.h"
 #include "run/interrupt.h"
+#include "telemetry/proc_maps.h"
 
 namespace sat::probe {
 
@@ -91,25 +92,6 @@ class AutoFailureLine {
   std::string line_;
 };
 
-// Whether process `pid` has torch's native libraries mapped (libtorch*.so, torch/_C*.so): the script imported
-// torch. nullopt when the map cannot be read (the process is gone).
-std::optional<bool> MapsTorch(pid_t pid, std::string_view proc_root) {
-  std::ifstream maps(fmt::format("{}/{}/maps", proc_root, pid));
-  if (!maps) return std::nullopt;
-  bool read_any = false;
-  for (std::string line; std::getline(maps, line);) {
-    read_any = true;
-    size_t slash = line.rfind('/');
-    if (slash == std::string::npos) continue;
-    std::string_view file = std::string_view(line).substr(slash + 1);
-    if (file.substr(0, 8) == "libtorch" || (file.substr(0, 3) == "_C." && line.find("/torch/_C.") != line.npos)) {
-      return true;
-    }
-  }
-  if (!read_any) return std::nullopt;
-  return false;
-}
-
 using telemetry::Sample;
 
 std::optional<telemetry::Summary> SummarizeField(const std::vector<Sample>& samples,
@@ -148,6 +130,8 @@ StageTelemetry SummarizeTelemetry(const std::vector<Sample>& samples, int gpu_in
   t.tree_read_bytes_per_s = SummarizeField(samples, tree([](const Tree& p) { return p.read_bytes_per_s; }));
   t.tree_processes = SummarizeField(
       samples, tree([](const Tree& p) { return std::optional<double>(static_cast<double>(p.process_count)); }));
+  t.tree_workers = SummarizeField(
+      samples, tree([](const Tree& p) { return std::optional<double>(static_cast<double>(p.worker_count)); }));
   t.tree_gpu_mem_bytes = SummarizeField(samples, tree([](const Tree& p) { return AsDouble(p.gpu_memory_bytes); }));
   if (gpu_index >= 0) {
     auto gpu = [gpu_index](auto get) {
@@ -221,6 +205,7 @@ Result<StageResult> RunStage(StageKind kind, const StageOptions& o, telemetry::S
   double next_files_scan = t0 + 1.0;
 
   // Takes in what the helper sent and what the output said, feeding the estimator.
+  double stop_requested_t = std::numeric_limits<double>::infinity();
   auto drain = [&](int timeout_ms) {
     if (auto messages = (*channel)->Poll(timeout_ms)) {
       for (const auto& m : *messages) {
@@ -243,7 +228,9 @@ Result<StageResult> RunStage(StageKind kind, const StageOptions& o, telemetry::S
         if (m.type == measure::MessageType::kDone && m.done_reason == "no-loader") r.no_loader = true;
         if (auto obs = progress.Add(m)) {
           r.helper_seen = true;
-          estimator.Add(*obs);
+          // A report that covers time after saturate asked the command to stop measures its shutdown, not
+          // training: it still counts in the totals, never in the estimate.
+          if (obs->t_end_s <= stop_requested_t) estimator.Add(*obs);
         }
       }
     }
@@ -269,7 +256,7 @@ Result<StageResult> RunStage(StageKind kind, const StageOptions& o, telemetry::S
             for (auto& f : OpenRegularFiles(pid, "/proc")) open_files.insert(std::move(f));
           }
           if (r.torch_loaded != true) {
-            if (std::optional<bool> torch = MapsTorch(pid, "/proc")) r.torch_loaded = *torch;
+            if (std::optional<bool> torch = telemetry::MapsTorch(pid)) r.torch_loaded = *torch;
           }
         }
       }
@@ -278,6 +265,7 @@ Result<StageResult> RunStage(StageKind kind, const StageOptions& o, telemetry::S
     if (now - t0 >= o.budget_s) break;
     if (now - t0 >= o.settle_s && estimator.Converged()) break;
   }
+  if (!ended) stop_requested_t = telemetry::MonotonicSeconds();
   run->RequestStop();
   r.outcome = run->Wait();
   // The helper's last reports come as the command stops.

@@ -29,7 +29,8 @@ struct StageTelemetry {
   std::optional<telemetry::Summary> tree_cpu_pct;   // 100 = one core
   std::optional<telemetry::Summary> tree_rss_bytes;
   std::optional<telemetry::Summary> tree_read_bytes_per_s;
-  std::optional<telemetry::Summary> tree_processes;  // the trainer plus its loader workers
+  std::optional<telemetry::Summary> tree_processes;  // every process of the command: wrappers, trainers, workers
+  std::optional<telemetry::Summary> tree_workers;    // DataLoader workers (telemetry::CountForkedWorkers)
   std::optional<telemetry::Summary> tree_gpu_mem_bytes;
   std::optional<telemetry::Summary> host_cpu_pct, host_iowait_pct, disk_busy_pct, disk_read_bytes_per_s;
   unsigned cpu_count = 0;

@@ -138,10 +138,12 @@ inline void SetGpu(StageResult& s, double util_pct, double used_gib) {
   s.telemetry.tree_gpu_mem_bytes = Flat(used_gib * kGiB);
 }
 
-// CPU readings of a stage: the tree's CPU (100 = one core) with `processes` processes, and the host's.
+// CPU readings of a stage: the tree's CPU (100 = one core) with `processes` processes (a trainer and its
+// DataLoader workers), and the host's.
 inline void SetCpu(StageResult& s, double tree_pct, double processes, double host_pct) {
   s.telemetry.tree_cpu_pct = Flat(tree_pct);
   s.telemetry.tree_processes = Flat(processes);
+  s.telemetry.tree_workers = Flat(processes - 1);
   s.telemetry.host_cpu_pct = Flat(host_pct);
   s.telemetry.host_iowait_pct = Flat(0.5);
   s.telemetry.disk_busy_pct = Flat(3);

@@ -16,11 +16,10 @@ namespace {
 
 using telemetry::Summary;
 
-std::string Pct(double pct) { return fmt::format("{:.0f}%", pct); }
 std::string Rate(double samples_per_s) { return FormatNumber(samples_per_s) + " samples/s"; }
 
 std::optional<double> RateOf(const StageResult& s) {
-  if (!StageMeasured(s)) return std::nullopt;
+  if (!StageMeasured(s) || !EnoughSteadyData(s)) return std::nullopt;
   return s.estimate.samples_per_s;
 }
 
@@ -96,7 +95,7 @@ std::optional<double> Mean(const std::optional<Summary>& s) {
 // How busy the loader's CPU was, from the loader stage (or full without it).
 struct LoaderCpu {
   std::optional<double> tree_pct;  // 100 = one core
-  std::optional<int> workers;      // DataLoader worker processes: the tree's processes minus the trainer
+  std::optional<int> workers;      // DataLoader worker processes (WorkerCount)
   unsigned cores = 0;
   double usable_cores = 1;         // what the tree's processes can use at most
   std::optional<double> host_pct, iowait_pct, disk_busy_pct;
@@ -126,14 +125,15 @@ std::string CpuEvidence(const LoaderCpu& c, std::string_view label) {
   std::vector<std::string> parts;
   if (c.tree_pct) {
     std::string workers = c.workers ? fmt::format(" with {} worker{}", *c.workers, *c.workers == 1 ? "" : "s") : "";
-    parts.push_back(fmt::format("{} CPU {} of {}{}", label, Pct(*c.tree_pct), CoresText(c.usable_cores), workers));
+    parts.push_back(
+        fmt::format("{} CPU {} of {}{}", label, FormatPct(*c.tree_pct), CoresText(c.usable_cores), workers));
   }
   if (c.host_pct) {
     std::string cores = c.cores > 0 ? fmt::format(" of {}", CoresText(c.cores)) : "";
-    parts.push_back(fmt::format("host CPU {}{}", Pct(*c.host_pct), cores));
+    parts.push_back(fmt::format("host CPU {}{}", FormatPct(*c.host_pct), cores));
   }
-  if (c.iowait_pct && *c.iowait_pct >= kIowaitHighPct) parts.push_back("iowait " + Pct(*c.iowait_pct));
-  if (c.disk_busy_pct && *c.disk_busy_pct >= kDiskBusyPct) parts.push_back("disk busy " + Pct(*c.disk_busy_pct));
+  if (c.iowait_pct && *c.iowait_pct >= kIowaitHighPct) parts.push_back("iowait " + FormatPct(*c.iowait_pct));
+  if (c.disk_busy_pct && *c.disk_busy_pct >= kDiskBusyPct) parts.push_back("disk busy " + FormatPct(*c.disk_busy_pct));
   return JoinNonEmpty(parts, "; ");
 }
 
@@ -274,7 +274,7 @@ std::optional<Summary> LoopGpu(const Pipe& p, std::optional<Summary> StageTeleme
 std::string GpuEvidence(const ProbeResult& r, const Pipe& p) {
   std::vector<std::string> parts;
   if (std::optional<Summary> util = LoopGpu(p, &StageTelemetry::gpu_util_pct)) {
-    parts.push_back("GPU util " + Pct(util->p50));
+    parts.push_back("GPU util " + FormatPct(util->p50));
   }
   if (std::optional<Summary> mem = LoopGpu(p, &StageTelemetry::gpu_mem_used_bytes)) {
     std::optional<double> total = GpuMemoryTotal(r, p.loop->telemetry);
@@ -339,7 +339,7 @@ void DecideCompute(const ProbeResult& r, const Pipe& p, Verdict& v) {
     v.cause = "the model runs on the CPU: the run holds no GPU memory";
     v.next = "move the model and batches to the GPU (.to('cuda'))";
   } else if (util && util->p50 < kLowGpuUtilPct) {
-    v.cause = fmt::format("CPU-side work in the step: the GPU is busy only {}", Pct(util->p50));
+    v.cause = fmt::format("CPU-side work in the step: the GPU is busy only {}", FormatPct(util->p50));
     v.next = "a larger batch size (fewer, larger kernels)" + BatchAt(SeenLoader(r)) +
              ", then mixed precision (bf16/fp16 autocast)";
   } else {
@@ -435,12 +435,31 @@ std::string NoReportsNext(const ProbeResult& r, const StageResult& s) {
   return fmt::format("let the script run longer; if it does not train with PyTorch, {}, or {}", kEdit, kParse);
 }
 
+// What a stage measured from too little steady data: "full 212 samples/s ±192% from 1.8 s of steady data".
+std::string ShortOfData(const StageResult& s) {
+  const measure::SteadyState& e = s.estimate;
+  std::string interval = std::isfinite(e.rel_half_width) ? fmt::format(" ±{:.0f}%", e.rel_half_width * 100)
+                                                          : std::string(" (no interval)");
+  return fmt::format("{} {}{} from {:.1f} s of steady data", StageName(s.kind), Rate(e.samples_per_s), interval,
+                     e.steady_s);
+}
+
 // Why nothing was measured, as a verdict without a bottleneck.
 Verdict Unknown(const ProbeResult& r) {
   Verdict v;
   v.cause = "no throughput measured";
   const StageResult& s = r.full.ran ? r.full : (r.compute.ran ? r.compute : r.loader);
-  if (r.interrupted && !s.ran) {
+  std::vector<std::string> short_of_data;
+  for (const StageResult* st : {&r.full, &r.loader, &r.compute}) {
+    if (StageMeasured(*st) && !EnoughSteadyData(*st)) short_of_data.push_back(ShortOfData(*st));
+  }
+  if (!short_of_data.empty()) {
+    v.cause = "not enough steady data";
+    v.evidence = fmt::format("not enough steady data: {} (a verdict needs at least {:.0f} s and ±{:.0f}%)",
+                             JoinNonEmpty(short_of_data, ", "), kMinSteadyS, kMaxUsableRelHalfWidth * 100);
+    v.next = r.interrupted ? "probe again and let it run"
+                           : "probe again with a larger budget, or let the script run longer";
+  } else if (r.interrupted && !s.ran) {
     v.evidence = "interrupted before any stage was measured";
     v.next = "probe again and let it run";
   } else if (!s.ran) {
@@ -500,7 +519,7 @@ void AddNotes(const ProbeResult& r, const Pipe& p, Verdict& v) {
     double util = r.full.telemetry.gpu_util_pct->p50;
     if (util >= kHighGpuUtilPct && *p.full < kUtilOverstatesRatio * *p.compute) {
       v.notes.push_back(fmt::format("GPU utilisation is {} but full runs at {} of the compute ceiling: "
-                                    "utilisation overstates the work done", Pct(util),
+                                    "utilisation overstates the work done", FormatPct(util),
                                     FormatShare(*p.full / *p.compute)));
     }
   }
@@ -529,6 +548,12 @@ void AddNotes(const ProbeResult& r, const Pipe& p, Verdict& v) {
     if (!StageMeasured(*s)) continue;
     const measure::SteadyState& e = s->estimate;
     std::string_view name = StageName(s->kind);
+    if (!EnoughSteadyData(*s)) {
+      if (!v.bottleneck.empty()) {
+        v.notes.push_back(fmt::format("left out of the verdict, not enough steady data: {}", ShortOfData(*s)));
+      }
+      continue;
+    }
     if (e.drift) {
       v.notes.push_back(fmt::format("the {} rate drifted {:+.0f}% between the halves of its steady part", name,
                                     e.drift_rel * 100));
@@ -614,6 +639,13 @@ bool StageMeasured(const StageResult& stage) {
   return stage.ran && std::isfinite(stage.estimate.samples_per_s) && stage.estimate.samples_per_s > 0;
 }
 
+bool EnoughSteadyData(const StageResult& stage) {
+  const measure::SteadyState& e = stage.estimate;
+  // An estimate without an interval (fewer than 2 batches) over enough seconds stays usable, with its own note.
+  bool interval_too_wide = std::isfinite(e.rel_half_width) && e.rel_half_width > kMaxUsableRelHalfWidth;
+  return e.steady_s >= kMinSteadyS && !interval_too_wide;
+}
+
 bool StageFailed(const StageResult& stage) {
   switch (stage.outcome.exit_class) {
     case run::ExitClass::kGpuOom:
@@ -628,53 +660,14 @@ bool StageFailed(const StageResult& stage) {
 }
 
 std::optional<int> WorkerCount(const StageTelemetry& telemetry) {
-  if (!telemetry.tree_processes || telemetry.tree_processes->count == 0) return std::nullopt;
-  return std::max(0, static_cast<int>(std::lround(telemetry.tree_processes->max)) - 1);
+  if (!telemetry.tree_workers || telemetry.tree_workers->count == 0) return std::nullopt;
+  return std::max(0, static_cast<int>(std::lround(telemetry.tree_workers->max)));
 }
 
 std::optional<double> GpuMemoryTotal(const ProbeResult& result, const StageTelemetry& telemetry) {
   if (telemetry.gpu_mem_total_bytes) return telemetry.gpu_mem_total_bytes;
   if (result.machine.gpu_mem_total_bytes) return static_cast<double>(*result.machine.gpu_mem_total_bytes);
   return std::nullopt;
-}
-
-std::string JoinNonEmpty(const std::vector<std::string>& parts, std::string_view separator) {
-  std::string out;
-  for (const std::string& p : parts) {
-    if (p.empty()) continue;
-    if (!out.empty()) out += separator;
-    out += p;
-  }
-  return out;
-}
-
-std::string GroupThousands(uint64_t value) {
-  std::string digits = std::to_string(value);
-  std::string out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
-
-std::string FormatNumber(double value) {
-  if (!std::isfinite(value)) return "n/a";
-  double magnitude = std::fabs(value);
-  if (magnitude < 9.995) return fmt::format("{:.2f}", value);
-  if (magnitude < 99.95) return fmt::format("{:.1f}", value);
-  std::string grouped = GroupThousands(static_cast<uint64_t>(std::llround(magnitude)));
-  return value < 0 ? "-" + grouped : grouped;
-}
-
-std::string FormatShare(double share) {
-  if (!std::isfinite(share)) return "n/a";
-  return fmt::format("{:.0f}%", share * 100);
-}
-
-std::string FormatGiB(double bytes) {
-  if (!std::isfinite(bytes)) return "n/a";
-  return fmt::format("{:.1f} GiB", bytes / (1024.0 * 1024.0 * 1024.0));
 }
 
 }  // namespace sat::probe

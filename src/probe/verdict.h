@@ -12,7 +12,10 @@
 // Rules, first match wins:
 //   1. failed: the full stage (or, when full was not measured, any stage) ended gpu_oom, host_oom,
 //      worker_killed, failed or start_failed. The run cannot train as configured; no bottleneck is named.
-//   2. unknown: no stage measured a throughput. No bottleneck; the evidence says why.
+//   2. unknown: no stage measured a throughput from enough steady data (at least kMinSteadyS seconds after the
+//      warm-up cut, and a 95% interval, when there is one, within ±kMaxUsableRelHalfWidth; an interrupted or
+//      short run has less). No bottleneck; the evidence says why, with the rates that were seen. A stage short of
+//      steady data is left out of the rules below too, with a note.
 //   3. loader vs step-overhead: the loader is "bound" when its stage runs below kLoaderNarrowRatio x compute,
 //      or when full waits for data at least kDataWaitBoundShare of each step; step overhead is "bound" when
 //      named phases that are neither compute nor copies (metrics, logging, checkpoints) take at least
@@ -54,6 +57,8 @@ inline constexpr double kHighGpuUtilPct = 85;         // "utilisation looks high
 inline constexpr double kUtilOverstatesRatio = 0.8;   // ... while full runs below 0.8 x the compute ceiling
 inline constexpr double kMemHeadroomShare = 0.5;      // peak GPU memory under half: room for more
 inline constexpr double kMemNearlyFullShare = 0.9;    // peak GPU memory above this: a larger batch will not fit
+inline constexpr double kMinSteadyS = 3;              // seconds of steady data a rate needs to be used
+inline constexpr double kMaxUsableRelHalfWidth = 0.5;  // ... and a 95% interval within ±50% of it
 
 struct Verdict {
   std::string bottleneck;  // "loader", "compute", "transfer", "step-overhead"; empty when failed or unknown
@@ -71,9 +76,12 @@ Verdict Decide(const ProbeResult& result);
 // Readings shared by the verdict and the report.
 // The stage ran and measured a throughput (samples_per_s finite and above 0).
 bool StageMeasured(const StageResult& stage);
+// The stage's rate rests on enough steady data for the verdict (kMinSteadyS, kMaxUsableRelHalfWidth).
+bool EnoughSteadyData(const StageResult& stage);
 // The stage ran and its command ended gpu_oom, host_oom, worker_killed, failed or start_failed.
 bool StageFailed(const StageResult& stage);
-// DataLoader worker processes: the most processes the tree had, minus the trainer; nullopt when not sampled.
+// DataLoader worker processes: the most the tree had at once (telemetry::CountForkedWorkers, so wrappers such as
+// sh -c or torchrun do not count); nullopt when not sampled.
 std::optional<int> WorkerCount(const StageTelemetry& telemetry);
 // The probed GPU's memory in bytes: as sampled during the stage, else as the machine reported it.
 std::optional<double> GpuMemoryTotal(const ProbeResult& result, const StageTelemetry& telemetry);
@@ -88,12 +96,5 @@ inline constexpr std::string_view kAfterStepPhase = "after_step";
 // A phase's name as the verdict and the report write it: after_step is "after-step work (metrics, logging,
 // checkpoints)"; other names as they are.
 std::string PhaseLabel(std::string_view phase);
-
-// Numbers and lists as the verdict and the report write them.
-std::string JoinNonEmpty(const std::vector<std::string>& parts, std::string_view separator);  // skips ""
-std::string GroupThousands(uint64_t value);  // 2000 -> "2,000"
-std::string FormatNumber(double value);  // 1840.2 -> "1,840"; 42.13 -> "42.1"; 3.421 -> "3.42"; "n/a" if not finite
-std::string FormatShare(double share);   // 0.712 -> "71%" (a share of 1 is 100%)
-std::string FormatGiB(double bytes);     // 10952166604 -> "10.2 GiB"
 
 }  // namespace sat::probe

@@ -605,6 +605,65 @@ TEST(Decide, InterruptionIsNoted) {
   EXPECT_THAT(Decide(r).notes, Contains(HasSubstr("interrupted")));
 }
 
+// An interrupted probe: the full stage ran 4 s, 1.8 s of them steady, and its interval is ±192%.
+ProbeResult InterruptedEarly() {
+  ProbeResult r = Probe(false);
+  r.helper = true;
+  r.interrupted = true;
+  r.full = Measured(StageKind::kFull, 212);
+  r.full.estimate.steady_s = 1.8;
+  r.full.estimate.warmup_s = 2.2;
+  r.full.estimate.n_batches = 3;
+  r.full.estimate.rel_half_width = 1.92;
+  r.full.estimate.ci_low = -195;
+  r.full.estimate.ci_high = 619;
+  r.full.estimate.converged = false;
+  r.full.observations = 9;
+  r.full.outcome.duration_s = 4;
+  r.loader = Skipped(StageKind::kLoader, "interrupted");
+  r.compute = Skipped(StageKind::kCompute, "interrupted");
+  return r;
+}
+
+TEST(Decide, TooLittleSteadyDataIsUnknownWithWhatWasSeen) {
+  Verdict v = Decide(InterruptedEarly());
+  EXPECT_FALSE(v.failed);
+  EXPECT_EQ(v.bottleneck, "");
+  EXPECT_EQ(v.cause, "not enough steady data");
+  EXPECT_EQ(v.evidence, "not enough steady data: full 212 samples/s ±192% from 1.8 s of steady data (a verdict "
+                        "needs at least 3 s and ±50%)");
+  EXPECT_THAT(v.next, StartsWith("probe again and let it run"));
+  EXPECT_THAT(v.notes, Contains(HasSubstr("interrupted")));
+}
+
+TEST(Decide, SteadyDataThresholdsAreBoundaries) {
+  ProbeResult r = InterruptedEarly();
+  r.full.estimate.steady_s = kMinSteadyS;
+  r.full.estimate.rel_half_width = kMaxUsableRelHalfWidth;
+  EXPECT_EQ(Decide(r).bottleneck, "compute") << "exactly at the thresholds is enough";
+  r.full.estimate.rel_half_width = kMaxUsableRelHalfWidth * 1.01;
+  EXPECT_EQ(Decide(r).cause, "not enough steady data") << "an interval too wide, even over enough seconds";
+  r.full.estimate.rel_half_width = 0.1;
+  r.full.estimate.steady_s = kMinSteadyS * 0.99;
+  EXPECT_EQ(Decide(r).cause, "not enough steady data") << "too few seconds, even with a tight interval";
+  r.full.estimate.steady_s = 12;
+  r.full.estimate.rel_half_width = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(Decide(r).bottleneck, "compute") << "no interval over enough seconds keeps its own note";
+}
+
+TEST(Decide, AStageShortOfSteadyDataIsLeftOutWithANote) {
+  ProbeResult r = ComputeBoundWithHelper();
+  Verdict before = Decide(r);
+  r.interrupted = true;
+  r.compute.estimate.steady_s = 1.2;
+  r.compute.estimate.rel_half_width = 0.9;
+  Verdict v = Decide(r);
+  EXPECT_THAT(Notes(v), HasSubstr("left out of the verdict, not enough steady data: compute 1,200 samples/s ±90% "
+                                  "from 1.2 s of steady data"));
+  EXPECT_THAT(v.evidence, Not(HasSubstr("1,200")));
+  EXPECT_NE(v.evidence, before.evidence);
+}
+
 TEST(Decide, IgnoresAnEarlierVerdict) {
   ProbeResult r = ComputeBoundWithHelper();
   Verdict first = Decide(r);
@@ -615,31 +674,17 @@ TEST(Decide, IgnoresAnEarlierVerdict) {
   EXPECT_EQ(second.notes, first.notes);
 }
 
-TEST(Format, NumbersSharesAndMemory) {
-  EXPECT_EQ(FormatNumber(1840.2), "1,840");
-  EXPECT_EQ(FormatNumber(1234567.0), "1,234,567");
-  EXPECT_EQ(FormatNumber(212), "212");
-  EXPECT_EQ(FormatNumber(99.96), "100");
-  EXPECT_EQ(FormatNumber(42.13), "42.1");
-  EXPECT_EQ(FormatNumber(3.421), "3.42");
-  EXPECT_EQ(FormatNumber(-2500), "-2,500");
-  EXPECT_EQ(FormatNumber(std::numeric_limits<double>::infinity()), "n/a");
-  EXPECT_EQ(FormatNumber(std::numeric_limits<double>::quiet_NaN()), "n/a");
-  EXPECT_EQ(GroupThousands(0), "0");
-  EXPECT_EQ(GroupThousands(999), "999");
-  EXPECT_EQ(GroupThousands(1000), "1,000");
-  EXPECT_EQ(FormatShare(0.712), "71%");
-  EXPECT_EQ(FormatShare(1), "100%");
-  EXPECT_EQ(FormatGiB(10952166604.0), "10.2 GiB");
-}
-
 TEST(Readings, WorkersAndGpuMemory) {
   StageTelemetry t;
   EXPECT_FALSE(WorkerCount(t).has_value());
-  t.tree_processes = Flat(5);
+  t.tree_workers = Flat(4);
   EXPECT_EQ(WorkerCount(t), 4);
-  t.tree_processes = Flat(0);
+  t.tree_workers = Flat(0);
   EXPECT_EQ(WorkerCount(t), 0);
+  // Under a wrapper (sh -c python3 train.py: the shell, the trainer, two workers) only the workers count.
+  t.tree_processes = Flat(4);
+  t.tree_workers = Flat(2);
+  EXPECT_EQ(WorkerCount(t), 2);
 
   ProbeResult r = Probe(true);
   EXPECT_EQ(GpuMemoryTotal(r, t), 16 * kGiB);

@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "telemetry/proc_tree.h"
 #include "util/strings.h"
 
 namespace sat::run {
@@ -32,35 +33,12 @@ std::string PidPath(const std::string& proc_root, pid_t pid, const char* file) {
 
 }  // namespace
 
-std::optional<ProcEntry> ParseProcStat(std::string_view text) {
-  // "pid (comm) state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt utime stime cutime
-  //  cstime priority nice num_threads itrealvalue starttime ..."; comm is free text, so parse from its last ')'.
-  size_t close_paren = text.rfind(')');
-  if (close_paren == std::string_view::npos) return std::nullopt;
-  auto pid = ParseInt(Trim(text.substr(0, text.find('('))));
-  std::vector<std::string> fields;
-  for (const std::string& f : Split(Trim(text.substr(close_paren + 1)), ' ')) {
-    if (!f.empty()) fields.push_back(f);
-  }
-  // After comm: state is field 0, ppid 1, pgrp 2, session 3, starttime 19.
-  if (!pid || fields.size() < 20 || fields[0].size() != 1) return std::nullopt;
-  auto ppid = ParseInt(fields[1]), pgid = ParseInt(fields[2]), sid = ParseInt(fields[3]);
-  auto start = ParseInt(fields[19]);
-  if (!ppid || !pgid || !sid || !start) return std::nullopt;
-  ProcEntry e;
-  e.pid = static_cast<pid_t>(*pid);
-  e.state = fields[0][0];
-  e.ppid = static_cast<pid_t>(*ppid);
-  e.pgid = static_cast<pid_t>(*pgid);
-  e.sid = static_cast<pid_t>(*sid);
-  e.start_ticks = static_cast<unsigned long long>(*start);
-  return e;
-}
-
 std::optional<ProcEntry> ReadProcEntry(pid_t pid, const std::string& proc_root) {
   auto text = ReadSmallFile(PidPath(proc_root, pid, "stat"));
   if (!text) return std::nullopt;
-  return ParseProcStat(*text);
+  std::optional<telemetry::PidStat> stat = telemetry::ParsePidStat(*text);
+  if (!stat) return std::nullopt;
+  return ProcEntry{stat->pid, stat->ppid, stat->pgid, stat->sid, stat->state, stat->start_ticks};
 }
 
 std::vector<ProcEntry> ListProcesses(const std::string& proc_root) {

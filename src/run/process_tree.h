@@ -20,7 +20,7 @@
 
 namespace sat::run {
 
-// One line of /proc/PID/stat, the fields the runner needs.
+// The fields of /proc/PID/stat the runner needs (parsed by telemetry::ParsePidStat).
 struct ProcEntry {
   pid_t pid = 0;
   pid_t ppid = 0;
@@ -32,9 +32,7 @@ struct ProcEntry {
   bool zombie() const { return state == 'Z' || state == 'X'; }
 };
 
-// Parses the text of /proc/PID/stat (the command name may hold spaces and parentheses).
-std::optional<ProcEntry> ParseProcStat(std::string_view text);
-
+// nullopt when /proc/PID/stat cannot be read (the process is gone) or is not in the expected shape.
 std::optional<ProcEntry> ReadProcEntry(pid_t pid, const std::string& proc_root = "/proc");
 
 // Every process in proc_root; processes that exit during the scan are left out.

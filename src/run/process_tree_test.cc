@@ -27,8 +27,15 @@ std::vector<pid_t> Pids(const std::vector<ProcEntry>& procs) {
   return out;
 }
 
-TEST(ProcessTree, ParsesStatWithAwkwardCommandName) {
-  auto e = ParseProcStat(StatLine(4242, "py thon) (x", 'Z', 17, 4200, 4100));
+TEST(ProcessTree, ReadsStatWithAwkwardCommandName) {
+  auto root = std::filesystem::path(testing::TempDir()) / ("proc_awkward_" + std::to_string(getpid()));
+  std::filesystem::create_directories(root / "4242");
+  std::filesystem::create_directories(root / "12");
+  std::filesystem::create_directories(root / "13");
+  std::ofstream(root / "4242" / "stat") << StatLine(4242, "py thon) (x", 'Z', 17, 4200, 4100);
+  std::ofstream(root / "12" / "stat") << "12 (truncated) S 1 2";
+  std::ofstream(root / "13" / "stat") << "garbage";
+  auto e = ReadProcEntry(4242, root.string());
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(e->pid, 4242);
   EXPECT_EQ(e->ppid, 17);
@@ -36,8 +43,9 @@ TEST(ProcessTree, ParsesStatWithAwkwardCommandName) {
   EXPECT_EQ(e->sid, 4100);
   EXPECT_TRUE(e->zombie());
   EXPECT_EQ(e->start_ticks, 987654u);
-  EXPECT_FALSE(ParseProcStat("12 (truncated) S 1 2").has_value());
-  EXPECT_FALSE(ParseProcStat("garbage").has_value());
+  EXPECT_FALSE(ReadProcEntry(12, root.string()).has_value());
+  EXPECT_FALSE(ReadProcEntry(13, root.string()).has_value());
+  std::filesystem::remove_all(root);
 }
 
 TEST(ProcessTree, ReadsThisProcess) {

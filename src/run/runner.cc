@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <fmt/core.h>
 #include <poll.h>
+#include <pwd.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -30,6 +31,7 @@
 #include "run/process_tree.h"
 #include "run/spawn.h"
 #include "run/unique_fd.h"
+#include "util/strings.h"
 
 namespace sat::run {
 namespace {
@@ -84,6 +86,44 @@ void PrepareProcess() {
   });
 }
 
+// The login name as Python's getpass.getuser() finds it, for torch.compile's default cache folder.
+std::string UserName() {
+  for (const char* var : {"LOGNAME", "USER", "LNAME", "USERNAME"}) {
+    if (const char* v = std::getenv(var); v != nullptr && *v != '\0') return v;
+  }
+  if (const passwd* pw = getpwuid(getuid()); pw != nullptr) return pw->pw_name;
+  return std::to_string(getuid());
+}
+
+// Creates the run's private temporary folder (see runner.h) and points the run's environment at it; returns
+// its path, or "" when it cannot be created (the run then keeps the caller's TMPDIR).
+std::string MakeRunTmpDir(std::map<std::string, std::string>& env) {
+  std::string base = "/tmp";
+  if (auto it = env.find("TMPDIR"); it != env.end() && !it->second.empty()) {
+    base = it->second;
+  } else if (const char* t = std::getenv("TMPDIR"); t != nullptr && *t != '\0') {
+    base = t;
+  }
+  std::string dir = (std::filesystem::path(base) / "saturate-run-XXXXXX").string();
+  if (mkdtemp(dir.data()) == nullptr) return "";
+  if (!env.count("TORCHINDUCTOR_CACHE_DIR") && std::getenv("TORCHINDUCTOR_CACHE_DIR") == nullptr) {
+    env["TORCHINDUCTOR_CACHE_DIR"] = (std::filesystem::path(base) / ("torchinductor_" + UserName())).string();
+  }
+  env["TMPDIR"] = dir;
+  return dir;
+}
+
+// Removes what killed processes left in the run's private folder (multiprocessing's pymp-* folders), then the
+// folder itself when it is empty. Called once no process of the run is left.
+void CleanRunTmpDir(const std::string& dir) {
+  if (dir.empty()) return;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    if (StartsWith(entry.path().filename().string(), "pymp-")) std::filesystem::remove_all(entry.path(), ec);
+  }
+  std::filesystem::remove(dir, ec);  // fails, as meant, when the command left files of its own
+}
+
 std::string NextRunToken() {
   static std::atomic<unsigned> counter{0};
   return fmt::format("{}.{}", getpid(), ++counter);
@@ -95,9 +135,10 @@ std::string NextRunToken() {
 // touches it).
 class Run::Supervisor {
  public:
-  Supervisor(RunSpec spec, SpawnRequest request, std::string marker, UniqueFd stdout_log, UniqueFd stderr_log)
+  Supervisor(RunSpec spec, SpawnRequest request, std::string marker, std::string tmp_dir, UniqueFd stdout_log,
+             UniqueFd stderr_log)
       : spec_(std::move(spec)), request_(std::move(request)), marker_(std::move(marker)),
-        wake_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+        tmp_dir_(std::move(tmp_dir)), wake_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
     streams_[0].log = std::move(stdout_log);
     streams_[1].log = std::move(stderr_log);
   }
@@ -176,6 +217,7 @@ class Run::Supervisor {
   const RunSpec spec_;
   const SpawnRequest request_;
   const std::string marker_;  // "SATURATE_RUN_TREE=<token>"
+  const std::string tmp_dir_;  // the run's private TMPDIR; "" when it could not be created
   const UniqueFd wake_;       // eventfd: RequestStop wakes the supervisor's poll
 
   // Shared with callers.
@@ -220,6 +262,7 @@ void Run::Supervisor::Main() {
     ExitFacts facts;
     facts.started = false;
     facts.start_error = spawned.error().message;
+    CleanRunTmpDir(tmp_dir_);
     Finish(std::move(facts), 0);
     return;
   }
@@ -230,6 +273,8 @@ void Run::Supervisor::Main() {
   start_ = Clock::now();
   next_scan_ = start_ + kScanInterval;
   Supervise();
+  // No process of the run is left to use its temporary files.
+  CleanRunTmpDir(tmp_dir_);
 
   ExitFacts facts;
   facts.exited = WIFEXITED(wait_status_);
@@ -461,6 +506,7 @@ Result<std::unique_ptr<Run>> Run::Start(RunSpec spec) {
   // The marker goes last so a caller's environment cannot hide a run from the cleanup.
   std::string token = NextRunToken();
   std::map<std::string, std::string> env = spec.env;
+  std::string tmp_dir = MakeRunTmpDir(env);
   env[std::string(kRunTreeVar)] = token;
   SpawnRequest request;
   request.env = BuildEnvironment(CurrentEnvironment(), env, spec.pythonpath_prepend);
@@ -475,7 +521,7 @@ Result<std::unique_ptr<Run>> Run::Start(RunSpec spec) {
 
   std::string marker = fmt::format("{}={}", kRunTreeVar, token);
   auto supervisor = std::make_unique<Supervisor>(std::move(spec), std::move(request), std::move(marker),
-                                                 std::move(logs[0]), std::move(logs[1]));
+                                                 std::move(tmp_dir), std::move(logs[0]), std::move(logs[1]));
   {
     // Registered before it starts, so StopAllRuns never misses a run that is being started.
     std::lock_guard lock(TheRegistry().mu);

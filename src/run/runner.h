@@ -18,6 +18,14 @@
 // SIGTERM after stop_grace_s, SIGKILL after another term_grace_s. RequestStop, the time limit, and an interrupt
 // of saturate (with stop_on_interrupt) all start it; a second interrupt of saturate jumps to SIGKILL.
 //
+// Temporary files: each run gets a private folder, saturate-run-XXXXXX under the run's TMPDIR (RunSpec::env,
+// else saturate's, else /tmp), as its TMPDIR. A process killed before it cleans up leaves its temporary files
+// there: PyTorch's DataLoader workers leave the pymp-* folders of Python's multiprocessing after SIGTERM or
+// SIGKILL. Once the whole tree is gone, those pymp-* folders are removed, and the private folder too when
+// nothing else is left in it (what the command itself wrote there is kept). TORCHINDUCTOR_CACHE_DIR, unless
+// set, keeps pointing at torch.compile's usual cache (<TMPDIR>/torchinductor_<user>), so compiled kernels are
+// still reused across runs. If the folder cannot be created the run keeps the caller's TMPDIR.
+//
 // Threads: each Run owns one supervisor thread that forks the child, reads its pipes, writes the logs, calls
 // on_line, enforces the time limit and the ladder, and reaps. Run's methods may be called from any thread.
 #pragma once

@@ -296,6 +296,68 @@ TEST(Runner, LeftoversOfAFinishedCommandAreKilled) {
   EXPECT_TRUE(Gone(pid));
 }
 
+// A DataLoader with two workers in a trainer that ignores SIGINT and SIGTERM, so the stop goes past SIGINT and the
+// workers die of a signal before they remove their multiprocessing folders (pymp-*). It prints its TMPDIR, then
+// "ready" and what is in the TMPDIR once the workers have sent batches.
+constexpr const char* kDataLoaderScript = R"(
+import os, signal, tempfile, time, torch
+from torch.utils.data import DataLoader, Dataset
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+class Endless(Dataset):
+    def __len__(self): return 1 << 30
+    def __getitem__(self, i): return torch.zeros(16)
+print('tmp', tempfile.gettempdir(), flush=True)
+for i, batch in enumerate(DataLoader(Endless(), batch_size=8, num_workers=2)):
+    if i == 20:
+        print('ready', ' '.join(sorted(os.listdir(tempfile.gettempdir()))), flush=True)
+    time.sleep(0.01)
+)";
+
+TEST(Runner, KilledDataLoaderWorkersLeaveNoTemporaryFolders) {
+  auto dir = TempDir("runner_tmp_dataloader");
+  Lines lines;
+  RunSpec spec = Spec({kPython, "-c", kDataLoaderScript});
+  spec.env["TMPDIR"] = dir.string();
+  spec.on_line = lines.Callback();
+  auto run = Run::Start(std::move(spec));
+  ASSERT_TRUE(run.ok());
+  std::string ready = lines.WaitFor("ready");
+  ASSERT_FALSE(ready.empty()) << "the DataLoader did not start; stderr: " << JoinNonEmpty(lines.err(), "\n");
+  EXPECT_NE(ready.find("pymp-"), std::string::npos) << "the workers made no multiprocessing folder: " << ready;
+  std::string tmp = lines.WaitFor("tmp ").substr(4);
+  EXPECT_TRUE(StartsWith(tmp, (dir / "saturate-run-").string())) << tmp;
+
+  (*run)->RequestStop();
+  auto o = (*run)->Wait();
+  EXPECT_EQ(o.exit_class, ExitClass::kStopped) << o.detail;
+  // Past SIGINT: the workers died of SIGTERM or SIGKILL, before Python could remove their folders.
+  EXPECT_NE(o.detail.find("after it ignored SIGINT"), std::string::npos) << o.detail;
+  EXPECT_FALSE(std::filesystem::exists(tmp)) << "the run's private TMPDIR is left";
+  EXPECT_TRUE(std::filesystem::is_empty(dir)) << "left in the caller's TMPDIR";
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Runner, KeepsWhatTheCommandWroteInItsTemporaryFolder) {
+  auto dir = TempDir("runner_tmp_kept");
+  RunSpec spec = Spec({"/bin/sh", "-c", "mkdir \"$TMPDIR/pymp-x\"; echo data > \"$TMPDIR/result.txt\"; echo $TMPDIR"});
+  spec.env["TMPDIR"] = dir.string();
+  auto o = RunToEnd(std::move(spec));
+  ASSERT_EQ(o.stdout_tail.size(), 1u);
+  std::filesystem::path tmp = o.stdout_tail[0];
+  EXPECT_EQ(tmp.parent_path(), dir);
+  EXPECT_TRUE(std::filesystem::exists(tmp / "result.txt"));
+  EXPECT_FALSE(std::filesystem::exists(tmp / "pymp-x"));
+
+  // A command that leaves nothing leaves no folder.
+  RunSpec quiet = Spec({"/bin/sh", "-c", "echo $TMPDIR"});
+  quiet.env["TMPDIR"] = dir.string();
+  auto q = RunToEnd(std::move(quiet));
+  ASSERT_EQ(q.stdout_tail.size(), 1u);
+  EXPECT_FALSE(std::filesystem::exists(q.stdout_tail[0]));
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Runner, InterruptOfSaturateStopsRuns) {
   InstallInterruptHandlers();
   ClearInterrupt();

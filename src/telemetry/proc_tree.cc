@@ -89,6 +89,29 @@ std::vector<pid_t> TreeMembers(pid_t root, const std::vector<std::pair<pid_t, pi
   return out;
 }
 
+namespace {
+
+// argv[0] of a NUL-separated command line names a Python interpreter ("/usr/bin/python3.11", "pypy3").
+bool RunsPython(std::string_view cmdline) {
+  std::string_view argv0 = cmdline.substr(0, cmdline.find('\0'));
+  if (size_t slash = argv0.rfind('/'); slash != std::string_view::npos) argv0.remove_prefix(slash + 1);
+  return StartsWith(argv0, "python") || StartsWith(argv0, "pypy");
+}
+
+}  // namespace
+
+unsigned CountForkedWorkers(const std::vector<ProcCounters>& procs) {
+  std::unordered_map<pid_t, std::string_view> cmdline_of;
+  for (const ProcCounters& p : procs) cmdline_of[p.pid] = p.cmdline;
+  unsigned workers = 0;
+  for (const ProcCounters& p : procs) {
+    auto parent = cmdline_of.find(p.ppid);
+    if (parent == cmdline_of.end() || p.pid == p.ppid || p.cmdline.empty()) continue;
+    if (parent->second == p.cmdline && RunsPython(p.cmdline)) ++workers;
+  }
+  return workers;
+}
+
 ProcTreeSample ComputeTreeSample(const TreeCounters* prev, const TreeCounters& cur, double interval_s,
                                  long ticks_per_s) {
   ProcTreeSample out;
@@ -103,6 +126,7 @@ ProcTreeSample ComputeTreeSample(const TreeCounters* prev, const TreeCounters& c
   }
   if (out.pids.size() < cur.procs.size()) out.pids.insert(out.pids.begin(), cur.root);
   out.process_count = static_cast<unsigned>(cur.procs.size());
+  out.worker_count = CountForkedWorkers(cur.procs);
   out.rss_bytes = rss;
   if (!prev || prev->root != cur.root || interval_s <= 0 || ticks_per_s <= 0) return out;
 
@@ -186,7 +210,8 @@ TreeCounters ProcTreeReader::Read(pid_t root) {
     p.threads = st->num_threads;
     p.rss_bytes = st->rss_pages * static_cast<uint64_t>(page_size_);
     p.io = ReadIo(pid);
-    out.procs.push_back(p);
+    if (std::optional<std::string_view> cmdline = reader_.Read(PidPath(pid, "cmdline"))) p.cmdline = *cmdline;
+    out.procs.push_back(std::move(p));
     members_.push_back(pid);
   }
   return out;

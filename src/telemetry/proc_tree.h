@@ -52,6 +52,7 @@ struct ProcCounters {
   unsigned threads = 0;
   uint64_t rss_bytes = 0;
   std::optional<PidIo> io;  // nullopt when /proc/<pid>/io cannot be read (another user's process)
+  std::string cmdline;      // /proc/<pid>/cmdline: argv, each word ending in '\0'; empty when unreadable
 };
 
 struct TreeCounters {
@@ -60,14 +61,22 @@ struct TreeCounters {
   std::vector<ProcCounters> procs;  // the members, ascending pid
 };
 
+// DataLoader workers among a tree's processes: members forked from a Python process of the tree without starting a
+// new program, so their command line is their parent's word for word; that is how multiprocessing's fork (Linux's
+// default) and forkserver start methods make them. A parent is Python when its argv[0] is named python* or pypy*.
+// Wrappers (sh -c, torchrun's agent, accelerate launch) exec their children, so neither they nor the trainers they
+// start count, however many there are. Limits: workers of the spawn start method are fresh interpreters and are not
+// counted; other processes a trainer forks without exec (its own multiprocessing.Pool) are.
+unsigned CountForkedWorkers(const std::vector<ProcCounters>& procs);
+
 // The members (see the file comment) given every live process as (pid, ppid) and the previous members.
 // Returns them root first, then ascending pid. `live` may be in any order.
 std::vector<pid_t> TreeMembers(pid_t root, const std::vector<std::pair<pid_t, pid_t>>& live,
                                const std::vector<pid_t>& previous_members);
 
 // The tree over the interval between two readings of the same root. `prev` is nullptr (or of another root) for
-// the first reading: then counts and RSS are filled and rates stay nullopt. When no member is left, alive is
-// false and every measurement is nullopt.
+// the first reading: then counts (worker_count by CountForkedWorkers) and RSS are filled and rates stay nullopt.
+// When no member is left, alive is false and every measurement is nullopt.
 //
 // CPU and I/O rates sum, per member, the counter's growth over the interval:
 //   - a process in both readings (same pid and start time) adds cur - prev;
@@ -91,7 +100,7 @@ std::optional<uint64_t> TreeGpuMemory(const std::vector<pid_t>& pids, const std:
 // Reads TreeCounters for a root pid from <proc_root>. Finding descendants needs every process's parent; a
 // process's parent is read once, when its pid first shows up in <proc_root>, and remembered while the pid stays
 // listed (members themselves are re-read every time). So each reading costs one directory listing, one
-// stat file per process new since the last reading, and stat plus io per member. This assumes that no pid is
+// stat file per process new since the last reading, and stat, io and cmdline per member. This assumes that no pid is
 // reused between two consecutive readings (pids are handed out in increasing order up to pid_max). A process
 // adopted into the tree later (by a member that is a child subreaper) is not seen. Not thread-safe.
 class ProcTreeReader {

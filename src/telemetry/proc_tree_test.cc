@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 namespace sat::telemetry {
@@ -196,6 +198,93 @@ TEST(ProcTreeReader, ReadsThisProcessFromTheRealProc) {
   EXPECT_GE(self->threads, 1u);
   EXPECT_GT(self->rss_bytes, 0u);
   EXPECT_EQ(self->ppid, ::getppid());
+}
+
+// A /proc tree written at run time: each process a stat line and a cmdline (argv words ending in '\0').
+class WorkerTree : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = std::filesystem::path(testing::TempDir()) / ("proc_workers_" + std::to_string(::getpid()));
+    std::filesystem::remove_all(root_);
+    std::filesystem::create_directories(root_);
+    std::ofstream(root_ / "uptime") << "1000.00 900.00\n";
+  }
+  void TearDown() override { std::filesystem::remove_all(root_); }
+
+  void Add(pid_t pid, pid_t ppid, const std::vector<std::string>& argv) {
+    std::filesystem::path dir = root_ / std::to_string(pid);
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir / "stat") << pid << " (x) S " << ppid << " " << pid << " " << pid
+                                << " 0 -1 0 0 0 0 0 10 5 0 0 20 0 1 0 5000 1000 100 0\n";
+    std::string cmdline;
+    for (const std::string& word : argv) cmdline += word + '\0';
+    std::ofstream(dir / "cmdline", std::ios::binary) << cmdline;
+  }
+  unsigned Workers(pid_t root) {
+    ProcTreeReader reader(root_.string());
+    return ComputeTreeSample(nullptr, reader.Read(root), 0, kTicksPerS).worker_count;
+  }
+
+  std::filesystem::path root_;
+};
+
+const std::vector<std::string> kTrainer = {"/usr/bin/python3", "train.py", "--workers", "2"};
+
+TEST_F(WorkerTree, CountsForkedPythonWorkersNotTheTrainer) {
+  Add(300, 1, kTrainer);
+  Add(301, 300, kTrainer);
+  Add(302, 300, kTrainer);
+  EXPECT_EQ(Workers(300), 2u);
+}
+
+TEST_F(WorkerTree, AShellWrapperIsNotAWorker) {
+  // sh -c 'python3 train.py', and a subshell the shell forked (a copy of sh, not of Python).
+  const std::vector<std::string> shell = {"/bin/sh", "-c", "python3 train.py --workers 2"};
+  Add(400, 1, shell);
+  Add(401, 400, kTrainer);
+  Add(402, 401, kTrainer);
+  Add(403, 401, kTrainer);
+  Add(404, 400, shell);
+  ProcTreeReader reader(root_.string());
+  ProcTreeSample s = ComputeTreeSample(nullptr, reader.Read(400), 0, kTicksPerS);
+  EXPECT_EQ(s.process_count, 5u);
+  EXPECT_EQ(s.worker_count, 2u) << "the old reading, processes - 1, said 4";
+}
+
+TEST_F(WorkerTree, UnderTorchrunEachTrainersWorkersCountAndTheHelpersOfMultiprocessingDoNot) {
+  Add(500, 1, {"/usr/bin/python3", "/usr/local/bin/torchrun", "--nproc-per-node", "2", "train.py"});
+  for (pid_t trainer : {501, 504}) {
+    Add(trainer, 500, {"/usr/bin/python3.11", "-u", "train.py"});
+    Add(trainer + 1, trainer, {"/usr/bin/python3.11", "-u", "train.py"});
+    Add(trainer + 2, trainer, {"/usr/bin/python3.11", "-u", "train.py"});
+  }
+  Add(510, 501, {"/usr/bin/python3.11", "-c", "from multiprocessing.resource_tracker import main;main(7)"});
+  EXPECT_EQ(Workers(500), 4u);
+}
+
+TEST_F(WorkerTree, ForkserverWorkersCount) {
+  const std::vector<std::string> server = {"python3", "-c", "from multiprocessing.forkserver import main; main(9)"};
+  Add(600, 1, kTrainer);
+  Add(601, 600, server);
+  Add(602, 601, server);
+  Add(603, 601, server);
+  EXPECT_EQ(Workers(600), 2u);
+}
+
+TEST(CountForkedWorkers, NeedsAReadableCommandLineAndAParentInTheTree) {
+  auto proc = [](pid_t pid, pid_t ppid, std::string cmdline) {
+    ProcCounters p;
+    p.pid = pid;
+    p.ppid = ppid;
+    p.cmdline = std::move(cmdline);
+    return p;
+  };
+  const std::string py = std::string("python\0t.py\0", 12);
+  EXPECT_EQ(CountForkedWorkers({proc(1, 0, py), proc(2, 1, py)}), 1u);
+  EXPECT_EQ(CountForkedWorkers({proc(1, 0, ""), proc(2, 1, "")}), 0u) << "unreadable command lines";
+  EXPECT_EQ(CountForkedWorkers({proc(2, 1, py), proc(3, 1, py)}), 0u) << "their parent is not in the tree";
+  const std::string pypy = std::string("pypy3\0t.py\0", 11);
+  EXPECT_EQ(CountForkedWorkers({proc(1, 0, pypy), proc(2, 1, pypy)}), 1u);
 }
 
 }  // namespace

@@ -73,6 +73,7 @@ struct ProcTreeSample {
   bool alive = false;                 // false once the root and every descendant are gone
   std::vector<pid_t> pids;            // root first
   unsigned process_count = 0, thread_count = 0;
+  unsigned worker_count = 0;          // DataLoader workers among the processes (telemetry::CountForkedWorkers)
   Opt<double> cpu_pct;                // 100 = one core busy (top's convention)
   Opt<uint64_t> rss_bytes;
   Opt<double> read_bytes_per_s, write_bytes_per_s;  // storage I/O (/proc/PID/io read_bytes)

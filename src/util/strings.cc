@@ -1,8 +1,11 @@
 #include "util/strings.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
 
 namespace sat {
@@ -108,6 +111,47 @@ std::optional<double> ParseDuration(std::string_view s) {
     i = k;
   }
   return total;
+}
+
+std::string JoinNonEmpty(const std::vector<std::string>& parts, std::string_view separator) {
+  std::string out;
+  for (const std::string& p : parts) {
+    if (p.empty()) continue;
+    if (!out.empty()) out += separator;
+    out += p;
+  }
+  return out;
+}
+
+std::string GroupThousands(uint64_t value) {
+  std::string digits = std::to_string(value);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+std::string FormatNumber(double value) {
+  if (!std::isfinite(value)) return "n/a";
+  double magnitude = std::fabs(value);
+  if (magnitude < 9.995) return fmt::format("{:.2f}", value);
+  if (magnitude < 99.95) return fmt::format("{:.1f}", value);
+  std::string grouped = GroupThousands(static_cast<uint64_t>(std::llround(magnitude)));
+  return value < 0 ? "-" + grouped : grouped;
+}
+
+std::string FormatShare(double share) {
+  if (!std::isfinite(share)) return "n/a";
+  return fmt::format("{:.0f}%", share * 100);
+}
+
+std::string FormatPct(double pct) { return fmt::format("{:.0f}%", pct); }
+
+std::string FormatGiB(double bytes) {
+  if (!std::isfinite(bytes)) return "n/a";
+  return fmt::format("{:.1f} GiB", bytes / (1024.0 * 1024.0 * 1024.0));
 }
 
 }  // namespace sat

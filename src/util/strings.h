@@ -1,6 +1,7 @@
 // Small string helpers shared by every module.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,5 +27,13 @@ std::optional<long long> ParseInt(std::string_view s);
 
 // Parses a duration: "90", "90s", "1500ms", "2m", "1h", "1m30s". Result in seconds.
 std::optional<double> ParseDuration(std::string_view s);
+
+// Lists and numbers as reports and sentences write them.
+std::string JoinNonEmpty(const std::vector<std::string>& parts, std::string_view separator);  // skips ""
+std::string GroupThousands(uint64_t value);  // 2000 -> "2,000"
+std::string FormatNumber(double value);  // 1840.2 -> "1,840"; 42.13 -> "42.1"; 3.421 -> "3.42"; "n/a" if not finite
+std::string FormatShare(double share);   // 0.712 -> "71%" (a share of 1 is 100%); "n/a" if not finite
+std::string FormatPct(double pct);       // a percentage: 37.5 -> "38%"
+std::string FormatGiB(double bytes);     // 10952166604 -> "10.2 GiB"; "n/a" if not finite
 
 }  // namespace sat

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 namespace sat {
 namespace {
 
@@ -32,6 +34,28 @@ TEST(Strings, ParseDurationUnits) {
   EXPECT_DOUBLE_EQ(*ParseDuration("1500ms"), 1.5);
   EXPECT_EQ(ParseDuration("2 parsecs"), std::nullopt);
   EXPECT_EQ(ParseDuration("-1"), std::nullopt);
+}
+
+TEST(Format, NumbersSharesAndMemory) {
+  EXPECT_EQ(JoinNonEmpty({"a", "", "b"}, ", "), "a, b");
+  EXPECT_EQ(JoinNonEmpty({"", ""}, ", "), "");
+  EXPECT_EQ(FormatNumber(1840.2), "1,840");
+  EXPECT_EQ(FormatNumber(1234567.0), "1,234,567");
+  EXPECT_EQ(FormatNumber(212), "212");
+  EXPECT_EQ(FormatNumber(99.96), "100");
+  EXPECT_EQ(FormatNumber(42.13), "42.1");
+  EXPECT_EQ(FormatNumber(3.421), "3.42");
+  EXPECT_EQ(FormatNumber(-2500), "-2,500");
+  EXPECT_EQ(FormatNumber(std::numeric_limits<double>::infinity()), "n/a");
+  EXPECT_EQ(FormatNumber(std::numeric_limits<double>::quiet_NaN()), "n/a");
+  EXPECT_EQ(GroupThousands(0), "0");
+  EXPECT_EQ(GroupThousands(999), "999");
+  EXPECT_EQ(GroupThousands(1000), "1,000");
+  EXPECT_EQ(FormatShare(0.712), "71%");
+  EXPECT_EQ(FormatShare(1), "100%");
+  EXPECT_EQ(FormatPct(37.5), "38%");
+  EXPECT_EQ(FormatPct(110), "110%");
+  EXPECT_EQ(FormatGiB(10952166604.0), "10.2 GiB");
 }
 
 }  // namespace

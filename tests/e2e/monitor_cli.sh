@@ -40,6 +40,17 @@ out=$(FAKE_NVML_NO_DRIVER=1 "$SATURATE" monitor --query-host=cpu.util,mem.total,
 expect_contains "$out" "mem.total [MiB]"
 expect_contains "$(cat "$WORK/err")" "no NVIDIA driver"
 
+# GPU fields without a GPU: no row for a GPU that does not exist (the CSV header alone, no JSON line), one notice.
+out=$(FAKE_NVML_NO_DRIVER=1 "$SATURATE" monitor --query-gpu=timestamp,index,utilization.gpu --query-host=cpu.util \
+  --format=csv -c 2 -lms 50 2>"$WORK/err")
+[ "$out" = "timestamp, index, utilization.gpu [%], cpu.util [%]" ] ||
+  fail "no GPU, CSV: expected the header alone, got '$out'"
+[ "$(grep -c "no NVIDIA driver" "$WORK/err")" -eq 1 ] || fail "no GPU: expected one notice, got '$(cat "$WORK/err")'"
+expect_contains "$(cat "$WORK/err")" "--query-host"
+out=$(FAKE_NVML_NO_DRIVER=1 "$SATURATE" monitor --query-gpu=index,memory.used --json -c 2 -lms 50 2>"$WORK/err")
+[ -z "$out" ] || fail "no GPU, JSON: expected no lines, got '$out'"
+[ "$(grep -c "no NVIDIA driver" "$WORK/err")" -eq 1 ] || fail "no GPU, JSON: expected one notice"
+
 # Bad input: exit 2 and a message naming the input and the closest valid name.
 expect_exit 2 "$SATURATE" monitor --query-gpu=utilisation.gpu --format=csv -c 1
 expect_contains "$ERR" "utilisation.gpu"

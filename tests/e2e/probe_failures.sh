@@ -6,9 +6,11 @@ source "$(dirname "$0")/lib.bash"
 source "$(dirname "$0")/probe_lib.bash"
 
 # Out of memory: the stand-in script raises PyTorch's CUDA OOM error above batch 96.
+# Without --out the logs of a failed run stay in a temporary folder that stderr names.
+mkdir -p "$WORK/tmp-oom"
 set +e
-"$SATURATE" probe --json --budget 30s -- "$PY" "$SATURATE_SOURCE_DIR/examples/oom_at_batch.py" --batch-size 128 \
-  >"$WORK/oom.json" 2>"$WORK/oom.err"
+TMPDIR="$WORK/tmp-oom" "$SATURATE" probe --json --budget 30s -- "$PY" "$SATURATE_SOURCE_DIR/examples/oom_at_batch.py" \
+  --batch-size 128 >"$WORK/oom.json" 2>"$WORK/oom.err"
 rc=$?
 set -e
 cat "$WORK/oom.err"
@@ -16,6 +18,15 @@ cat "$WORK/oom.err"
 [ "$(jq_py "$WORK/oom.json" 'j["stages"]["full"]["outcome"]["class"]')" = gpu_oom ] || fail "OOM not classified"
 [ "$(jq_py "$WORK/oom.json" 'j["verdict"]["failed"]')" = True ] || fail "verdict should say failed"
 expect_contains "$(cat "$WORK/oom.err")" "out of GPU memory"
+kept=$(ls -d "$WORK"/tmp-oom/saturate-probe-*)
+expect_contains "$(cat "$WORK/oom.err")" "its logs are kept in $kept"
+[ -s "$kept/full/stderr.log" ] || fail "the kept folder should hold the full stage's logs"
+[ -z "$(ls "$WORK/tmp-oom" | grep -v '^saturate-probe-')" ] || fail "left in TMPDIR: $(ls "$WORK/tmp-oom")"
+
+# A probe that did not fail leaves no folder behind.
+mkdir -p "$WORK/tmp-ok"
+TMPDIR="$WORK/tmp-ok" "$SATURATE" probe --budget 20s -- true >/dev/null 2>&1
+[ -z "$(ls -A "$WORK/tmp-ok")" ] || fail "a probe left in TMPDIR: $(ls -A "$WORK/tmp-ok")"
 
 # Bad input.
 expect_exit 2 "$SATURATE" probe --budget 2x -- true
@@ -33,7 +44,9 @@ descendants() {
   kids=$(ps -o pid= --ppid "$1" 2>/dev/null || true)
   for k in $kids; do echo "$k"; descendants "$k"; done
 }
-"$SATURATE" probe --budget 5m --out "$WORK/int" -- "${TRAIN[@]}" --model tiny --workers 2 >"$WORK/int.txt" 2>&1 &
+mkdir -p "$WORK/tmp-int"
+TMPDIR="$WORK/tmp-int" "$SATURATE" probe --budget 5m --out "$WORK/int" -- "${TRAIN[@]}" --model tiny --workers 2 \
+  >"$WORK/int.txt" 2>&1 &
 sat=$!
 # Wait for the trainer and its two DataLoader workers to exist, and remember them.
 tree=""
@@ -57,4 +70,6 @@ for pid in $tree; do
     fail "process $pid of the probed tree survived the interrupt"
   fi
 done
+# Nor any temporary folder of its DataLoader workers (pymp-*) or of the run.
+[ -z "$(ls -A "$WORK/tmp-int")" ] || fail "the interrupted probe left in TMPDIR: $(ls -A "$WORK/tmp-int")"
 echo ok

@@ -8,10 +8,15 @@
    times each after a real first step has armed them; less sensitive to a loaded machine than (1).
 3. `saturate probe` of the same unmodified trainer: the full stage's samples/s against the mean of the trainer's
    own `step ... samples/s` lines printed during that stage (their steady part: the second half).
+4. With --instructions: the per-step cost as instructions, which no load on the machine changes. Each of off and on
+   runs under `valgrind --tool=callgrind` at two step counts; the difference between the two counts is the cost of
+   the extra steps alone (start-up, imports and data loading cancel), and on over off is the overhead. Reports are
+   sent on a clock, so under valgrind's slowdown each step carries ~50x more of them than it would natively: the
+   figure overstates the overhead, never understates it. Takes ~6 minutes of one core.
 
-Run: /usr/bin/python3 bench/auto_overhead.py [rounds] [path/to/saturate]
+Run: /usr/bin/python3 bench/auto_overhead.py [rounds] [path/to/saturate] [--instructions]
 """
-import json, os, re, subprocess, sys, tempfile
+import json, os, re, shutil, subprocess, sys, tempfile
 
 from helper_overhead import CMD, HERE, median, open_sink, samples_per_s
 
@@ -88,7 +93,39 @@ def probe_against_own_figures(saturate):
           {k: v.get("ran") for k, v in probe["stages"].items()})
 
 
+def instructions_of(auto, channel, steps):
+    """Instructions (callgrind's Ir) of one whole run of the trainer for `steps` steps, on one thread."""
+    out = tempfile.mkdtemp()
+    env = dict(os.environ, PYTHONPATH=os.path.join(HERE, "python"), SATURATE_CHANNEL=channel,
+               SATURATE_RUN_ID="bench", SATURATE_AUTO="1" if auto else "0", OMP_NUM_THREADS="1",
+               PYTHONHASHSEED="0")
+    args = list(CMD) + ["--no-helper"]
+    args[args.index("--steps") + 1] = str(steps)
+    proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + os.path.join(out, "cg")] + args,
+                          env=env, capture_output=True, text=True, check=True)
+    shutil.rmtree(out)
+    return int(re.search(r"Collected : (\d+)", proc.stderr).group(1))
+
+
+def instructions(low=20, high=60):
+    sock, path, received = open_sink()
+    per_step = {}
+    for auto in (False, True):
+        a, b = instructions_of(auto, path, low), instructions_of(auto, path, high)
+        per_step[auto] = (b - a) / (high - low)
+    sock.close()
+    print()
+    print(f"| steps | off: instructions per step | on: instructions per step | on over off | messages received |")
+    print("| ---: | ---: | ---: | ---: | ---: |")
+    print(f"| {high} - {low} | {per_step[False]:,.0f} | {per_step[True]:,.0f} | "
+          f"{per_step[True] / per_step[False]:.4f} | {received[0]} |")
+
+
 def main():
+    if "--instructions" in sys.argv:
+        sys.argv.remove("--instructions")
+        instructions()
+        return
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 5
     saturate = sys.argv[2] if len(sys.argv) > 2 else os.path.join(HERE, "build", "saturate")
     sock, path, _ = open_sink()

@@ -41,6 +41,11 @@ std::optional<ProcEntry> ReadProcEntry(pid_t pid, const std::string& proc_root) 
   return ProcEntry{stat->pid, stat->ppid, stat->pgid, stat->sid, stat->state, stat->start_ticks};
 }
 
+bool SameProcessRunning(pid_t pid, unsigned long long start_ticks, const std::string& proc_root) {
+  auto entry = ReadProcEntry(pid, proc_root);
+  return entry && !entry->zombie() && entry->start_ticks == start_ticks;
+}
+
 std::vector<ProcEntry> ListProcesses(const std::string& proc_root) {
   std::vector<ProcEntry> procs;
   DIR* dir = opendir(proc_root.c_str());

@@ -35,6 +35,10 @@ struct ProcEntry {
 // nullopt when /proc/PID/stat cannot be read (the process is gone) or is not in the expected shape.
 std::optional<ProcEntry> ReadProcEntry(pid_t pid, const std::string& proc_root = "/proc");
 
+// Whether the process that had `start_ticks` as pid `pid` still runs (not a zombie, and not a later process that
+// reused the pid): how saturate tells whether the saturate that recorded a pid is still alive.
+bool SameProcessRunning(pid_t pid, unsigned long long start_ticks, const std::string& proc_root = "/proc");
+
 // Every process in proc_root; processes that exit during the scan are left out.
 std::vector<ProcEntry> ListProcesses(const std::string& proc_root = "/proc");
 

@@ -48,6 +48,22 @@ TEST(ProcessTree, ReadsStatWithAwkwardCommandName) {
   std::filesystem::remove_all(root);
 }
 
+TEST(ProcessTree, SameProcessRunningNeedsTheStartTimeAndNoZombie) {
+  auto root = std::filesystem::path(testing::TempDir()) / ("proc_same_" + std::to_string(getpid()));
+  std::filesystem::create_directories(root / "4242");
+  std::filesystem::create_directories(root / "4243");
+  std::ofstream(root / "4242" / "stat") << StatLine(4242, "saturate", 'S', 1, 4242, 4242);
+  std::ofstream(root / "4243" / "stat") << StatLine(4243, "saturate", 'Z', 1, 4243, 4243);
+  EXPECT_TRUE(SameProcessRunning(4242, 987654u, root.string()));
+  EXPECT_FALSE(SameProcessRunning(4242, 987655u, root.string()));  // the pid was reused
+  EXPECT_FALSE(SameProcessRunning(4243, 987654u, root.string()));  // exited, not yet reaped
+  EXPECT_FALSE(SameProcessRunning(4244, 987654u, root.string()));  // gone
+  std::filesystem::remove_all(root);
+  const auto self = ReadProcEntry(getpid());
+  ASSERT_TRUE(self.has_value());
+  EXPECT_TRUE(SameProcessRunning(getpid(), self->start_ticks));
+}
+
 TEST(ProcessTree, ReadsThisProcess) {
   auto self = ReadProcEntry(getpid());
   ASSERT_TRUE(self.has_value());

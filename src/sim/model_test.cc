@@ -1,6 +1,9 @@
 #include "sim/model.h"
 
+#include <fmt/core.h>
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 namespace sat::sim {
 namespace {
@@ -64,6 +67,24 @@ TEST(Validate, RejectsOutOfRangeRunFields) {
   EXPECT_FALSE(with([](SimRun& r) { r.cpu_cores = -1; }).ok());
   EXPECT_FALSE(with([](SimRun& r) { r.startup_s = -1; }).ok());
   EXPECT_FALSE(with([](SimRun& r) { r.mem_gib = 0; }).ok());
+}
+
+TEST(Validate, NamesTheFieldTheValueAndTheRange) {
+  SimRun r = Small();
+  r.id = "a";
+  r.peak_gib = r.mem_gib - 1;
+  EXPECT_EQ(Validate(SimConfig{}, {Small(), r}).message(),
+            fmt::format("run 1 ('a'): peak_gib {:g} must be at least {:g} (its mem_gib)", r.peak_gib, r.mem_gib));
+  r = Small();
+  r.id = "b";
+  r.gpu_util = 1.5;
+  EXPECT_EQ(Validate(SimConfig{}, {r}).message(), "run 0 ('b'): gpu_util 1.5 must be in (0, 1]");
+  SimConfig c;
+  c.switch_overhead = 1;
+  EXPECT_EQ(Validate(c, {}).message(), "switch overhead 1 must be in [0, 1)");
+  c = SimConfig{};
+  c.oom_retry_s = std::nan("");
+  EXPECT_EQ(Validate(c, {}).message(), "OOM retry delay (s) nan must be positive");
 }
 
 TEST(Validate, RejectsOutOfRangeClusters) {

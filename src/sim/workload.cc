@@ -9,6 +9,7 @@
 #include <optional>
 #include <sstream>
 
+#include "util/range.h"
 #include "util/strings.h"
 
 namespace sat::sim {
@@ -149,11 +150,11 @@ nlohmann::ordered_json RunToJson(const SimRun& r) {
 }  // namespace
 
 Status ValidateSpec(const WorkloadSpec& spec) {
-  if (spec.runs < 0) return UsageError("the number of runs must be >= 0");
-  if (!(spec.large_fraction >= 0 && spec.large_fraction <= 1)) return UsageError("large fraction must be in [0, 1]");
-  if (spec.small_configs < 1 || spec.large_configs < 1) return UsageError("each class needs at least 1 config");
-  if (!(spec.gpu_mem_gib > 0 && std::isfinite(spec.gpu_mem_gib))) return UsageError("GPU memory must be > 0 GiB");
-  return Status::Ok();
+  return CheckAllInRange({{"runs", static_cast<double>(spec.runs), AtLeast(0)},
+                          {"large fraction", spec.large_fraction, Closed(0, 1)},
+                          {"small configs", static_cast<double>(spec.small_configs), AtLeast(1)},
+                          {"large configs", static_cast<double>(spec.large_configs), AtLeast(1)},
+                          {"GPU memory (GiB)", spec.gpu_mem_gib, Above(0)}});
 }
 
 std::vector<SimRun> GenerateWorkload(const WorkloadSpec& spec) {

@@ -3,14 +3,18 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <optional>
 
 #include "run/environment.h"
+#include "run/process_tree.h"
 #include "run/spawn.h"
 
 namespace sat::sweep {
@@ -55,6 +59,58 @@ Result<int> RunControl(const std::string& program, const std::vector<std::string
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+// The environment that reaches the daemon in folder `dir`.
+std::map<std::string, std::string> DaemonEnv(const std::string& dir) {
+  return {{"CUDA_MPS_PIPE_DIRECTORY", dir + "/pipe"}, {"CUDA_MPS_LOG_DIRECTORY", dir + "/log"}};
+}
+
+// The `owner` file: "PID START_TICKS" of the saturate process that started the folder's daemon.
+constexpr const char* kOwnerFile = "owner";
+constexpr std::string_view kFolderPrefix = "saturate-mps-";
+
+Status WriteOwner(const std::string& dir) {
+  const pid_t self = getpid();
+  auto entry = run::ReadProcEntry(self);
+  if (!entry) return Error{fmt::format("cannot read /proc/{}/stat", self)};
+  std::ofstream out(std::filesystem::path(dir) / kOwnerFile);
+  out << self << ' ' << entry->start_ticks << '\n';
+  if (!out.flush()) return Error{fmt::format("cannot write {}/{}", dir, kOwnerFile)};
+  return Status::Ok();
+}
+
+// The owner's pid when the saturate process that started the daemon in `dir` is gone; nullopt while it lives, and
+// for a folder that is not ours to judge (another user's, or one without a readable owner file).
+std::optional<pid_t> DeadOwner(const std::filesystem::path& dir) {
+  struct stat st {};
+  if (lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid()) return std::nullopt;
+  std::ifstream in(dir / kOwnerFile);
+  pid_t pid = 0;
+  unsigned long long start_ticks = 0;
+  if (!(in >> pid >> start_ticks) || pid <= 0) return std::nullopt;
+  if (run::SameProcessRunning(pid, start_ticks)) return std::nullopt;
+  return pid;
+}
+
+// Quits the daemons in this user's saturate-mps-* folders under `tmp` whose owners are gone, and removes the
+// folders; one note per folder.
+std::vector<std::string> QuitOrphans(const std::string& program, const std::filesystem::path& tmp) {
+  std::vector<std::string> notes;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(tmp, ec)) {
+    if (!entry.path().filename().string().starts_with(kFolderPrefix)) continue;
+    std::optional<pid_t> owner = DeadOwner(entry.path());
+    if (!owner) continue;
+    const std::string dir = entry.path().string();
+    auto quit = RunControl(program, {}, DaemonEnv(dir), "quit\n");
+    std::filesystem::remove_all(entry.path(), ec);
+    // A daemon that had already gone (a reboot keeps /tmp on some systems) has nothing to quit.
+    if (quit.ok() && quit.value() == 0) {
+      notes.push_back(fmt::format("quit the MPS daemon that saturate (pid {}) left running in {}", *owner, dir));
+    }
+  }
+  return notes;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<MpsDaemon>> MpsDaemon::Start() {
@@ -64,24 +120,32 @@ Result<std::unique_ptr<MpsDaemon>> MpsDaemon::Start() {
     return Error{
         fmt::format("--mps needs NVIDIA's {} (from the driver utilities): {}", kControl, program.error().message)};
   }
-  std::string tmpl = (std::filesystem::temp_directory_path() / "saturate-mps-XXXXXX").string();
-  if (!mkdtemp(tmpl.data())) return Error{fmt::format("cannot create {}: {}", tmpl, std::strerror(errno))};
-  std::map<std::string, std::string> env = {{"CUDA_MPS_PIPE_DIRECTORY", tmpl + "/pipe"},
-                                            {"CUDA_MPS_LOG_DIRECTORY", tmpl + "/log"}};
+  const std::filesystem::path tmp = std::filesystem::temp_directory_path();
+  // A saturate killed with -9 could not quit its daemon: that daemon would hold the GPUs' MPS servers forever.
+  std::vector<std::string> notes = QuitOrphans(program.value(), tmp);
+
+  std::string dir = (tmp / (std::string(kFolderPrefix) + "XXXXXX")).string();
+  if (!mkdtemp(dir.data())) return Error{fmt::format("cannot create {}: {}", dir, std::strerror(errno))};
   std::error_code ec;
-  for (const auto& [name, dir] : env) std::filesystem::create_directories(dir, ec);
+  auto fail = [&](Error e) {
+    std::filesystem::remove_all(dir, ec);
+    return e;
+  };
+  // The owner goes in first, so a saturate killed from here on leaves a folder the next Start recognises.
+  if (Status st = WriteOwner(dir); !st.ok()) return fail(st.error());
+  const std::map<std::string, std::string> env = DaemonEnv(dir);
+  for (const auto& [name, sub] : env) std::filesystem::create_directories(sub, ec);
   auto status = RunControl(program.value(), {"-d"}, env, "");
-  if (!status.ok() || status.value() != 0) {
-    std::filesystem::remove_all(tmpl, ec);
-    return Error{status.ok() ? fmt::format("{} -d exited with status {} (see its log in {})", kControl, status.value(),
-                                           env["CUDA_MPS_LOG_DIRECTORY"])
-                             : status.error().message};
+  if (!status.ok()) return fail(status.error());
+  if (status.value() != 0) {
+    return fail(Error{fmt::format("{} -d exited with status {} (see its log in {})", kControl, status.value(),
+                                  env.at("CUDA_MPS_LOG_DIRECTORY"))});
   }
-  return std::unique_ptr<MpsDaemon>(new MpsDaemon(program.value(), tmpl, std::move(env)));
+  return std::unique_ptr<MpsDaemon>(new MpsDaemon(program.value(), dir, std::move(notes)));
 }
 
-MpsDaemon::MpsDaemon(std::string program, std::string dir, std::map<std::string, std::string> env)
-    : program_(std::move(program)), dir_(std::move(dir)), env_(std::move(env)) {}
+MpsDaemon::MpsDaemon(std::string program, std::string dir, std::vector<std::string> notes)
+    : program_(std::move(program)), dir_(std::move(dir)), env_(DaemonEnv(dir_)), notes_(std::move(notes)) {}
 
 MpsDaemon::~MpsDaemon() {
   (void)RunControl(program_, {}, env_, "quit\n");

@@ -1,10 +1,6 @@
-// Sweep parameters: how a value is typed, how it is drawn, which runs a search space gives, and how a run's
-// values become its command line.
-//
-// Values are nlohmann::json (null, bool, integer, float, string, array, object), typed the way W&B types them:
-// its sweep files are read by PyYAML, so plain YAML scalars follow YAML 1.1 (ResolvePlainScalar), and its agent
-// writes values with Python's str() and json.dumps(). Rendering them the same way (PyStr, PyJsonDumps) makes
-// `--lr=0.01`, `--flag=True` and `--layers=[64, 32]` reach the training script exactly as under `wandb agent`.
+// Sweep parameters: W&B's distributions, how a value is drawn, and which runs a search space gives. Values are
+// typed as W&B's Python types them (sweep/py_values.h); the command a run's values fill is
+// sweep/command_template.h.
 //
 // Draws are reproducible: Rng is std::mt19937_64 (its output sequence is fixed by the C++ standard) with our own
 // uniform, integer and normal transforms (std:: distributions differ between standard libraries). Pure
@@ -12,7 +8,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
@@ -20,26 +15,10 @@
 #include <string_view>
 #include <vector>
 
+#include "sweep/py_values.h"
 #include "util/result.h"
 
 namespace sat::sweep {
-
-// The type a plain (unquoted) YAML scalar gets from PyYAML's YAML 1.1 resolver: null ("", "~", "null"), bool
-// ("true", "yes", "on", "off", ...), int ("42", "1_000", "0x1f", "0b101", and "017" is octal), float
-// ("0.1", "1.", ".5", "1.0e-3"; an exponent needs a dot and a sign: "1e-3" stays a string, as in PyYAML),
-// sexagesimal ints ("1:30" is 90), otherwise the string itself (timestamps too, which read the same). An int
-// that does not fit in 64 bits stays a string.
-nlohmann::json ResolvePlainScalar(std::string_view text);
-
-// Python's repr() of a float: shortest round-trip digits, "1.0", "0.0001", "1e-05", "1e+16", "inf", "nan".
-std::string PyFloatRepr(double v);
-
-// Python's str() of the value as the W&B agent formats it into `--name=value`: "0.01", "32", "True", "None",
-// "adam", "[64, 'relu']", "{'a': 1}" (object keys in sorted order).
-std::string PyStr(const nlohmann::json& v);
-
-// Python's json.dumps() with its defaults: ", " and ": " separators, ensure_ascii (\uXXXX escapes).
-std::string PyJsonDumps(const nlohmann::json& v);
 
 // W&B's distributions that saturate draws from. `log_uniform` takes min/max as natural-log exponents;
 // `log_uniform_values` takes the values themselves. q_* round to a multiple of q (half to even, as NumPy), and
@@ -126,47 +105,5 @@ std::vector<RunParams> RandomRuns(const std::vector<Parameter>& params, int64_t 
 
 // The first `hex_digits` (at most 16) hex digits of the 64-bit FNV-1a hash of `text`: a stable id.
 std::string ShortHash(std::string_view text, size_t hex_digits);
-
-// How the items of a command template become a run's argv.
-enum class CommandStyle {
-  // W&B's macros, each standing for whole items: ${env} -> /usr/bin/env, ${interpreter}, ${program},
-  // ${args} -> --name=value..., ${args_no_hyphens} -> name=value..., ${args_no_boolean_flags} -> --name for
-  // True, nothing for False, ${args_no_equals} -> --name value..., ${args_json} -> one item holding a JSON
-  // object. ${envvar:NAME} is replaced inside any item (by NAME itself when unset, as W&B does).
-  kWandb,
-  // The short form: {name} anywhere inside an item becomes the value; {{ and }} are literal braces.
-  kPlaceholders,
-};
-
-// W&B's command when a sweep file has none.
-inline const std::vector<std::string> kDefaultWandbCommand = {"${env}", "${interpreter}", "${program}", "${args}"};
-
-// The whole-item macro names: "env", "interpreter", "program", "args", "args_no_hyphens", ...
-const std::vector<std::string>& CommandMacros();
-
-// The macro an item is ("args" for "${args}"), or empty.
-std::string_view MacroName(std::string_view item);
-
-// What the macros that depend on the machine stand for.
-struct CommandContext {
-  std::string interpreter = "python";  // ${interpreter}
-  // ${envvar:NAME}; nullopt when unset.
-  std::function<std::optional<std::string>(const std::string& name)> getenv;
-
-  // `python` when an executable of that name is on PATH, else `python3`; getenv reads saturate's environment.
-  static CommandContext FromSystem();
-};
-
-// Replaces each {name} in `item` with lookup(name); {{ and }} are literal braces. Errors (exit code 2) for an
-// unbalanced brace and for a name lookup does not know (suggesting the closest of `names`).
-Result<std::string> FillPlaceholders(std::string_view item,
-                                     const std::function<std::optional<std::string>(std::string_view)>& lookup,
-                                     const std::vector<std::string>& names);
-
-// The argv of a run with `values` (an object, in name order) from a command template. Items are never passed
-// through a shell.
-std::vector<std::string> RenderArgv(const std::vector<std::string>& command, CommandStyle style,
-                                    const std::string& program, const nlohmann::json& values,
-                                    const CommandContext& context);
 
 }  // namespace sat::sweep

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "util/strings.h"
+
 namespace sat::sweep {
 namespace {
 
@@ -60,13 +62,6 @@ nlohmann::json CountsJson(const StateCounts& c) {
 }
 
 }  // namespace
-
-std::string FormatBytes(uint64_t bytes) {
-  const double b = static_cast<double>(bytes);
-  if (b >= 1024.0 * 1024 * 1024) return fmt::format("{:.1f} GiB", b / (1024.0 * 1024 * 1024));
-  if (b >= 1024.0 * 1024) return fmt::format("{:.0f} MiB", b / (1024.0 * 1024));
-  return fmt::format("{:.0f} KiB", b / 1024.0);
-}
 
 std::string CountsLine(const StateCounts& c) {
   return fmt::format("{} runs: {} queued, {} running, {} done, {} failed, {} retrying", c.total(), c.queued, c.running,

@@ -35,7 +35,4 @@ std::string FormatStatus(const SweepStatus& status, size_t max_rows);
 //  failed, retrying, total}, "consistent", "problems": string | null, "runs": ResultsJson's runs}.
 nlohmann::json StatusJson(const SweepStatus& status);
 
-// "1.5 GiB", "312 MiB", "20 KiB".
-std::string FormatBytes(uint64_t bytes);
-
 }  // namespace sat::sweep

@@ -93,11 +93,5 @@ TEST(StatusJson, CarriesCountsConsistencyAndRuns) {
   EXPECT_NE(FormatStatus(s, 0).find("INCONSISTENT: journal s.journal"), std::string::npos);
 }
 
-TEST(FormatBytes, PicksAUnit) {
-  EXPECT_EQ(FormatBytes(3ull << 30), "3.0 GiB");
-  EXPECT_EQ(FormatBytes(312ull << 20), "312 MiB");
-  EXPECT_EQ(FormatBytes(20 << 10), "20 KiB");
-}
-
 }  // namespace
 }  // namespace sat::sweep

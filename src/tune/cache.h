@@ -14,8 +14,7 @@
 
 #include "tune/trial.h"
 #include "util/result.h"
-
-struct sqlite3;
+#include "util/sqlite.h"
 
 namespace sat::tune {
 
@@ -50,14 +49,12 @@ class TrialCache {
   // Number of trials stored for this machine.
   Result<int> Count(const std::string& machine);
 
-  const std::string& path() const { return path_; }
+  const std::string& path() const { return db_.path(); }
 
  private:
-  TrialCache(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {}
-  Error Fail(std::string_view what) const;
+  TrialCache() = default;
 
-  std::string path_;
-  sqlite3* db_ = nullptr;
+  sqlite::Database db_;
 };
 
 }  // namespace sat::tune

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "tune/text.h"
+#include "util/strings.h"
 
 namespace sat::tune {
 
@@ -22,7 +22,7 @@ std::string UnreliableWhy(const Trial& t) {
     return fmt::format("has too few steady steps ({} of the {} needed)", t.steady_steps, kMinSteadySteps);
   if (!t.unsettled_why.empty()) return fmt::format("did not settle ({})", t.unsettled_why);
   if (t.ci_high > t.ci_low && t.samples_per_s > 0)
-    return fmt::format("did not settle (±{})", Percent((t.ci_high - t.ci_low) / 2 / t.samples_per_s));
+    return fmt::format("did not settle (±{})", FormatShare((t.ci_high - t.ci_low) / 2 / t.samples_per_s));
   return "did not settle";
 }
 
@@ -44,8 +44,9 @@ std::optional<double> RatioIfDistinguishable(const Trial& a, const Trial& b) {
 
 std::string RateWithInterval(const Trial& t) {
   if (t.ci_high > t.ci_low && t.samples_per_s > 0)
-    return fmt::format("{} ±{}", Rate(t.samples_per_s), Percent((t.ci_high - t.ci_low) / 2 / t.samples_per_s));
-  return Rate(t.samples_per_s);
+    return fmt::format("{} ±{}", FormatRate(t.samples_per_s),
+                       FormatShare((t.ci_high - t.ci_low) / 2 / t.samples_per_s));
+  return FormatRate(t.samples_per_s);
 }
 
 std::string NotDistinguishable(const Trial& a, const Trial& b, const std::string& from) {

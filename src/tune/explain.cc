@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "tune/text.h"
+#include "util/strings.h"
 
 namespace sat::tune {
 namespace {
@@ -60,9 +60,10 @@ std::string NeedsSentence(const Needs& n, bool gpu) {
   if (!n.cpu_cores && !n.ram_bytes) return "";
   std::string who = gpu ? "Per GPU, this configuration needs" : "This configuration needs";
   std::string cpu = n.cpu_cores ? fmt::format("{} CPU core{} ({} busy at p95)", *n.cpu_cores,
-                                              *n.cpu_cores == 1 ? "" : "s", Number(*n.cpu_pct_p95 / 100))
+                                              *n.cpu_cores == 1 ? "" : "s", FormatNumber(*n.cpu_pct_p95 / 100))
                                 : std::string("an unmeasured number of CPU cores");
-  std::string ram = n.ram_bytes ? fmt::format("{} of RAM ({} peak + 25%)", Bytes(*n.ram_bytes), Bytes(*n.rss_peak_bytes))
+  std::string ram = n.ram_bytes ? fmt::format("{} of RAM ({} peak + 25%)", FormatBytes(*n.ram_bytes),
+                                              FormatBytes(*n.rss_peak_bytes))
                                 : std::string("an unmeasured amount of RAM");
   std::string out = fmt::format("{} {} and {}.", who, cpu, ram);
   if (n.loader_bound)

@@ -7,7 +7,7 @@
 #include "tune/compare.h"
 #include "tune/levels.h"
 #include "tune/search_internal.h"
-#include "tune/text.h"
+#include "util/strings.h"
 
 namespace sat::tune {
 
@@ -292,15 +292,16 @@ void Search::Ceilings() {
   if (Succeeded(*compute)) out_.compute_ceiling_trial = compute->id;
   if (!Succeeded(*loader) || !Succeeded(*compute)) {
     Decide("ceiling", fmt::format("A ceiling could not be measured: the loader alone {}, the model alone {}.",
-                                  Succeeded(*loader) ? Rate(loader->samples_per_s) : FailureText(*loader),
-                                  Succeeded(*compute) ? Rate(compute->samples_per_s) : FailureText(*compute)),
+                                  Succeeded(*loader) ? FormatRate(loader->samples_per_s) : FailureText(*loader),
+                                  Succeeded(*compute) ? FormatRate(compute->samples_per_s) : FailureText(*compute)),
            {loader->id, compute->id});
     return;
   }
   const Trial* base = Find(out_.baseline_trial);
   std::string share;
   if (base && Reliable(*base) && Reliable(*compute))
-    share = fmt::format(" Training reaches {} of that ceiling.", Percent(base->samples_per_s / compute->samples_per_s));
+    share = fmt::format(" Training reaches {} of that ceiling.",
+                        FormatShare(base->samples_per_s / compute->samples_per_s));
   std::string verdict;
   switch (Compare(*loader, *compute)) {
     case Order::kSlower: verdict = "Loading holds it back."; break;
@@ -354,7 +355,7 @@ void Search::Full() {
     if (winner && FasterBy(*winner, *best, o_.gain)) {
       const KnobValue& v = winner->request.knobs.at(k.name);
       text = fmt::format("{}={} speeds full training up by {} ({} against {}): adopted", k.name, ValueText(v),
-                         Percent(winner->samples_per_s / best->samples_per_s - 1), RateWithInterval(*winner),
+                         FormatShare(winner->samples_per_s / best->samples_per_s - 1), RateWithInterval(*winner),
                          RateWithInterval(*best));
       current_[k.name] = v;
       best = winner;
@@ -407,7 +408,7 @@ const Trial* Search::ConfirmWorkers(const Trial* current) {
                                ValueText(own),
                                order == Order::kNotDistinguishable
                                    ? NotDistinguishable(*t, *current, "from " + versus)
-                                   : fmt::format("within {} of {} ({} against {})", Percent(o_.tolerance), versus,
+                                   : fmt::format("within {} of {} ({} against {})", FormatShare(o_.tolerance), versus,
                                                  RateWithInterval(*t), RateWithInterval(*current))),
            ids);
     return t;
@@ -451,11 +452,11 @@ void Search::Confirm() {
     case Order::kFaster:
       text = FasterBy(*t, *base, o_.gain)
                  ? fmt::format("Confirmed: the recommendation trains at {}, {} the baseline's {}.",
-                               RateWithInterval(*t), Times(t->samples_per_s / base->samples_per_s),
+                               RateWithInterval(*t), FormatTimes(t->samples_per_s / base->samples_per_s),
                                RateWithInterval(*base))
                  : fmt::format("Confirmed at {}; the baseline's {} was already about as fast (less than {} apart): "
                                "the script's own settings were good.",
-                               RateWithInterval(*t), RateWithInterval(*base), Percent(o_.gain));
+                               RateWithInterval(*t), RateWithInterval(*base), FormatShare(o_.gain));
       break;
     case Order::kNotDistinguishable:
       text = fmt::format("Confirmed at {}, but {}: no speed-up can be claimed.", RateWithInterval(*t),

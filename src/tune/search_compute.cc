@@ -6,7 +6,7 @@
 #include "tune/compare.h"
 #include "tune/levels.h"
 #include "tune/search_internal.h"
-#include "tune/text.h"
+#include "util/strings.h"
 
 namespace sat::tune::internal {
 
@@ -46,7 +46,7 @@ void Search::Amp() {
     current_[k->name] = best->request.knobs.at(k->name);
     text = Succeeded(*base)
                ? fmt::format("{}={} runs the model at {}, {} {}={} ({}): adopted", k->name, other,
-                             RateWithInterval(*best), Times(best->samples_per_s / base->samples_per_s), k->name,
+                             RateWithInterval(*best), FormatTimes(best->samples_per_s / base->samples_per_s), k->name,
                              ValueText(now), RateWithInterval(*base))
                : fmt::format("{}={} runs the model at {} where {}={} did not run: adopted", k->name, other,
                              RateWithInterval(*best), k->name, ValueText(now));
@@ -90,7 +90,7 @@ void Search::Batch() {
   auto why_not = [&](const Trial& t, int64_t b) {
     if (Succeeded(t) && OverMemoryTarget(t, o_.mem_target))
       return fmt::format("{} would use {} of the {} memory at peak, above the {} target", b,
-                         Percent(*MemoryShare(t)), t.mem_is_gpu ? "GPU's" : "host's", Percent(o_.mem_target));
+                         FormatShare(*MemoryShare(t)), t.mem_is_gpu ? "GPU's" : "host's", FormatShare(o_.mem_target));
     return fmt::format("{} {}", b, FailureText(t));
   };
 
@@ -206,11 +206,11 @@ void Search::Batch() {
   if (*recommended == fastest) {
     pick = fmt::format("the fastest, {} ({}), is recommended: every smaller batch is more than {} slower by its "
                        "estimate",
-                       fastest, RateWithInterval(*fast), Percent(o_.tolerance));
+                       fastest, RateWithInterval(*fast), FormatShare(o_.tolerance));
   } else {
     pick = fmt::format("{} {} ({}); {} is within {} of it ({}) and is recommended: smaller batches generalise "
                        "better",
-                       fastest_is, fastest, RateWithInterval(*fast), *recommended, Percent(o_.tolerance),
+                       fastest_is, fastest, RateWithInterval(*fast), *recommended, FormatShare(o_.tolerance),
                        RateWithInterval(*rec));
   }
   // A larger batch than the script's own needs evidence: distinguishably faster than it.

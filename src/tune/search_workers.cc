@@ -6,7 +6,7 @@
 #include "tune/compare.h"
 #include "tune/levels.h"
 #include "tune/search_internal.h"
-#include "tune/text.h"
+#include "util/strings.h"
 
 namespace sat::tune::internal {
 
@@ -69,7 +69,7 @@ std::optional<int64_t> Search::ScanWorkers(const KnobSpec& k, const Trial* ceili
       no_gain = w;
       *why_stop = {w, Compare(*t, *best) == Order::kNotDistinguishable
                           ? fmt::format("{} workers are {}", w, NotDistinguishable(*t, *best, "from fewer"))
-                          : fmt::format("{} workers add less than {} over fewer", w, Percent(kWorkerStep))};
+                          : fmt::format("{} workers add less than {} over fewer", w, FormatShare(kWorkerStep))};
       break;
     }
     if (!best || t->samples_per_s > best->samples_per_s) best = t;
@@ -141,33 +141,33 @@ void Search::ChooseWorkers(const KnobSpec& k, const Trial* ceiling, bool recheck
     text = *choice == 0
                ? fmt::format("0 workers suffice: the main process alone loads {}, {} the compute ceiling of {}, "
                              "so loading in line with each step costs under {}",
-                             RateWithInterval(*chosen), Times(rate / c), RateWithInterval(*ceiling),
-                             Percent(o_.loader_margin))
+                             RateWithInterval(*chosen), FormatTimes(rate / c), RateWithInterval(*ceiling),
+                             FormatShare(o_.loader_margin))
                : fmt::format("{} unblock{} {}: the loader alone then delivers {} against a compute ceiling of {}",
                              workers, *choice == 1 ? "s" : "", Engine(), RateWithInterval(*chosen),
                              RateWithInterval(*ceiling));
-    if (recheck) text = fmt::format("With the new settings the compute ceiling is {}; {}", Rate(c), text);
+    if (recheck) text = fmt::format("With the new settings the compute ceiling is {}; {}", FormatRate(c), text);
     text += MoreWorkersClause(*choice, seen);
   } else if (ceiling && Compare(*chosen, *ceiling) == Order::kFaster) {
     text = fmt::format("{} {} the best this range gives: the loader alone then delivers {}, above the compute "
                        "ceiling of {} but short of the {} margin, so {} may still wait for data at times{}",
                        workers, *choice == 1 ? "is" : "are", RateWithInterval(*chosen), RateWithInterval(*ceiling),
-                       Percent(o_.loader_margin), Engine(), stop);
+                       FormatShare(o_.loader_margin), Engine(), stop);
   } else if (ceiling && Compare(*chosen, *ceiling) == Order::kSlower) {
     text = fmt::format("No worker count lets the loader keep up with the compute ceiling of {}: {} promise{} the "
                        "most ({} in training; the loader alone delivers {}); loading stays the bottleneck "
                        "(preloading, cheaper transforms or more CPU cores would help){}",
                        RateWithInterval(*ceiling), workers, *choice == 1 ? "s" : "",
-                       Rate(Promised(*choice, rate, ceiling->samples_per_s)), RateWithInterval(*chosen), stop);
+                       FormatRate(Promised(*choice, rate, ceiling->samples_per_s)), RateWithInterval(*chosen), stop);
   } else if (ceiling) {
     text = fmt::format("{} {} the fewest within {} of the most the loader gives; whether it keeps up with the "
                        "compute ceiling cannot be said: the loader is {}{}",
-                       workers, *choice == 1 ? "is" : "are", Percent(o_.tolerance),
+                       workers, *choice == 1 ? "is" : "are", FormatShare(o_.tolerance),
                        NotDistinguishable(*chosen, *ceiling, "from the ceiling"), stop);
   } else {
     text = fmt::format("{} give{} {}{}{}", workers, *choice == 1 ? "s" : "", RateWithInterval(*chosen),
                        seen.size() > 1 ? fmt::format(", the fewest within {} of the fastest count by its estimate",
-                                                     Percent(o_.tolerance))
+                                                     FormatShare(o_.tolerance))
                                        : "",
                        stop);
   }
@@ -183,7 +183,7 @@ std::string Search::MoreWorkersClause(int64_t choice, const std::map<int64_t, co
   if (!most) return "";
   if (chosen->rss_peak_bytes && most->rss_peak_bytes && *most->rss_peak_bytes > *chosen->rss_peak_bytes)
     return fmt::format("; more add RAM ({} more at {}), not speed",
-                       Bytes(*most->rss_peak_bytes - *chosen->rss_peak_bytes),
+                       FormatBytes(*most->rss_peak_bytes - *chosen->rss_peak_bytes),
                        most->request.knobs.at(FindRole(o_.knobs, KnobRole::kWorkers)->name).get<int64_t>());
   return "; more add nothing";
 }

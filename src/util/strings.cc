@@ -123,8 +123,10 @@ std::string JoinNonEmpty(const std::vector<std::string>& parts, std::string_view
   return out;
 }
 
-std::string GroupThousands(uint64_t value) {
-  std::string digits = std::to_string(value);
+namespace {
+
+// "1234567" -> "1,234,567".
+std::string GroupDigits(std::string_view digits) {
   std::string out;
   for (size_t i = 0; i < digits.size(); ++i) {
     if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
@@ -133,25 +135,50 @@ std::string GroupThousands(uint64_t value) {
   return out;
 }
 
+}  // namespace
+
+std::string GroupThousands(uint64_t value) { return GroupDigits(std::to_string(value)); }
+
 std::string FormatNumber(double value) {
   if (!std::isfinite(value)) return "n/a";
-  double magnitude = std::fabs(value);
+  const double magnitude = std::fabs(value);
+  // The thresholds are where rounding would carry into another digit: 9.996 is "10.0", not "10.00".
   if (magnitude < 9.995) return fmt::format("{:.2f}", value);
   if (magnitude < 99.95) return fmt::format("{:.1f}", value);
-  std::string grouped = GroupThousands(static_cast<uint64_t>(std::llround(magnitude)));
+  const std::string grouped = GroupDigits(fmt::format("{:.0f}", magnitude));
   return value < 0 ? "-" + grouped : grouped;
 }
 
-std::string FormatShare(double share) {
-  if (!std::isfinite(share)) return "n/a";
-  return fmt::format("{:.0f}%", share * 100);
-}
+std::string FormatRate(double samples_per_s) { return FormatNumber(samples_per_s) + " samples/s"; }
 
-std::string FormatPct(double pct) { return fmt::format("{:.0f}%", pct); }
+std::string FormatShare(double share) { return FormatPct(share * 100); }
+
+std::string FormatPct(double pct) {
+  if (!std::isfinite(pct)) return "n/a";
+  if (pct != 0 && std::fabs(pct) < 0.95) return fmt::format("{:.1f}%", pct);
+  return fmt::format("{:.0f}%", pct);
+}
 
 std::string FormatGiB(double bytes) {
   if (!std::isfinite(bytes)) return "n/a";
   return fmt::format("{:.1f} GiB", bytes / (1024.0 * 1024.0 * 1024.0));
+}
+
+std::string FormatBytes(double bytes) {
+  if (!std::isfinite(bytes)) return "n/a";
+  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  size_t unit = 0;
+  while (std::fabs(bytes) >= 1024 && unit + 1 < std::size(kUnits)) {
+    bytes /= 1024;
+    ++unit;
+  }
+  if (unit == 0 || std::fabs(bytes) >= 99.95) return fmt::format("{:.0f} {}", bytes, kUnits[unit]);
+  return fmt::format("{:.1f} {}", bytes, kUnits[unit]);
+}
+
+std::string FormatTimes(double ratio) {
+  if (!std::isfinite(ratio)) return "n/a";
+  return std::fabs(ratio) < 9.995 ? fmt::format("{:.2f}×", ratio) : fmt::format("{:.0f}×", ratio);
 }
 
 }  // namespace sat

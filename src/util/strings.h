@@ -28,12 +28,20 @@ std::optional<long long> ParseInt(std::string_view s);
 // Parses a duration: "90", "90s", "1500ms", "2m", "1h", "1m30s". Result in seconds.
 std::optional<double> ParseDuration(std::string_view s);
 
-// Lists and numbers as reports and sentences write them.
+// Lists and numbers as reports and sentences write them (probe, tune, sweep). Numbers round to nearest, ties to
+// even, as fmt's fixed formatting does: 1234.5 -> "1,234". Not finite: "n/a".
 std::string JoinNonEmpty(const std::vector<std::string>& parts, std::string_view separator);  // skips ""
 std::string GroupThousands(uint64_t value);  // 2000 -> "2,000"
-std::string FormatNumber(double value);  // 1840.2 -> "1,840"; 42.13 -> "42.1"; 3.421 -> "3.42"; "n/a" if not finite
-std::string FormatShare(double share);   // 0.712 -> "71%" (a share of 1 is 100%); "n/a" if not finite
-std::string FormatPct(double pct);       // a percentage: 37.5 -> "38%"
-std::string FormatGiB(double bytes);     // 10952166604 -> "10.2 GiB"; "n/a" if not finite
+// Three significant digits at most, grouped above 999: 1840.2 -> "1,840"; 42.13 -> "42.1"; 3.421 -> "3.42";
+// 9.996 -> "10.0" (never "10.00"); 99.96 -> "100".
+std::string FormatNumber(double value);
+std::string FormatRate(double samples_per_s);  // 1840.2 -> "1,840 samples/s"
+// A percentage: 37.5 -> "38%"; below 1% one decimal: 0.42 -> "0.4%".
+std::string FormatPct(double pct);
+std::string FormatShare(double share);  // a share as a percentage: 0.712 -> "71%", 0.0042 -> "0.4%"
+std::string FormatGiB(double bytes);  // 10952166604 -> "10.2 GiB"
+// Binary units, one decimal below 100 of the unit: 512 -> "512 B", 1536 -> "1.5 KiB", 314572800 -> "300 MiB".
+std::string FormatBytes(double bytes);
+std::string FormatTimes(double ratio);  // a ratio: 1.6 -> "1.60×", 12.3 -> "12×"
 
 }  // namespace sat

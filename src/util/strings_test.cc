@@ -56,6 +56,48 @@ TEST(Format, NumbersSharesAndMemory) {
   EXPECT_EQ(FormatPct(37.5), "38%");
   EXPECT_EQ(FormatPct(110), "110%");
   EXPECT_EQ(FormatGiB(10952166604.0), "10.2 GiB");
+  EXPECT_EQ(FormatPct(0.42), "0.4%");
+  EXPECT_EQ(FormatPct(0), "0%");
+  EXPECT_EQ(FormatShare(std::numeric_limits<double>::quiet_NaN()), "n/a");
+}
+
+// The rules tune's own formatters had (tune/text.h), kept when they moved here.
+TEST(Format, TuneNumbersKeepTheirRules) {
+  EXPECT_EQ(FormatNumber(1234.5), "1,234");  // round half to even in fmt's fixed formatting
+  EXPECT_EQ(FormatNumber(1234567), "1,234,567");
+  EXPECT_EQ(FormatNumber(999), "999");
+  EXPECT_EQ(FormatNumber(12.34), "12.3");
+  EXPECT_EQ(FormatNumber(1.234), "1.23");
+  EXPECT_EQ(FormatNumber(-2500), "-2,500");
+  EXPECT_EQ(FormatNumber(std::numeric_limits<double>::quiet_NaN()), "n/a");
+  EXPECT_EQ(FormatRate(812), "812 samples/s");
+}
+
+TEST(Format, RoundingNeverCarriesIntoAnExtraDigit) {
+  EXPECT_EQ(FormatNumber(9.994), "9.99");
+  EXPECT_EQ(FormatNumber(9.996), "10.0");
+  EXPECT_EQ(FormatNumber(-9.996), "-10.0");
+  EXPECT_EQ(FormatNumber(99.94), "99.9");
+  EXPECT_EQ(FormatNumber(1999.5), "2,000");
+  EXPECT_EQ(FormatTimes(9.996), "10×");
+  EXPECT_EQ(FormatShare(0.0096), "1%");
+  EXPECT_EQ(FormatBytes(99.96 * 1024), "100 KiB");
+}
+
+TEST(Format, BytesTimesPercent) {
+  EXPECT_EQ(FormatBytes(512), "512 B");
+  EXPECT_EQ(FormatBytes(1536), "1.5 KiB");
+  EXPECT_EQ(FormatBytes(2.5 * (1ull << 30)), "2.5 GiB");
+  EXPECT_EQ(FormatBytes(300.0 * (1ull << 20)), "300 MiB");
+  EXPECT_EQ(FormatBytes(3ull << 30), "3.0 GiB");
+  EXPECT_EQ(FormatBytes(312ull << 20), "312 MiB");
+  EXPECT_EQ(FormatBytes(20 << 10), "20.0 KiB");
+  EXPECT_EQ(FormatBytes(5.0 * (1ull << 40)), "5.0 TiB");
+  EXPECT_EQ(FormatTimes(1.6), "1.60×");
+  EXPECT_EQ(FormatTimes(12.3), "12×");
+  EXPECT_EQ(FormatShare(0.034), "3%");
+  EXPECT_EQ(FormatShare(0.0042), "0.4%");
+  EXPECT_EQ(FormatShare(0.9), "90%");
 }
 
 }  // namespace

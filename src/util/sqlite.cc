@@ -1,0 +1,96 @@
+#include "util/sqlite.h"
+
+#include <fmt/core.h>
+
+namespace sat::sqlite {
+
+Statement::Statement(sqlite3* db, std::string_view sql) {
+  rc_ = sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &stmt_, nullptr);
+}
+
+Statement::~Statement() { sqlite3_finalize(stmt_); }
+
+Statement& Statement::Check(int rc) {
+  if (rc_ == SQLITE_OK) rc_ = rc;
+  return *this;
+}
+
+Statement& Statement::Bind(int i, int64_t v) {
+  return rc_ == SQLITE_OK ? Check(sqlite3_bind_int64(stmt_, i, v)) : *this;
+}
+
+Statement& Statement::Bind(int i, double v) {
+  return rc_ == SQLITE_OK ? Check(sqlite3_bind_double(stmt_, i, v)) : *this;
+}
+
+Statement& Statement::Bind(int i, std::string_view v) {
+  if (rc_ != SQLITE_OK) return *this;
+  return Check(sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT));
+}
+
+Statement& Statement::Bind(int i, std::nullopt_t) {
+  return rc_ == SQLITE_OK ? Check(sqlite3_bind_null(stmt_, i)) : *this;
+}
+
+void Statement::Reset() {
+  if (stmt_ == nullptr) return;  // a failed prepare stays failed
+  sqlite3_reset(stmt_);
+  sqlite3_clear_bindings(stmt_);
+  rc_ = SQLITE_OK;
+}
+
+int Statement::Step() { return rc_ == SQLITE_OK ? sqlite3_step(stmt_) : rc_; }
+
+bool Statement::Null(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
+int64_t Statement::Int(int col) const { return sqlite3_column_int64(stmt_, col); }
+double Statement::Real(int col) const { return sqlite3_column_double(stmt_, col); }
+
+std::string Statement::Text(int col) const {
+  const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, col));
+  return p ? std::string(p, static_cast<size_t>(sqlite3_column_bytes(stmt_, col))) : std::string();
+}
+
+Database::~Database() { sqlite3_close_v2(handle_); }
+
+Status Database::Open(std::string_view label, const std::string& path, const OpenOptions& options) {
+  label_ = label;
+  path_ = path;
+  if (sqlite3_open_v2(path.c_str(), &handle_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                      nullptr) != SQLITE_OK) {
+    return Fail("cannot open");
+  }
+  sqlite3_busy_timeout(handle_, options.busy_timeout_ms);
+  if (!options.durable) return Status::Ok();
+
+  // WAL keeps readers from blocking the writer; it must be set outside a transaction.
+  Statement wal(handle_, "PRAGMA journal_mode = WAL");
+  if (wal.Step() != SQLITE_ROW) return Fail("cannot open");
+  if (wal.Text(0) != "wal") {
+    return Error{fmt::format("{} {}: this file system does not support SQLite's WAL mode (journal mode '{}'); put "
+                             "the {} on a local disk",
+                             label_, path_, wal.Text(0), label_)};
+  }
+  return Exec("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON", "cannot configure");
+}
+
+Error Database::Fail(std::string_view what) const {
+  return Error{fmt::format("{} {}: {}: {}", label_, path_, what, sqlite3_errmsg(handle_)), kExitFailure};
+}
+
+Status Database::Exec(const char* sql, std::string_view what) {
+  if (sqlite3_exec(handle_, sql, nullptr, nullptr, nullptr) != SQLITE_OK) return Fail(what);
+  return Status::Ok();
+}
+
+Status Database::Transaction(const std::function<Status()>& body) {
+  if (Status s = Exec("BEGIN IMMEDIATE", "cannot start a transaction"); !s.ok()) return s;
+  Status result = body();
+  if (result.ok()) result = Exec("COMMIT", "cannot commit");
+  if (!result.ok()) sqlite3_exec(handle_, "ROLLBACK", nullptr, nullptr, nullptr);
+  return result;
+}
+
+int64_t Database::Changes() const { return sqlite3_changes(handle_); }
+int64_t Database::LastInsertRowid() const { return sqlite3_last_insert_rowid(handle_); }
+
+}  // namespace sat::sqlite

@@ -102,7 +102,7 @@ Action SetupSimulate(CLI::App& app) {
   sim::PolicyParams& p = c->params;
   app.add_option("--policy", c->policies,
                  "policies to compare, comma-separated (default all: sequential, one-per-gpu, fixed-k, threshold, "
-                 "saturate)");
+                 "saturate; also slurm-sized, the Slurm backend's right-sizing)");
   app.add_option("--baseline", c->baseline, "the policy speedups are relative to (one-per-gpu)");
   app.add_option("--fixed-k", p.fixed_k, "fixed-k: runs per GPU (2)");
   app.add_option("--free-fraction", p.free_fraction, "threshold: share of GPU memory that must look free (0.5)");
@@ -110,6 +110,8 @@ Action SetupSimulate(CLI::App& app) {
   app.add_option("--margin", p.margin, "saturate: memory margin (0.1)");
   app.add_option("--min-gain", p.min_gain, "saturate: grow while the progress rate rises this much (0.05)");
   app.add_option("--cpu-limit", p.cpu_limit, "saturate: admit while node cores wanted stay within this share (0.9)");
+  app.add_option("--shards-per-gpu", p.shards_per_gpu, "slurm-sized: Slurm shards per GPU (8)");
+  app.add_option("--slurm-margin", p.slurm_margin, "slurm-sized: margin over measured memory and cores (0.25)");
   app.add_flag("--json", c->json, "print JSON instead of the table");
   return [c] { return RunSimulate(*c); };
 }

@@ -8,12 +8,16 @@
 
 #include "cli/command.h"
 #include "cli/gpu_setup.h"
+#include "cli/options.h"
+#include "cli/serve_flag.h"
+#include "cli/sweep_slurm.h"
 #include "monitor/human_view.h"
 #include "run/interrupt.h"
 #include "sweep/controller.h"
 #include "sweep/mps.h"
 #include "sweep/status.h"
 #include "sweep/view.h"
+#include "util/range.h"
 #include "util/strings.h"
 
 namespace sat::cli {
@@ -26,6 +30,8 @@ struct SweepCliOptions {
   bool maximize = false, resume = false, cpu = false, mps = false, json = false, quiet = false, no_auto = false;
   int retries = -1, max_per_gpu = 0;
   double min_gain = 0.05;
+  bool slurm = false, cancel = false;  // the Slurm backend (cli/sweep_slurm.h)
+  ServeFlag serve;
 };
 
 struct ReadCliOptions {
@@ -61,26 +67,15 @@ Result<sweep::Spec> BuildSpec(const SweepCliOptions& c) {
   if (!c.shape.empty()) o.shape = c.shape;
   if (c.retries >= 0) o.retries = c.retries;
   if (c.max_per_gpu > 0) o.max_per_gpu = c.max_per_gpu;
-  if (!c.timeout.empty()) {
-    auto seconds = ParseDuration(c.timeout);
-    if (!seconds || *seconds < 0) {
-      return UsageError(fmt::format("--timeout '{}' is not a duration like 30m, 90s or 1h30m", c.timeout));
-    }
-    o.timeout_s = *seconds;
-  }
+  auto timeout = OptionalDurationFlag("--timeout", c.timeout, 0);
+  if (!timeout.ok()) return timeout.error();
+  if (*timeout) o.timeout_s = **timeout;
   if (!c.metric_pattern.empty()) o.metric_pattern = c.metric_pattern;
   if (c.no_auto) o.auto_instrumentation = false;
   if (!c.metric.empty()) {
     spec->metric = sweep::MetricSpec{c.metric, c.maximize ? sweep::Goal::kMaximize : sweep::Goal::kMinimize, {}};
   }
   return spec;
-}
-
-Result<double> Seconds(const std::string& flag, const std::string& text) {
-  auto seconds = ParseDuration(text);
-  if (!seconds || *seconds <= 0)
-    return UsageError(fmt::format("{} '{}' is not a duration like 3s or 500ms", flag, text));
-  return *seconds;
 }
 
 // The live view on a terminal: event lines scroll above a block redrawn in place. Elsewhere: event lines only.
@@ -119,13 +114,18 @@ Status RunSweepCommand(const SweepCliOptions& c) {
   o.packing.min_gain = c.min_gain;
   for (auto [flag, text, out] :
        {std::tuple("--warmup", &c.warmup, &o.warmup_s), std::tuple("--window", &c.window, &o.window_s)}) {
-    if (text->empty()) continue;
-    auto seconds = Seconds(flag, *text);
+    auto seconds = OptionalDurationFlag(flag, *text, 0, Least::kExcluded);
     if (!seconds.ok()) return seconds.error();
-    *out = *seconds;
+    if (*seconds) *out = **seconds;
   }
-  if (c.min_gain < 0 || c.min_gain >= 1) return UsageError(fmt::format("--min-gain {} must be in [0, 1)", c.min_gain));
+  if (Status st = CheckInRange("--min-gain", c.min_gain, RightOpen(0, 1)); !st) return st;
 
+  const bool slurm = c.slurm || spec->saturate.slurm_backend;
+  if (slurm && (c.cpu || c.mps || !c.gpus.empty())) {
+    return UsageError("--cpu, --gpus and --mps pick this machine's devices; on Slurm, saturate.slurm in the spec "
+                      "says what each job asks for");
+  }
+  if (c.cancel && !slurm) return UsageError("--cancel is for sweeps on Slurm (--slurm)");
   if (c.cpu && !c.gpus.empty()) return UsageError("give --cpu or --gpus, not both");
   auto gpus = OpenGpus(c.cpu ? "" : c.gpus);
   if (!gpus.ok()) return gpus.error();
@@ -144,12 +144,14 @@ Status RunSweepCommand(const SweepCliOptions& c) {
     if (!started.ok()) return started.error();
     mps = std::move(started.value());
     o.env = mps->env();
+    for (const auto& note : mps->notes()) fmt::print(stderr, "saturate: {}\n", note);
   }
 
   for (const auto& w : spec->warnings) fmt::print(stderr, "saturate: warning: {}\n", w);
   if (!c.quiet) {
     fmt::print(stderr, "saturate: sweep of {} on {}; journal {}\n", spec->source,
-               o.gpu   ? "GPUs"
+               slurm   ? "Slurm"
+               : o.gpu ? "GPUs"
                : c.cpu ? "the CPU"
                        : "the CPU (no GPU found)",
                journal);
@@ -157,9 +159,27 @@ Status RunSweepCommand(const SweepCliOptions& c) {
   LiveOutput live(c.quiet);
   o.on_event = [&live](const sweep::SweepEvent& e) { live.Event(e); };
   o.on_snapshot = [&live](const sweep::SweepSnapshot& s) { live.Snapshot(s); };
+  // --serve: the host and GPUs as sampled, and each running run's samples/s as the live view shows it.
+  auto exporter = StartExporter(c.serve);
+  if (!exporter.ok()) return exporter.error();
+  if (monitor::LiveFigures* figures = exporter->figures.get()) {
+    o.on_sample = [figures](const telemetry::Sample& s) { figures->SetSample(s); };
+    o.on_snapshot = [&live, figures](const sweep::SweepSnapshot& s) {
+      live.Snapshot(s);
+      std::vector<monitor::RunSeries> runs;
+      for (const sweep::DeviceSnapshot& device : s.devices) {
+        for (const sweep::LiveRunView& run : device.runs) {
+          runs.push_back({{{"command", "sweep"}, {"run", run.key}, {"index", std::to_string(run.index)},
+                           {"device", device.name}},
+                          run.samples_per_s});
+        }
+      }
+      figures->SetRuns("sweep", std::move(runs));
+    };
+  }
 
   run::InstallInterruptHandlers();
-  auto result = sweep::RunSweep(*spec, o);
+  auto result = slurm ? RunSweepOnSlurm(*spec, o, c.cancel) : sweep::RunSweep(*spec, o);
   if (!result.ok()) return result.error();
   for (const auto& w : result->warnings) fmt::print(stderr, "saturate: warning: {}\n", w);
 
@@ -170,6 +190,11 @@ Status RunSweepCommand(const SweepCliOptions& c) {
     doc["wall_s"] = result->wall_s;
     doc["interrupted"] = result->interrupted;
     doc["held_degree"] = result->held;
+    if (slurm) {
+      auto report = SlurmReportJsonOf(journal);
+      if (!report.ok()) return report.error();
+      doc["slurm"] = *report;
+    }
     std::cout << doc.dump(2) << '\n';
   } else {
     std::cout << fmt::format("sweep {} in {:.1f} s: {}\n", result->interrupted ? "interrupted" : "finished",
@@ -179,6 +204,11 @@ Status RunSweepCommand(const SweepCliOptions& c) {
                                shape.empty() ? "this sweep's runs" : shape);
     }
     std::cout << '\n' << sweep::ResultsTable(status->runs, status->sweep.metric, 20);
+    if (slurm) {
+      auto report = SlurmReportText(journal, false);
+      if (!report.ok()) return report.error();
+      std::cout << '\n' << *report;
+    }
   }
   std::cout.flush();
   if (result->interrupted) {
@@ -208,9 +238,16 @@ Status RunStatusCommand(const ReadCliOptions& c) {
   auto status = sweep::ReadStatus(*path);
   if (!status.ok()) return status.error();
   if (c.json) {
-    std::cout << sweep::StatusJson(*status).dump(2) << '\n';
+    nlohmann::json doc = sweep::StatusJson(*status);
+    auto report = SlurmReportJsonOf(*path);
+    if (!report.ok()) return report.error();
+    if (!report->is_null()) doc["slurm"] = *report;
+    std::cout << doc.dump(2) << '\n';
   } else {
     std::cout << sweep::FormatStatus(*status, c.all ? 0 : 20);
+    auto report = SlurmReportText(*path, c.all);
+    if (!report.ok()) return report.error();
+    if (!report->empty()) std::cout << '\n' << *report;
   }
   std::cout.flush();
   if (!status->problems.empty()) return Error{fmt::format("journal {} is inconsistent", *path)};
@@ -273,6 +310,11 @@ Action SetupSweep(CLI::App& app) {
                "saturate` report steps, the others are judged by their CPU use");
   app.add_flag("--json", c->json, "print the final status as JSON");
   app.add_flag("-q,--quiet", c->quiet, "no live view or event lines");
+  AddServeFlag(app, c->serve, "and each running run's samples/s");
+  app.add_flag("--slurm", c->slurm,
+               "submit the runs as Slurm jobs sized from measurement (as `saturate: {backend: slurm}`; settings in "
+               "saturate.slurm), e.g. saturate sweep sweep.yaml --slurm");
+  app.add_flag("--cancel", c->cancel, "on Slurm: Ctrl-C cancels the jobs in flight without asking");
 
   auto status = std::make_shared<ReadCliOptions>();
   CLI::App* status_cmd = app.add_subcommand("status", "counts and the results table of a sweep's journal");
@@ -287,7 +329,14 @@ Action SetupSweep(CLI::App& app) {
   export_cmd->add_flag("--json", exported->json, "JSON");
   export_cmd->add_option("-o,--output", exported->out, "write to FILE instead of stdout");
 
-  return [c, status, exported, status_cmd, export_cmd]() -> Status {
+  // What each Slurm job runs on its node; not for people.
+  auto run_one = std::make_shared<std::string>();
+  CLI::App* run_one_cmd = app.add_subcommand("run-one", "run one attempt of a sweep on Slurm (its jobs call this)");
+  run_one_cmd->add_option("job", *run_one, "the attempt's job.json")->required();
+  run_one_cmd->group("");
+
+  return [c, status, exported, status_cmd, export_cmd, run_one, run_one_cmd]() -> Status {
+    if (run_one_cmd->parsed()) return RunOneCommand(*run_one);
     if (status_cmd->parsed()) return RunStatusCommand(*status);
     if (export_cmd->parsed()) return RunExportCommand(*exported);
     return RunSweepCommand(*c);

@@ -2,8 +2,7 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
-
+#include "util/range.h"
 #include "util/strings.h"
 
 namespace sat::sim {
@@ -26,13 +25,17 @@ std::string_view PolicyName(Policy policy) {
       return "threshold";
     case Policy::kMeasured:
       return "saturate";
+    case Policy::kSlurmSized:
+      return "slurm-sized";
   }
   return "?";
 }
 
 Result<Policy> ParsePolicy(std::string_view name) {
   std::vector<std::string> names;
-  for (Policy p : AllPolicies()) {
+  std::vector<Policy> known = AllPolicies();
+  known.push_back(Policy::kSlurmSized);
+  for (Policy p : known) {
     if (PolicyName(p) == name) return p;
     names.emplace_back(PolicyName(p));
   }
@@ -42,13 +45,14 @@ Result<Policy> ParsePolicy(std::string_view name) {
 }
 
 Status ValidateParams(const PolicyParams& p) {
-  if (p.fixed_k < 1) return UsageError("fixed-k needs k >= 1");
-  if (!(p.free_fraction > 0 && p.free_fraction <= 1)) return UsageError("free fraction must be in (0, 1]");
-  if (p.max_runs_per_gpu < 1) return UsageError("max runs per GPU must be >= 1");
-  if (!(p.margin >= 0 && std::isfinite(p.margin))) return UsageError("memory margin must be >= 0");
-  if (!std::isfinite(p.min_gain)) return UsageError("minimum gain must be a number");
-  if (!(p.cpu_limit > 0 && std::isfinite(p.cpu_limit))) return UsageError("CPU limit must be > 0");
-  return Status::Ok();
+  return CheckAllInRange({{"fixed-k", static_cast<double>(p.fixed_k), AtLeast(1)},
+                          {"free fraction", p.free_fraction, LeftOpen(0, 1)},
+                          {"max runs per GPU", static_cast<double>(p.max_runs_per_gpu), AtLeast(1)},
+                          {"memory margin", p.margin, AtLeast(0)},
+                          {"minimum gain", p.min_gain, Interval{}},
+                          {"CPU limit", p.cpu_limit, Above(0)},
+                          {"shards per GPU", static_cast<double>(p.shards_per_gpu), AtLeast(1)},
+                          {"Slurm margin", p.slurm_margin, AtLeast(0)}});
 }
 
 }  // namespace sat::sim

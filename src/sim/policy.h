@@ -30,11 +30,16 @@ enum class Policy {
   // is poor and never formed again (for one shape: its degree is held one lower). An OOM lowers that GPU's
   // degree and re-queues the run. Details in sim/measured_packing.h.
   kMeasured,
+  // `saturate sweep --slurm`: Slurm places jobs on GPUs cut into `shards_per_gpu` shards; a shape's first run
+  // asks for a whole GPU, its other runs, once it is measured, for the shards its memory needs with
+  // `slurm_margin`. Not in AllPolicies (the default comparison); name it with --policy. Details in
+  // sim/slurm_sized.h.
+  kSlurmSized,
 };
 
-// All policies, in the order reports list them.
+// The policies compared by default, in the order reports list them (kSlurmSized is asked for by name).
 const std::vector<Policy>& AllPolicies();
-// "sequential", "one-per-gpu", "fixed-k", "threshold", "saturate".
+// "sequential", "one-per-gpu", "fixed-k", "threshold", "saturate", "slurm-sized".
 std::string_view PolicyName(Policy policy);
 // Parses a name as PolicyName writes it; a usage error with a suggestion otherwise.
 Result<Policy> ParsePolicy(std::string_view name);
@@ -46,6 +51,8 @@ struct PolicyParams {
   double margin = 0.10;        // kMeasured: (measured + newcomer) × (1 + margin) must fit
   double min_gain = 0.05;      // kMeasured: keep growing while the progress rate rises at least this much
   double cpu_limit = 0.9;      // kMeasured: admit only while node cores wanted stay within this share
+  int shards_per_gpu = 8;      // kSlurmSized: Slurm `shard` GRES per GPU
+  double slurm_margin = 0.25;  // kSlurmSized: sized requests are measured x (1 + margin)
 };
 
 // Usage error when a knob is out of range.

@@ -19,7 +19,7 @@ TEST(ParsePolicy, SuggestsTheClosestName) {
   EXPECT_EQ(r.error().exit_code, kExitUsage);
   EXPECT_EQ(r.error().message,
             "unknown policy 'threshhold'; did you mean 'threshold'? "
-            "(one of sequential, one-per-gpu, fixed-k, threshold, saturate)");
+            "(one of sequential, one-per-gpu, fixed-k, threshold, saturate, slurm-sized)");
 }
 
 TEST(ValidateParams, RejectsOutOfRangeKnobs) {

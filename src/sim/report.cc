@@ -66,7 +66,9 @@ nlohmann::json ToJson(const SimConfig& config, const PolicyParams& params, const
                    {"max_runs_per_gpu", params.max_runs_per_gpu},
                    {"margin", params.margin},
                    {"min_gain", params.min_gain},
-                   {"cpu_limit", params.cpu_limit}};
+                   {"cpu_limit", params.cpu_limit},
+                   {"shards_per_gpu", params.shards_per_gpu},
+                   {"slurm_margin", params.slurm_margin}};
   doc["results"] = nlohmann::json::array();
   for (const PolicyResult& r : results) {
     doc["results"].push_back({{"policy", PolicyName(r.policy)},

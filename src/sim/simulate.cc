@@ -6,6 +6,7 @@
 #include "sim/baselines.h"
 #include "sim/cluster.h"
 #include "sim/measured_packing.h"
+#include "sim/slurm_sized.h"
 
 namespace sat::sim {
 
@@ -67,6 +68,9 @@ Result<PolicyResult> Simulate(const SimConfig& config, const std::vector<SimRun>
       scheduler = std::move(packing);
       break;
     }
+    case Policy::kSlurmSized:
+      scheduler = std::make_unique<SlurmSized>(cluster, params);
+      break;
   }
   Result<ClusterTotals> totals = cluster.Run(*scheduler);
   if (!totals.ok()) return totals.error();

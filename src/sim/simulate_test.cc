@@ -13,13 +13,8 @@ namespace {
 using testing::MakeRun;
 using testing::OneNode;
 using testing::Repeat;
+using testing::Sim;
 
-PolicyResult Sim(const SimConfig& config, const std::vector<SimRun>& runs, Policy policy,
-                 const PolicyParams& params = {}) {
-  Result<PolicyResult> r = Simulate(config, runs, policy, params);
-  EXPECT_TRUE(r.ok()) << r.error().message;
-  return r.ok() ? *r : PolicyResult{};
-}
 
 TEST(Simulate, TwoRunsThatFitFinishSoonerPackedByTheInterferenceFactor) {
   // Utilisations 0.4 + 0.4 fit one GPU, so each packed run pays only the 5% switch overhead.
@@ -203,6 +198,8 @@ TEST(SimulateInvariants, PoliciesRespectTheirDegreeLimits) {
       case Policy::kThreshold:
       case Policy::kMeasured:
         EXPECT_LE(r.max_runs_on_a_gpu, 4);
+        break;
+      case Policy::kSlurmSized:
         break;
     }
   }

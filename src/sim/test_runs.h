@@ -2,10 +2,13 @@
 // them on, so expected results can be worked out on paper.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <string>
 #include <vector>
 
 #include "sim/model.h"
+#include "sim/simulate.h"
 
 namespace sat::sim::testing {
 
@@ -36,6 +39,14 @@ inline SimConfig OneNode(int gpus) {
   c.switch_overhead = 0.05;
   c.oom_retry_s = 30;
   return c;
+}
+
+// Simulate, failing the test (and returning an empty result) on an error.
+inline PolicyResult Sim(const SimConfig& config, const std::vector<SimRun>& runs, Policy policy,
+                        const PolicyParams& params = {}) {
+  Result<PolicyResult> r = Simulate(config, runs, policy, params);
+  EXPECT_TRUE(r.ok()) << r.error().message;
+  return r.ok() ? *r : PolicyResult{};
 }
 
 }  // namespace sat::sim::testing

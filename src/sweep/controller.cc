@@ -14,6 +14,7 @@
 #include "run/interrupt.h"
 #include "run/runner.h"
 #include "sweep/bayes.h"
+#include "sweep/helper_metrics.h"
 #include "sweep/metrics.h"
 #include "sweep/retry.h"
 #include "telemetry/proc_maps.h"
@@ -112,8 +113,7 @@ struct Attempt {
   double prev_tree_t = 0;
   std::shared_ptr<MatchedLines> lines = std::make_shared<MatchedLines>();
   MetricLog metrics;
-  std::map<std::string, double> helper_latest;  // the metrics the latest progress report carried
-  int64_t helper_steps = 0;
+  HelperMetrics helper;
   bool measured = false;
   std::vector<double> history;  // the sweep metric's values this attempt reported, in order (Hyperband's iterations)
   std::string stopped_early;    // why early termination stopped it; empty while it may go on
@@ -177,43 +177,24 @@ class Controller final : public RateSource {
 };
 
 Status Controller::OpenJournal() {
-  auto journal = Journal::Open(o_.journal_path);
-  if (!journal.ok()) return journal.error();
-  journal_ = std::move(journal.value());
-
-  // The seed a journal was started with wins, so that a resume plans the very same runs.
-  auto existing = journal_->Sweep();
-  if (!existing.ok()) return existing.error();
-  uint64_t seed = 0;
-  if (existing.value()) {
-    seed = existing.value()->seed;
-  } else if (spec_.saturate.seed) {
-    seed = *spec_.saturate.seed;
-  } else if (o_.seed) {
-    seed = *o_.seed;
-  } else {
-    seed = (static_cast<uint64_t>(std::random_device{}()) << 32) | std::random_device{}();
-  }
-  seed_ = seed;
-  auto runs = ExpandRuns(spec_, seed);
-  if (!runs.ok()) return runs.error();
-
-  // A journal with progress in it is continued only on purpose.
-  if (existing.value() && !o_.resume) {
-    auto records = journal_->Runs();
-    if (!records.ok()) return records.error();
-    const auto begun =
-        std::count_if(records->begin(), records->end(), [](const RunRecord& r) { return r.attempts > 0; });
-    if (begun > 0) {
-      return UsageError(
-          fmt::format("journal {} already holds this sweep's progress ({} of {} runs begun): continue "
-                      "it with --resume, or give a new --journal",
-                      o_.journal_path, begun, records->size()));
-    }
-  }
-  SweepInfo info{spec_.source, SpecHash(spec_, seed), seed, spec_.metric};
-  if (auto s = journal_->EnsureRuns(info, runs.value()); !s.ok()) return s;
+  auto opened = OpenSweepJournal(spec_, o_.journal_path, o_.resume, o_.seed);
+  if (!opened.ok()) return opened.error();
+  journal_ = std::move(opened->journal);
+  seed_ = opened->seed;
   if (o_.resume) {
+    // Slurm jobs go on without saturate; only the Slurm backend can tell what became of them.
+    auto runs = journal_->Runs();
+    if (!runs.ok()) return runs.error();
+    for (const RunRecord& r : runs.value()) {
+      if (r.state != RunState::kRunning) continue;
+      auto attempts = journal_->Attempts(r.key);
+      if (!attempts.ok()) return attempts.error();
+      if (!attempts->empty() && !attempts->back().slurm_job.empty()) {
+        return UsageError(fmt::format("journal {} has runs in flight as Slurm jobs (run {} is job {}): resume it "
+                                      "with --slurm",
+                                      o_.journal_path, r.key, attempts->back().slurm_job));
+      }
+    }
     auto requeued = journal_->RequeueInterrupted();
     if (!requeued.ok()) return requeued.error();
     result_.requeued = requeued.value();
@@ -257,6 +238,7 @@ Status Controller::OpenInstruments(const std::vector<unsigned>& gpu_indices) {
   sampler_options.capacity = 4;
   sampler_options.gpu = o_.gpu;
   sampler_options.gpu_indices = gpu_indices;
+  sampler_options.on_sample = o_.on_sample;
   auto sampler = telemetry::Sampler::Create(std::move(sampler_options));
   if (!sampler.ok()) return sampler.error();
   sampler_ = std::move(sampler.value());
@@ -364,15 +346,7 @@ Status Controller::Drain(int timeout_ms) {
     if (it == live_.end()) continue;
     Attempt& a = *it->second;
     a.meter.Add(m);
-    if (m.type == measure::MessageType::kProgress || m.type == measure::MessageType::kDone) {
-      for (const auto& [name, value] : m.metrics) a.helper_latest[name] = value;
-      a.helper_steps = std::max(a.helper_steps, m.steps);
-    } else if (m.type == measure::MessageType::kMetrics) {
-      for (const auto& [name, value] : m.metrics) {
-        AddMetric(a, MetricPoint{name, value, m.steps, NowUnix()});
-        a.helper_latest[name] = value;
-      }
-    }
+    for (MetricPoint& p : a.helper.Add(m, NowUnix())) AddMetric(a, std::move(p));
   }
   return Status::Ok();
 }
@@ -484,23 +458,12 @@ void Controller::TerminateEarly() {
 }
 
 Status Controller::Propose(const std::string& key) {
-  if (!spec_.metric) return UsageError("method 'bayes' models the sweep's metric: the spec needs 'metric'");
-  auto records = journal_->Runs();
-  if (!records.ok()) return records.error();
-  std::vector<BayesObservation> finished;
-  for (const RunRecord& r : records.value()) {
-    const auto value = r.best_metrics.find(spec_.metric->name);
-    if (r.state == RunState::kDone && value != r.best_metrics.end() && value->is_number()) {
-      finished.push_back(BayesObservation{r.params, value->get<double>()});
-    }
-  }
   std::vector<nlohmann::json> pending;
   for (const auto& [live_key, a] : live_) pending.push_back(plan_.at(live_key).params);
   Planned& planned = plan_.at(key);
-  nlohmann::json values = ProposeBayes(spec_.parameters, finished, pending, spec_.metric->goal == Goal::kMaximize,
-                                       seed_, planned.index);
-  if (auto s = journal_->SetParams(key, values); !s.ok()) return s;
-  planned.params = std::move(values);
+  auto values = ProposeRunValues(spec_, *journal_, key, planned.index, pending, seed_);
+  if (!values.ok()) return values.error();
+  planned.params = std::move(values.value());
   return Status::Ok();
 }
 
@@ -575,9 +538,7 @@ Status Controller::Start(const Admission& admission, double now) {
 Status Controller::End(Attempt& a, const run::RunOutcome& outcome) {
   for (MetricPoint& p : a.lines->Take()) AddMetric(a, std::move(p));
   // Values the helper's reports carried that no metrics message delivered (a dropped datagram).
-  for (const auto& [name, value] : a.helper_latest) {
-    if (a.metrics.Last(name) != value) a.metrics.Add(MetricPoint{name, value, a.helper_steps, NowUnix()});
-  }
+  for (MetricPoint& p : a.helper.Missing(a.metrics, NowUnix())) a.metrics.Add(std::move(p));
   const bool oom = outcome.exit_class == run::ExitClass::kGpuOom || outcome.exit_class == run::ExitClass::kHostOom;
   const LeaveReason reason = outcome.exit_class == run::ExitClass::kFinished ? LeaveReason::kFinished
                              : oom                                           ? LeaveReason::kOutOfMemory
@@ -680,6 +641,62 @@ SweepSnapshot Controller::Snapshot(const telemetry::Sample& sample, double now) 
 }
 
 }  // namespace
+
+Result<OpenedJournal> OpenSweepJournal(const Spec& spec, const std::string& path, bool resume,
+                                       std::optional<uint64_t> seed_option) {
+  auto journal = Journal::Open(path);
+  if (!journal.ok()) return journal.error();
+  // The seed a journal was started with wins, so that a resume plans the very same runs.
+  auto existing = journal.value()->Sweep();
+  if (!existing.ok()) return existing.error();
+  uint64_t seed = 0;
+  if (existing.value()) {
+    seed = existing.value()->seed;
+  } else if (spec.saturate.seed) {
+    seed = *spec.saturate.seed;
+  } else if (seed_option) {
+    seed = *seed_option;
+  } else {
+    seed = (static_cast<uint64_t>(std::random_device{}()) << 32) | std::random_device{}();
+  }
+  auto runs = ExpandRuns(spec, seed);
+  if (!runs.ok()) return runs.error();
+
+  // A journal with progress in it is continued only on purpose.
+  if (existing.value() && !resume) {
+    auto records = journal.value()->Runs();
+    if (!records.ok()) return records.error();
+    const auto begun =
+        std::count_if(records->begin(), records->end(), [](const RunRecord& r) { return r.attempts > 0; });
+    if (begun > 0) {
+      return UsageError(
+          fmt::format("journal {} already holds this sweep's progress ({} of {} runs begun): continue "
+                      "it with --resume, or give a new --journal",
+                      path, begun, records->size()));
+    }
+  }
+  SweepInfo info{spec.source, SpecHash(spec, seed), seed, spec.metric};
+  if (auto s = journal.value()->EnsureRuns(info, runs.value()); !s.ok()) return s.error();
+  return OpenedJournal{std::move(journal.value()), seed};
+}
+
+Result<nlohmann::json> ProposeRunValues(const Spec& spec, Journal& journal, const std::string& key, int64_t index,
+                                        const std::vector<nlohmann::json>& pending, uint64_t seed) {
+  if (!spec.metric) return UsageError("method 'bayes' models the sweep's metric: the spec needs 'metric'");
+  auto records = journal.Runs();
+  if (!records.ok()) return records.error();
+  std::vector<BayesObservation> finished;
+  for (const RunRecord& r : records.value()) {
+    const auto value = r.best_metrics.find(spec.metric->name);
+    if (r.state == RunState::kDone && value != r.best_metrics.end() && value->is_number()) {
+      finished.push_back(BayesObservation{r.params, value->get<double>()});
+    }
+  }
+  nlohmann::json values =
+      ProposeBayes(spec.parameters, finished, pending, spec.metric->goal == Goal::kMaximize, seed, index);
+  if (auto s = journal.SetParams(key, values); !s.ok()) return s.error();
+  return values;
+}
 
 Result<SweepResult> RunSweep(const Spec& spec, const SweepOptions& options) {
   Controller controller(spec, options);

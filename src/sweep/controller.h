@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -99,6 +100,7 @@ struct SweepOptions {
   // Both called on the loop's thread; they must not block for long.
   std::function<void(const SweepEvent&)> on_event;
   std::function<void(const SweepSnapshot&)> on_snapshot;  // about once a second
+  std::function<void(const telemetry::Sample&)> on_sample;  // every host and GPU sample (--serve)
 };
 
 struct SweepResult {
@@ -115,6 +117,22 @@ struct SweepResult {
 // opened or belongs to another plan, a journal with attempts and no `resume`, a `shape` name that is not a
 // parameter, GPUs asked for that the backend does not have, and failures of saturate's own (channel, logs).
 Result<SweepResult> RunSweep(const Spec& spec, const SweepOptions& options);
+
+// A sweep's journal opened to run the sweep: the seed it plans with (the journal's, else the spec's, else
+// `seed`, else a random one) and its runs recorded (Journal::EnsureRuns). A journal that already holds progress
+// is refused (usage error) unless `resume`. Open attempts are left as they are: the caller requeues or adopts
+// them. Shared by the local controller and the Slurm backend (sweep/slurm_backend.h).
+struct OpenedJournal {
+  std::unique_ptr<Journal> journal;
+  uint64_t seed = 0;
+};
+Result<OpenedJournal> OpenSweepJournal(const Spec& spec, const std::string& path, bool resume,
+                                       std::optional<uint64_t> seed);
+
+// bayes: the values of the run `key` (planned without values), proposed from the journal's finished runs with
+// the runs in flight (`pending`, their values) as constant liars, and journaled. Usage error without a metric.
+Result<nlohmann::json> ProposeRunValues(const Spec& spec, Journal& journal, const std::string& key, int64_t index,
+                                        const std::vector<nlohmann::json>& pending, uint64_t seed);
 
 // Where a sweep's journal goes by default: beside the spec file, its name with ".journal" for ".yaml"/".yml"
 // ("tune/lr.yaml" -> "tune/lr.journal"); for the short form, "saturate-sweep-<plan hash>.journal" in the

@@ -59,7 +59,7 @@ std::string ResultsCsv(const std::vector<RunRecord>& runs, const std::optional<M
       if (!metric || name != metric->name) others.insert(name);
     }
   }
-  std::vector<std::string> header = {"rank", "key", "index", "state", "attempts"};
+  std::vector<std::string> header = {"rank", "key", "index", "state", "stopped_early", "attempts"};
   if (metric) header.push_back("metric." + metric->name);
   for (const auto& p : params) header.push_back("param." + p);
   for (const auto& m : others) header.push_back("metric." + m);
@@ -79,7 +79,8 @@ std::string ResultsCsv(const std::vector<RunRecord>& runs, const std::optional<M
   int64_t rank = 0;
   for (const auto& r : runs) {
     std::vector<std::string> row = {std::to_string(++rank), r.key, std::to_string(r.index),
-                                    std::string(RunStateName(r.state)), std::to_string(r.attempts)};
+                                    std::string(RunStateName(r.state)), r.stopped_early ? "true" : "false",
+                                    std::to_string(r.attempts)};
     if (metric) row.push_back(Cell(MetricOf(r, metric)));
     for (const auto& p : params) row.push_back(r.params.contains(p) ? PyStr(r.params[p]) : "");
     for (const auto& m : others) {

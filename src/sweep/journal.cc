@@ -1,7 +1,6 @@
 #include "sweep/journal.h"
 
 #include <fmt/format.h>
-#include <sqlite3.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,6 +13,7 @@
 
 #include "run/process_tree.h"
 #include "sweep/retry.h"
+#include "util/sqlite.h"
 #include "util/strings.h"
 
 namespace sat::sweep {
@@ -80,6 +80,9 @@ CREATE INDEX metrics_by_run ON metrics (run_key);
 )sql",
     // The retry rule (sweep/retry.h) compares an attempt's last error line with the previous attempt's.
     "ALTER TABLE attempts ADD COLUMN error_line TEXT NOT NULL DEFAULT '';",
+    // The Slurm backend (sweep/slurm_backend.h): each attempt's job id and what it asked Slurm for.
+    "ALTER TABLE attempts ADD COLUMN slurm_job TEXT NOT NULL DEFAULT '';"
+    "ALTER TABLE attempts ADD COLUMN slurm_request TEXT NOT NULL DEFAULT '';",
 };
 constexpr int kSchemaVersion = static_cast<int>(std::size(kMigrations));
 
@@ -93,7 +96,7 @@ constexpr const char* kRunColumns =
 
 constexpr const char* kAttemptColumns =
     "id, run_key, attempt_no, started_unix, ended_unix, exit_class, exit_code, signal, detail, log_dir, gpu_index, "
-    "pid, owner_pid, owner_start_ticks, owner_boot_id, error_line";
+    "pid, owner_pid, owner_start_ticks, owner_boot_id, error_line, slurm_job, slurm_request";
 
 double NowUnix() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
 
@@ -134,67 +137,10 @@ bool SameOwner(const AttemptRecord& a, const Owner& o) {
 bool OwnerAlive(const AttemptRecord& a) {
   const std::string boot = BootId();
   if (!boot.empty() && a.owner_boot_id != boot) return false;
-  auto entry = run::ReadProcEntry(a.owner_pid);
-  return entry && !entry->zombie() && entry->start_ticks == a.owner_start_ticks;
+  return run::SameProcessRunning(a.owner_pid, a.owner_start_ticks);
 }
 
-// A prepared statement; finalised on destruction.
-class Stmt {
- public:
-  Stmt(sqlite3* db, std::string_view sql) {
-    rc_ = sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &stmt_, nullptr);
-  }
-  ~Stmt() { sqlite3_finalize(stmt_); }
-  Stmt(const Stmt&) = delete;
-  Stmt& operator=(const Stmt&) = delete;
-
-  Stmt& Bind(int i, int64_t v) { return Check(sqlite3_bind_int64(stmt_, i, v)); }
-  Stmt& Bind(int i, int v) { return Bind(i, static_cast<int64_t>(v)); }
-  Stmt& Bind(int i, double v) { return Check(sqlite3_bind_double(stmt_, i, v)); }
-  Stmt& Bind(int i, std::string_view v) {
-    return Check(sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT));
-  }
-  Stmt& Bind(int i, std::nullopt_t) { return Check(sqlite3_bind_null(stmt_, i)); }
-  template <class T>
-  Stmt& Bind(int i, const std::optional<T>& v) {
-    return v ? Bind(i, *v) : Bind(i, std::nullopt);
-  }
-  Stmt& Bind(int i, uint64_t v) { return Bind(i, static_cast<int64_t>(v)); }
-
-  // Makes the statement ready to bind and step again.
-  void Reset() {
-    sqlite3_reset(stmt_);
-    sqlite3_clear_bindings(stmt_);
-    if (stmt_) rc_ = SQLITE_OK;
-  }
-
-  // SQLITE_ROW, SQLITE_DONE, or an error code (also for an earlier prepare or bind failure).
-  int Step() {
-    if (rc_ != SQLITE_OK) return rc_;
-    return sqlite3_step(stmt_);
-  }
-
-  bool Null(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
-  int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
-  double Real(int col) const { return sqlite3_column_double(stmt_, col); }
-  std::string Text(int col) const {
-    const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, col));
-    return p ? std::string(p, static_cast<size_t>(sqlite3_column_bytes(stmt_, col))) : std::string();
-  }
-  std::optional<int64_t> OptInt(int col) const { return Null(col) ? std::nullopt : std::optional(Int(col)); }
-  std::optional<double> OptReal(int col) const { return Null(col) ? std::nullopt : std::optional(Real(col)); }
-  std::optional<int> OptInt32(int col) const {
-    return Null(col) ? std::nullopt : std::optional(static_cast<int>(Int(col)));
-  }
-
- private:
-  Stmt& Check(int rc) {
-    if (rc_ == SQLITE_OK) rc_ = rc;
-    return *this;
-  }
-  sqlite3_stmt* stmt_ = nullptr;
-  int rc_ = SQLITE_OK;
-};
+using Stmt = sqlite::Statement;
 
 std::string FirstColumn(const Stmt& s) { return s.Text(0); }
 
@@ -237,6 +183,8 @@ AttemptRecord ReadAttempt(const Stmt& s) {
   a.owner_start_ticks = static_cast<uint64_t>(s.Int(13));
   a.owner_boot_id = s.Text(14);
   a.error_line = s.Text(15);
+  a.slurm_job = s.Text(16);
+  a.slurm_request = s.Text(17);
   return a;
 }
 
@@ -298,32 +246,10 @@ RunState StateAfterAttempt(run::ExitClass c, int failures_before, const RetryPol
   }
 }
 
-class Journal::Db {
+// The connection (sqlite::Database: path, handle, Fail, Exec, Transaction) and the reads several calls share.
+class Journal::Db : public sqlite::Database {
  public:
-  std::string path;
-  sqlite3* handle = nullptr;
   mutable std::mutex mu;
-
-  ~Db() { sqlite3_close_v2(handle); }
-
-  Error Fail(std::string_view what) const {
-    return Error{fmt::format("journal {}: {}: {}", path, what, sqlite3_errmsg(handle)), kExitFailure};
-  }
-
-  Status Exec(const char* sql, std::string_view what) {
-    if (sqlite3_exec(handle, sql, nullptr, nullptr, nullptr) != SQLITE_OK) return Fail(what);
-    return Status::Ok();
-  }
-
-  // Runs `body` as one write transaction (BEGIN IMMEDIATE takes the write lock up front, so two processes
-  // never both read and then fail to upgrade). Rolls back when `body` fails.
-  Status Transaction(const std::function<Status()>& body) {
-    if (auto s = Exec("BEGIN IMMEDIATE", "cannot start a transaction"); !s.ok()) return s;
-    Status result = body();
-    if (result.ok()) result = Exec("COMMIT", "cannot commit");
-    if (!result.ok()) sqlite3_exec(handle, "ROLLBACK", nullptr, nullptr, nullptr);
-    return result;
-  }
 
   Status Migrate() {
     return Transaction([&]() -> Status {
@@ -331,27 +257,27 @@ class Journal::Db {
           !s.ok()) {
         return s;
       }
-      Stmt get(handle, "SELECT version FROM schema_version");
+      Stmt get(handle(), "SELECT version FROM schema_version");
       int rc = get.Step();
       if (rc != SQLITE_ROW && rc != SQLITE_DONE) return Fail("cannot read the schema version");
       const int version = rc == SQLITE_ROW ? static_cast<int>(get.Int(0)) : 0;
       if (version > kSchemaVersion) {
         return Error{fmt::format("journal {} was written by a newer saturate (schema {}; this one knows up to {})",
-                                 path, version, kSchemaVersion),
+                                 path(), version, kSchemaVersion),
                      kExitUsage};
       }
       if (version == 0) {
-        Stmt others(handle, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name != 'schema_version'");
+        Stmt others(handle(), "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name != 'schema_version'");
         if (others.Step() != SQLITE_ROW) return Fail("cannot list tables");
         if (others.Int(0) > 0) {
-          return Error{fmt::format("{} is an SQLite database but not a saturate sweep journal", path), kExitUsage};
+          return Error{fmt::format("{} is an SQLite database but not a saturate sweep journal", path()), kExitUsage};
         }
       }
       for (int v = version; v < kSchemaVersion; ++v) {
         if (auto s = Exec(kMigrations[v], "cannot create the schema"); !s.ok()) return s;
       }
       if (version == kSchemaVersion) return Status::Ok();
-      Stmt set(handle, version == 0 ? "INSERT INTO schema_version (version) VALUES (?)"
+      Stmt set(handle(), version == 0 ? "INSERT INTO schema_version (version) VALUES (?)"
                                     : "UPDATE schema_version SET version = ?");
       if (set.Bind(1, kSchemaVersion).Step() != SQLITE_DONE) return Fail("cannot record the schema version");
       return Status::Ok();
@@ -359,7 +285,7 @@ class Journal::Db {
   }
 
   Result<std::optional<SweepInfo>> ReadSweep() const {
-    Stmt s(handle, "SELECT spec_path, spec_hash, seed, metric_name, metric_goal FROM sweep WHERE id = 1");
+    Stmt s(handle(), "SELECT spec_path, spec_hash, seed, metric_name, metric_goal FROM sweep WHERE id = 1");
     const int rc = s.Step();
     if (rc == SQLITE_DONE) return std::optional<SweepInfo>();
     if (rc != SQLITE_ROW) return Fail("cannot read the sweep");
@@ -374,7 +300,7 @@ class Journal::Db {
   template <class T>
   Result<std::vector<T>> Rows(const std::string& sql, std::optional<std::string_view> key,
                               T (*read)(const Stmt&)) const {
-    Stmt s(handle, sql);
+    Stmt s(handle(), sql);
     if (key) s.Bind(1, *key);
     std::vector<T> rows;
     int rc;
@@ -396,37 +322,19 @@ class Journal::Db {
 Journal::Journal(std::unique_ptr<Db> db) : db_(std::move(db)) {}
 Journal::~Journal() = default;
 
-const std::string& Journal::path() const { return db_->path; }
+const std::string& Journal::path() const { return db_->path(); }
 
 Result<std::unique_ptr<Journal>> Journal::Open(const std::string& path) {
   auto db = std::make_unique<Db>();
-  db->path = path;
-  if (sqlite3_open_v2(path.c_str(), &db->handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                      nullptr) != SQLITE_OK) {
-    return db->Fail("cannot open");
-  }
-  sqlite3_busy_timeout(db->handle, 10000);
-  // WAL keeps readers (`sweep status`) from blocking the writer; it must be set outside a transaction.
-  {
-    Stmt wal(db->handle, "PRAGMA journal_mode = WAL");
-    if (wal.Step() != SQLITE_ROW) return db->Fail("cannot open");
-    if (wal.Text(0) != "wal") {
-      return Error{fmt::format("journal {}: this file system does not support SQLite's WAL mode (journal mode "
-                               "'{}'); put the journal on a local disk",
-                               path, wal.Text(0)),
-                   kExitFailure};
-    }
-  }
-  if (auto s = db->Exec("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON", "cannot configure"); !s.ok()) {
-    return s.error();
-  }
+  // WAL keeps readers (`sweep status`) from blocking the writer.
+  if (Status s = db->Open("journal", path, {.durable = true}); !s.ok()) return s.error();
   if (auto s = db->Migrate(); !s.ok()) return s.error();
   return std::unique_ptr<Journal>(new Journal(std::move(db)));
 }
 
 Status Journal::EnsureRuns(const SweepInfo& sweep, const std::vector<RunParams>& runs) {
   std::lock_guard lock(db_->mu);
-  sqlite3* h = db_->handle;
+  sqlite3* h = db_->handle();
   return db_->Transaction([&]() -> Status {
     auto existing = db_->ReadSweep();
     if (!existing.ok()) return existing.error();
@@ -446,7 +354,7 @@ Status Journal::EnsureRuns(const SweepInfo& sweep, const std::vector<RunParams>&
           "journal {} belongs to a different sweep plan (spec hash {}, this spec {}): the parameters, run count, "
           "seed, program or command changed since it was started. Resume with the spec it was started with, or "
           "start a new journal",
-          db_->path, existing.value()->spec_hash, sweep.spec_hash));
+          db_->path(), existing.value()->spec_hash, sweep.spec_hash));
     } else {
       Stmt update(h, "UPDATE sweep SET spec_path = ?, metric_name = ?, metric_goal = ? WHERE id = 1");
       if (update.Bind(1, sweep.spec_path).Bind(2, metric_name).Bind(3, metric_goal).Step() != SQLITE_DONE) {
@@ -467,14 +375,14 @@ Status Journal::EnsureRuns(const SweepInfo& sweep, const std::vector<RunParams>&
       const bool same_params = run.values.is_null() || check.Text(1) == params;
       if (rc != SQLITE_ROW || check.Int(0) != run.index || !same_params) {
         return Error{
-            fmt::format("journal {}: run {} (#{}) does not match the journal's plan", db_->path, run.key, run.index),
+            fmt::format("journal {}: run {} (#{}) does not match the journal's plan", db_->path(), run.key, run.index),
             kExitUsage};
       }
     }
     Stmt count(h, "SELECT count(*) FROM runs");
     if (count.Step() != SQLITE_ROW) return db_->Fail("cannot count runs");
     if (count.Int(0) != static_cast<int64_t>(runs.size())) {
-      return Error{fmt::format("journal {} holds {} runs, the plan {}", db_->path, count.Int(0), runs.size()),
+      return Error{fmt::format("journal {} holds {} runs, the plan {}", db_->path(), count.Int(0), runs.size()),
                    kExitUsage};
     }
     return Status::Ok();
@@ -510,7 +418,7 @@ Result<std::optional<RunRecord>> Journal::NextQueued() const {
 
 Result<StateCounts> Journal::Counts() const {
   std::lock_guard lock(db_->mu);
-  Stmt s(db_->handle, "SELECT state, count(*) FROM runs GROUP BY state");
+  Stmt s(db_->handle(), "SELECT state, count(*) FROM runs GROUP BY state");
   StateCounts counts;
   int rc;
   while ((rc = s.Step()) == SQLITE_ROW) {
@@ -549,10 +457,10 @@ Result<std::vector<MetricPoint>> Journal::LastAttemptMetrics(std::string_view ru
 
 Status Journal::SetParams(std::string_view run_key, const nlohmann::json& params) {
   std::lock_guard lock(db_->mu);
-  Stmt set(db_->handle, "UPDATE runs SET params_json = ? WHERE key = ? AND params_json = 'null' AND attempts = 0");
+  Stmt set(db_->handle(), "UPDATE runs SET params_json = ? WHERE key = ? AND params_json = 'null' AND attempts = 0");
   if (set.Bind(1, params.dump()).Bind(2, run_key).Step() != SQLITE_DONE) return db_->Fail("cannot set parameters");
-  if (sqlite3_changes(db_->handle) != 1) {
-    return Error{fmt::format("journal {}: run {} already has its parameters", db_->path, run_key)};
+  if (db_->Changes() != 1) {
+    return Error{fmt::format("journal {}: run {} already has its parameters", db_->path(), run_key)};
   }
   return Status::Ok();
 }
@@ -560,17 +468,17 @@ Status Journal::SetParams(std::string_view run_key, const nlohmann::json& params
 Result<int64_t> Journal::BeginAttempt(std::string_view run_key, std::optional<int> gpu_index, pid_t pid,
                                       std::string_view log_dir) {
   std::lock_guard lock(db_->mu);
-  sqlite3* h = db_->handle;
+  sqlite3* h = db_->handle();
   const Owner self = Self();
   int64_t attempt_id = 0;
   Status s = db_->Transaction([&]() -> Status {
     Stmt get(h, "SELECT state, attempts FROM runs WHERE key = ?");
     const int rc = get.Bind(1, run_key).Step();
-    if (rc == SQLITE_DONE) return Error{fmt::format("journal {}: no run {}", db_->path, run_key)};
+    if (rc == SQLITE_DONE) return Error{fmt::format("journal {}: no run {}", db_->path(), run_key)};
     if (rc != SQLITE_ROW) return db_->Fail("cannot read the run");
     const std::string state = get.Text(0);
     if (state != RunStateName(RunState::kQueued) && state != RunStateName(RunState::kRetrying)) {
-      return Error{fmt::format("journal {}: run {} is {}, not queued", db_->path, run_key, state)};
+      return Error{fmt::format("journal {}: run {} is {}, not queued", db_->path(), run_key, state)};
     }
     const double now = NowUnix();
     Stmt update(h,
@@ -585,7 +493,7 @@ Result<int64_t> Journal::BeginAttempt(std::string_view run_key, std::optional<in
     insert.Bind(1, run_key).Bind(2, get.Int(1) + 1).Bind(3, now).Bind(4, log_dir).Bind(5, gpu_index);
     insert.Bind(6, static_cast<int64_t>(pid)).Bind(7, static_cast<int64_t>(self.pid)).Bind(8, self.start_ticks);
     if (insert.Bind(9, self.boot_id).Step() != SQLITE_DONE) return db_->Fail("cannot record the attempt");
-    attempt_id = sqlite3_last_insert_rowid(h);
+    attempt_id = db_->LastInsertRowid();
     return Status::Ok();
   });
   if (!s.ok()) return s.error();
@@ -596,19 +504,19 @@ Result<RunState> Journal::EndAttempt(int64_t attempt_id, const AttemptOutcome& o
                                      const std::vector<MetricPoint>& metrics, const Measurements& measurements,
                                      const RetryPolicy& policy) {
   std::lock_guard lock(db_->mu);
-  sqlite3* h = db_->handle;
+  sqlite3* h = db_->handle();
   RunState next = RunState::kFailed;
   Status s = db_->Transaction([&]() -> Status {
     Stmt get(h,
              "SELECT a.run_key, a.ended_unix IS NOT NULL, r.state, r.failures FROM attempts a "
              "JOIN runs r ON r.key = a.run_key WHERE a.id = ?");
     const int rc = get.Bind(1, attempt_id).Step();
-    if (rc == SQLITE_DONE) return Error{fmt::format("journal {}: no attempt {}", db_->path, attempt_id)};
+    if (rc == SQLITE_DONE) return Error{fmt::format("journal {}: no attempt {}", db_->path(), attempt_id)};
     if (rc != SQLITE_ROW) return db_->Fail("cannot read the attempt");
     const std::string key = get.Text(0);
-    if (get.Int(1) != 0) return Error{fmt::format("journal {}: attempt {} has already ended", db_->path, attempt_id)};
+    if (get.Int(1) != 0) return Error{fmt::format("journal {}: attempt {} has already ended", db_->path(), attempt_id)};
     if (get.Text(2) != RunStateName(RunState::kRunning)) {
-      return Error{fmt::format("journal {}: run {} is {}, not running", db_->path, key, get.Text(2))};
+      return Error{fmt::format("journal {}: run {} is {}, not running", db_->path(), key, get.Text(2))};
     }
     const int failures = static_cast<int>(get.Int(3));
     next = StateAfterOutcome(outcome, failures, policy);
@@ -666,7 +574,7 @@ Result<RunState> Journal::EndAttempt(int64_t attempt_id, const AttemptOutcome& o
 
 Result<int> Journal::RequeueInterrupted() {
   std::lock_guard lock(db_->mu);
-  sqlite3* h = db_->handle;
+  sqlite3* h = db_->handle();
   const Owner self = Self();
   int requeued = 0;
   Status s = db_->Transaction([&]() -> Status {
@@ -678,7 +586,7 @@ Result<int> Journal::RequeueInterrupted() {
         return UsageError(
             fmt::format("journal {} is in use: saturate (pid {}) is still running run {}; stop it "
                         "before resuming",
-                        db_->path, a.owner_pid, a.run_key));
+                        db_->path(), a.owner_pid, a.run_key));
       }
       Stmt end(h, "UPDATE attempts SET ended_unix = ?, exit_class = ?, detail = ? WHERE id = ?");
       end.Bind(1, NowUnix()).Bind(2, kInterrupted);
@@ -686,12 +594,49 @@ Result<int> Journal::RequeueInterrupted() {
       if (end.Bind(4, a.id).Step() != SQLITE_DONE) return db_->Fail("cannot end the attempt");
       Stmt requeue(h, "UPDATE runs SET state = 'queued', finished_unix = NULL WHERE key = ? AND state = 'running'");
       if (requeue.Bind(1, a.run_key).Step() != SQLITE_DONE) return db_->Fail("cannot requeue the run");
-      requeued += sqlite3_changes(h);
+      requeued += db_->Changes();
     }
     return Status::Ok();
   });
   if (!s.ok()) return s.error();
   return requeued;
+}
+
+Status Journal::SetSlurmJob(int64_t attempt_id, std::string_view job_id, std::string_view request_json) {
+  std::lock_guard lock(db_->mu);
+  Stmt set(db_->handle(), "UPDATE attempts SET slurm_job = ?, slurm_request = ? WHERE id = ?");
+  if (set.Bind(1, job_id).Bind(2, request_json).Bind(3, attempt_id).Step() != SQLITE_DONE) {
+    return db_->Fail("cannot record the Slurm job");
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<AttemptRecord>> Journal::AdoptOpenAttempts() {
+  std::lock_guard lock(db_->mu);
+  sqlite3* h = db_->handle();
+  const Owner self = Self();
+  std::vector<AttemptRecord> adopted;
+  Status s = db_->Transaction([&]() -> Status {
+    auto open = db_->ReadAttempts("WHERE ended_unix IS NULL", std::nullopt);
+    if (!open.ok()) return open.error();
+    for (AttemptRecord& a : open.value()) {
+      if (!SameOwner(a, self) && OwnerAlive(a)) {
+        return UsageError(fmt::format("journal {} is in use: saturate (pid {}) is still watching run {}; stop it "
+                                      "before resuming",
+                                      db_->path(), a.owner_pid, a.run_key));
+      }
+      Stmt own(h, "UPDATE attempts SET owner_pid = ?, owner_start_ticks = ?, owner_boot_id = ? WHERE id = ?");
+      own.Bind(1, static_cast<int64_t>(self.pid)).Bind(2, self.start_ticks).Bind(3, self.boot_id);
+      if (own.Bind(4, a.id).Step() != SQLITE_DONE) return db_->Fail("cannot take over the attempt");
+      a.owner_pid = self.pid;
+      a.owner_start_ticks = self.start_ticks;
+      a.owner_boot_id = self.boot_id;
+      adopted.push_back(std::move(a));
+    }
+    return Status::Ok();
+  });
+  if (!s.ok()) return s.error();
+  return adopted;
 }
 
 Status Journal::Verify() const {
@@ -729,7 +674,7 @@ Status Journal::Verify() const {
   }
   if (problems.empty()) return Status::Ok();
   if (problems.size() > 10) problems.resize(10);
-  std::string message = fmt::format("journal {} is inconsistent:", db_->path);
+  std::string message = fmt::format("journal {} is inconsistent:", db_->path());
   for (const auto& p : problems) message += "\n  " + p;
   return Error{message, kExitFailure};
 }

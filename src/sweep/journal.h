@@ -85,6 +85,8 @@ struct AttemptRecord {
   pid_t owner_pid = 0;
   uint64_t owner_start_ticks = 0;
   std::string owner_boot_id;
+  std::string slurm_job;      // the Slurm job id ("1234", or "1234_5" in an array); empty for a local attempt
+  std::string slurm_request;  // JSON of what the job asked Slurm for (sweep/right_size.h); empty when local
 };
 
 // How an attempt ended, from run::RunOutcome.
@@ -184,6 +186,14 @@ class Journal {
   // left alone. Error (exit code 2) when a live saturate process still owns an attempt. Returns how many runs
   // were requeued.
   Result<int> RequeueInterrupted();
+
+  // The Slurm backend: records the job an attempt was submitted as, and its request (JSON).
+  Status SetSlurmJob(int64_t attempt_id, std::string_view job_id, std::string_view request_json);
+
+  // The Slurm backend's resume: every attempt without an end (its job may still be queued or running) is taken
+  // over by this process and returned, by run key and attempt number. Error (exit code 2) when a live saturate
+  // process still owns one.
+  Result<std::vector<AttemptRecord>> AdoptOpenAttempts();
 
   // Checks SQLite's integrity and the invariants above; the error lists what is wrong.
   Status Verify() const;

@@ -70,7 +70,7 @@ TEST(Journal, CreatesSchemaInWalMode) {
   ASSERT_TRUE(journal);
   EXPECT_EQ(journal->path(), path);
   EXPECT_EQ(QueryText(path, "PRAGMA journal_mode"), "wal");
-  EXPECT_EQ(QueryText(path, "SELECT version FROM schema_version"), "2");
+  EXPECT_EQ(QueryText(path, "SELECT version FROM schema_version"), "3");
   auto sweep = journal->Sweep();
   ASSERT_TRUE(sweep.ok());
   EXPECT_FALSE(sweep.value());
@@ -99,7 +99,7 @@ TEST(Journal, RefusesFilesThatAreNotJournals) {
   auto newer = Journal::Open(dir.File("new.db"));
   ASSERT_FALSE(newer.ok());
   EXPECT_EQ(newer.error().message,
-            "journal " + dir.File("new.db") + " was written by a newer saturate (schema 99; this one knows up to 2)");
+            "journal " + dir.File("new.db") + " was written by a newer saturate (schema 99; this one knows up to 3)");
 }
 
 TEST(Journal, EnsureRunsIsIdempotentAndRefusesAnotherPlan) {
@@ -526,6 +526,7 @@ std::vector<RunRecord> Records() {
   runs[1].measurements.throughput_samples_per_s = 900.0;
   runs[1].measurements.peak_gpu_memory_bytes = 1024;
   runs[1].gpu_index = 0;
+  runs[3].stopped_early = true;
   return runs;
 }
 
@@ -546,13 +547,13 @@ TEST(Export, CsvHasOneColumnPerParameterAndMetric) {
   const MetricSpec min{"loss", Goal::kMinimize, std::nullopt};
   const std::string csv = ResultsCsv(SortByMetric(Records(), min), min);
   const std::string header =
-      "rank,key,index,state,attempts,metric.loss,param.lr,param.opt,metric.acc,throughput_samples_per_s,"
+      "rank,key,index,state,stopped_early,attempts,metric.loss,param.lr,param.opt,metric.acc,throughput_samples_per_s,"
       "peak_gpu_memory_bytes,cpu_pct,rss_bytes,gpu,started_unix,finished_unix\r\n";
   EXPECT_EQ(csv, header +
-                     "1,k1,1,done,1,0.25,0.2,sgd,,900.0,1024,,,0,,\r\n"
-                     "2,k0,0,done,1,0.5,0.1,sgd,0.8,,,,,,,\r\n"
-                     "3,k3,3,done,1,0.75,0.4,sgd,,,,,,,,\r\n"
-                     "4,k2,2,failed,1,,0.30000000000000004,\"adam,w\",,,,,,,,\r\n");
+                     "1,k1,1,done,false,1,0.25,0.2,sgd,,900.0,1024,,,0,,\r\n"
+                     "2,k0,0,done,false,1,0.5,0.1,sgd,0.8,,,,,,,\r\n"
+                     "3,k3,3,done,true,1,0.75,0.4,sgd,,,,,,,,\r\n"
+                     "4,k2,2,failed,false,1,,0.30000000000000004,\"adam,w\",,,,,,,,\r\n");
 }
 
 TEST(Export, JsonHasNullsForMissingValues) {
@@ -561,6 +562,8 @@ TEST(Export, JsonHasNullsForMissingValues) {
   EXPECT_EQ(out["metric"], json({{"name", "loss"}, {"goal", "maximize"}}));
   ASSERT_EQ(out["runs"].size(), 4u);
   EXPECT_EQ(out["runs"][0]["key"], "k3");
+  EXPECT_EQ(out["runs"][0]["stopped_early"], true);
+  EXPECT_EQ(out["runs"][1]["stopped_early"], false);
   EXPECT_EQ(out["runs"][0]["rank"], 1);
   EXPECT_EQ(out["runs"][2]["throughput_samples_per_s"], 900.0);
   EXPECT_EQ(out["runs"][2]["gpu"], 0);

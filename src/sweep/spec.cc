@@ -52,7 +52,8 @@ const std::vector<std::string> kParameterKeys = {"value", "values", "distributio
 const std::vector<std::string> kEarlyTerminateKeys = {"type", "min_iter", "max_iter", "s", "eta", "strict"};
 const std::vector<std::string> kMetricKeys = {"name", "goal", "target", "impute", "impute_while_running"};
 const std::vector<std::string> kSaturateKeys = {"gpus", "max_per_gpu", "memory_margin", "timeout", "retries",
-                                                "metric_pattern", "env", "seed", "runs", "shape", "auto"};
+                                                "metric_pattern", "env", "seed", "runs", "shape", "auto",
+                                                "backend", "slurm"};
 
 // W&B's rule for parameter names: ^[A-Za-z_][A-Za-z0-9_.-]*$.
 bool IsValidName(std::string_view name) {
@@ -555,6 +556,22 @@ class Parser {
       runs_mark_ = n["runs"].Mark();
     }
     if (n["auto"] && !ReadBool(n["auto"], "saturate", "auto", &o.auto_instrumentation)) return false;
+    if (const YAML::Node backend = n["backend"]) {
+      std::string text;
+      if (!ReadString(backend, "saturate.backend", &text)) return false;
+      if (text != "local" && text != "slurm") {
+        return Fail(backend, "saturate", fmt::format("unknown backend '{}'; use local or slurm", text));
+      }
+      o.slurm_backend = text == "slurm";
+    }
+    if (const YAML::Node slurm = n["slurm"]) {
+      auto parsed = ParseSlurmSpec(slurm, source_);
+      if (!parsed.ok()) {
+        error_ = parsed.error();
+        return false;
+      }
+      o.slurm = std::move(parsed.value());
+    }
     if (const YAML::Node shape = n["shape"]) {
       // One name, or a list of names.
       if (shape.IsScalar()) {

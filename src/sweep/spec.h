@@ -9,7 +9,7 @@
 // plus saturate's own section:
 //   saturate: {gpus: [0, 1] | "all", max_per_gpu: 4, memory_margin: 0.1, timeout: "30m", retries: 2,
 //              metric_pattern: 'val_loss=(?P<val_loss>[0-9.e+-]+)', env: {NAME: value}, seed: 7, runs: 20,
-//              shape: [batch_size, model], auto: false}
+//              shape: [batch_size, model], auto: false, backend: local | slurm, slurm: {...} (sweep/slurm_spec.h)}
 // Parameters take value | values [+ probabilities] | distribution with min, max, q, mu, sigma, or a nested
 // `parameters:` block; nested names are flattened with dots ("optimizer.lr"), so `${args}` gives
 // `--optimizer.lr=0.001` (W&B itself passes the whole dict as one `--optimizer={'lr': 0.001}`).
@@ -29,8 +29,10 @@
 #include <string_view>
 #include <vector>
 
+#include "sweep/command_template.h"
 #include "sweep/hyperband.h"
 #include "sweep/params.h"
+#include "sweep/slurm_spec.h"
 #include "util/result.h"
 
 namespace sat::sweep {
@@ -65,6 +67,9 @@ struct SaturateOptions {
   // The automatic instrumentation of PyTorch programs (docs/helper-protocol.md); false: the runs get
   // SATURATE_AUTO=0, and only scripts that use `import saturate` report their steps.
   bool auto_instrumentation = true;
+  // `backend: slurm`: runs are Slurm jobs (sweep/slurm_backend.h), submitted as `slurm` says.
+  bool slurm_backend = false;
+  SlurmSpec slurm;
 };
 
 struct Spec {

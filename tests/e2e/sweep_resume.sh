@@ -54,7 +54,7 @@ table=$("$SATURATE" sweep status --journal "$journal")
 echo "$table"
 expect_contains "$table" "loss (min)"
 "$SATURATE" sweep export --csv --journal "$journal" -o "$WORK/results.csv"
-head -n1 "$WORK/results.csv" | grep -q '^rank,key,index,state,attempts,metric.loss,param.i,' || fail "CSV header"
+head -n1 "$WORK/results.csv" | grep -q '^rank,key,index,state,stopped_early,attempts,metric.loss,param.i,' || fail "CSV header"
 [ "$(wc -l <"$WORK/results.csv")" = 9 ] || fail "CSV rows"
 [ "$("$SATURATE" sweep export --json --journal "$journal" | "$PY" -c 'import json,sys; print(len(json.load(sys.stdin)["runs"]))')" = 8 ] \
   || fail "JSON export"

@@ -1,0 +1,411 @@
+#include "sweep/node_wrapper.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+#include "measure/channel.h"
+#include "run/interrupt.h"
+#include "run/runner.h"
+#include "sweep/helper_metrics.h"
+#include "sweep/meter.h"
+#include "sweep/metrics.h"
+#include "sweep/retry.h"
+#include "telemetry/proc_maps.h"
+#include "telemetry/proc_tree.h"
+#include "telemetry/sampler.h"
+
+namespace sat::sweep {
+namespace {
+
+double NowUnix() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
+
+template <class T>
+nlohmann::json OrNull(const std::optional<T>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+template <class T>
+std::optional<T> Opt(const nlohmann::json& j, const char* key) {
+  if (!j.contains(key) || j[key].is_null()) return std::nullopt;
+  return j[key].get<T>();
+}
+
+std::optional<run::ExitClass> ExitClassFromName(std::string_view name) {
+  for (run::ExitClass c : {run::ExitClass::kFinished, run::ExitClass::kFailed, run::ExitClass::kStopped,
+                           run::ExitClass::kTimedOut, run::ExitClass::kGpuOom, run::ExitClass::kHostOom,
+                           run::ExitClass::kWorkerKilled, run::ExitClass::kStartFailed}) {
+    if (run::ExitClassName(c) == name) return c;
+  }
+  return std::nullopt;
+}
+
+nlohmann::json MeasurementsJson(const Measurements& m) {
+  return {{"throughput_samples_per_s", OrNull(m.throughput_samples_per_s)},
+          {"peak_gpu_memory_bytes", OrNull(m.peak_gpu_memory_bytes)},
+          {"cpu_pct", OrNull(m.cpu_pct)},
+          {"rss_bytes", OrNull(m.rss_bytes)}};
+}
+
+Measurements MeasurementsFromJson(const nlohmann::json& j) {
+  Measurements m;
+  if (!j.is_object()) return m;
+  m.throughput_samples_per_s = Opt<double>(j, "throughput_samples_per_s");
+  m.peak_gpu_memory_bytes = Opt<uint64_t>(j, "peak_gpu_memory_bytes");
+  m.cpu_pct = Opt<double>(j, "cpu_pct");
+  m.rss_bytes = Opt<uint64_t>(j, "rss_bytes");
+  return m;
+}
+
+// The Slurm job this process runs in: "<array job>_<task>" for an array task, else the job id.
+std::string SlurmJobId() {
+  const char* array = getenv("SLURM_ARRAY_JOB_ID");
+  const char* task = getenv("SLURM_ARRAY_TASK_ID");
+  if (array && task) return fmt::format("{}_{}", array, task);
+  const char* job = getenv("SLURM_JOB_ID");
+  return job ? job : "";
+}
+
+// The node as Slurm names it (squeue's and scontrol's NodeList), else the host's name.
+std::string HostName() {
+  if (const char* node = getenv("SLURMD_NODENAME"); node && *node) return node;
+  char name[256] = {};
+  gethostname(name, sizeof name - 1);
+  return name;
+}
+
+// Metric values matched in output lines, handed from the run's supervisor thread to the loop.
+struct MatchedLines {
+  std::mutex mu;
+  std::vector<MetricPoint> points;
+};
+
+// The GPU holding the tree's processes; else the first of the largest GPUs sampled (a job confined to its GPU
+// sees only that one).
+const telemetry::GpuSample* GpuOfTree(const telemetry::Sample& sample, const std::vector<pid_t>& pids) {
+  const telemetry::GpuSample* largest = nullptr;
+  for (const telemetry::GpuSample& g : sample.gpus) {
+    for (const auto& p : g.processes) {
+      if (std::find(pids.begin(), pids.end(), static_cast<pid_t>(p.pid)) != pids.end()) return &g;
+    }
+    if (g.memory_total_bytes && (!largest || *g.memory_total_bytes > *largest->memory_total_bytes)) largest = &g;
+  }
+  return largest;
+}
+
+}  // namespace
+
+nlohmann::json NodeJobToJson(const NodeJob& job) {
+  nlohmann::json metric = nullptr;
+  if (job.metric) metric = {{"name", job.metric->name}, {"goal", GoalName(job.metric->goal)}};
+  return {{"attempt_id", job.attempt_id},
+          {"run_key", job.run_key},
+          {"attempt_no", job.attempt_no},
+          {"argv", job.argv},
+          {"env", job.env},
+          {"log_dir", job.log_dir},
+          {"metric_pattern", job.metric_pattern},
+          {"metric", metric},
+          {"auto", job.auto_instrumentation},
+          {"time_limit_s", job.time_limit_s},
+          {"warmup_s", job.warmup_s},
+          {"window_s", job.window_s},
+          {"request", job.request.ToJson()}};
+}
+
+Result<NodeJob> NodeJobFromJson(const nlohmann::json& j) {
+  try {
+    NodeJob job;
+    job.attempt_id = j.at("attempt_id").get<int64_t>();
+    job.run_key = j.at("run_key").get<std::string>();
+    job.attempt_no = j.at("attempt_no").get<int>();
+    job.argv = j.at("argv").get<std::vector<std::string>>();
+    job.env = j.at("env").get<std::map<std::string, std::string>>();
+    job.log_dir = j.at("log_dir").get<std::string>();
+    job.metric_pattern = j.value("metric_pattern", "");
+    if (j.contains("metric") && j["metric"].is_object()) {
+      job.metric = MetricSpec{j["metric"].at("name").get<std::string>(),
+                              j["metric"].value("goal", "") == "maximize" ? Goal::kMaximize : Goal::kMinimize,
+                              std::nullopt};
+    }
+    job.auto_instrumentation = j.value("auto", true);
+    job.time_limit_s = j.value("time_limit_s", 0.0);
+    job.warmup_s = j.value("warmup_s", 1.0);
+    job.window_s = j.value("window_s", 1.0);
+    job.request = SlurmRequest::FromJson(j.value("request", nlohmann::json::object()));
+    if (job.argv.empty()) return Error{"the job has no command"};
+    return job;
+  } catch (const nlohmann::json::exception& e) {
+    return Error{fmt::format("not a saturate job file: {}", e.what())};
+  }
+}
+
+ShapeUsage NodeOutcome::Usage() const {
+  ShapeUsage u;
+  u.cpu_pct = measurements.cpu_pct;
+  u.rss_bytes = measurements.rss_bytes;
+  u.gpu_mem_bytes = measurements.peak_gpu_memory_bytes;
+  u.gpu_total_bytes = gpu_total_bytes;
+  u.gpu_util_pct = gpu_util_pct;
+  return u;
+}
+
+nlohmann::json NodeOutcomeToJson(const NodeOutcome& o) {
+  nlohmann::json metrics = nlohmann::json::array();
+  for (const MetricPoint& p : o.metrics) {
+    metrics.push_back({{"name", p.name}, {"value", p.value}, {"step", OrNull(p.step)}, {"time_unix", p.time_unix}});
+  }
+  return {{"attempt_id", o.attempt_id},
+          {"job_id", o.job_id},
+          {"node", o.node},
+          {"exit_class", run::ExitClassName(o.exit_class)},
+          {"exit_code", o.exit_code},
+          {"term_signal", o.term_signal},
+          {"detail", o.detail},
+          {"error_line", o.error_line},
+          {"duration_s", o.duration_s},
+          {"signalled", o.signalled},
+          {"measurements", MeasurementsJson(o.measurements)},
+          {"gpu_total_bytes", OrNull(o.gpu_total_bytes)},
+          {"gpu_util_pct", OrNull(o.gpu_util_pct)},
+          {"metrics", metrics}};
+}
+
+Result<NodeOutcome> NodeOutcomeFromJson(const nlohmann::json& j) {
+  try {
+    NodeOutcome o;
+    o.attempt_id = j.at("attempt_id").get<int64_t>();
+    o.job_id = j.value("job_id", "");
+    o.node = j.value("node", "");
+    auto exit_class = ExitClassFromName(j.value("exit_class", ""));
+    o.exit_class = exit_class.value_or(run::ExitClass::kFailed);
+    o.exit_code = j.value("exit_code", -1);
+    o.term_signal = j.value("term_signal", 0);
+    o.detail = j.value("detail", "");
+    o.error_line = j.value("error_line", "");
+    o.duration_s = j.value("duration_s", 0.0);
+    o.signalled = j.value("signalled", false);
+    o.measurements = MeasurementsFromJson(j.value("measurements", nlohmann::json::object()));
+    o.gpu_total_bytes = Opt<uint64_t>(j, "gpu_total_bytes");
+    o.gpu_util_pct = Opt<double>(j, "gpu_util_pct");
+    for (const auto& p : j.value("metrics", nlohmann::json::array())) {
+      o.metrics.push_back(MetricPoint{p.at("name").get<std::string>(), p.at("value").get<double>(),
+                                      Opt<int64_t>(p, "step"), p.value("time_unix", 0.0)});
+    }
+    return o;
+  } catch (const nlohmann::json::exception& e) {
+    return Error{fmt::format("not a saturate outcome file: {}", e.what())};
+  }
+}
+
+Status WriteFileAtomically(const std::string& path, const std::string& text) {
+  const std::string tmp = fmt::format("{}.tmp.{}", path, getpid());
+  const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Error{fmt::format("cannot write {}: {}", tmp, std::strerror(errno))};
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const std::string why = std::strerror(errno);
+      close(fd);
+      unlink(tmp.c_str());
+      return Error{fmt::format("cannot write {}: {}", tmp, why)};
+    }
+    done += static_cast<size_t>(n);
+  }
+  // Durable before it is visible: a reader on another machine must never see a renamed, empty file.
+  const bool synced = fsync(fd) == 0;
+  close(fd);
+  if (!synced || rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    unlink(tmp.c_str());
+    return Error{fmt::format("cannot write {}: {}", path, why)};
+  }
+  return Status::Ok();
+}
+
+Result<std::optional<nlohmann::json>> ReadJsonFile(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return std::optional<nlohmann::json>();
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{fmt::format("cannot read {}: {}", path, std::strerror(errno))};
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return Error{fmt::format("{} is not valid JSON", path)};
+  return std::optional<nlohmann::json>(std::move(j));
+}
+
+Result<int> RunNodeJob(const std::string& job_path, const NodeOptions& options) {
+  auto read = ReadJsonFile(job_path);
+  if (!read.ok()) return read.error();
+  if (!read.value()) {
+    return Error{fmt::format("no job file {} on {}: the sweep folder must be on a filesystem this node shares with "
+                             "the submitting machine",
+                             job_path, HostName())};
+  }
+  auto parsed = NodeJobFromJson(*read.value());
+  if (!parsed.ok()) return Error{fmt::format("{}: {}", job_path, parsed.error().message)};
+  const NodeJob& job = parsed.value();
+  const std::string dir = std::filesystem::path(job_path).parent_path().string();
+  const std::string job_id = SlurmJobId();
+
+  // First sign of life, so the submitter knows this node sees the sweep folder.
+  const nlohmann::json started = {
+      {"attempt_id", job.attempt_id}, {"job_id", job_id}, {"node", HostName()}, {"started_unix", NowUnix()}};
+  if (auto s = WriteFileAtomically(dir + "/" + kStartedFile, started.dump() + "\n"); !s.ok()) return s.error();
+
+  auto channel = measure::HelperChannel::Open();
+  if (!channel.ok()) return channel.error();
+  telemetry::SamplerOptions sampler_options;
+  sampler_options.interval_s = options.tick_s;
+  sampler_options.capacity = 2;
+  sampler_options.gpu = options.gpu;
+  auto sampler = telemetry::Sampler::Create(std::move(sampler_options));
+  if (!sampler.ok()) return sampler.error();
+  std::optional<MetricPattern> pattern;
+  if (!job.metric_pattern.empty()) {
+    auto compiled = MetricPattern::Create(job.metric_pattern, "'metric_pattern'");
+    if (!compiled.ok()) return compiled.error();
+    pattern = std::move(compiled.value());
+  }
+
+  const bool on_gpu = options.gpu != nullptr && options.gpu->DeviceCount() > 0 && job.request.gpu_fraction > 0;
+  const std::string run_id = fmt::format("{}-{}-{}", getpid(), job.run_key, job.attempt_no);
+  MeterOptions meter_options;
+  meter_options.warmup_s = job.warmup_s;
+  meter_options.window_s = job.window_s;
+  RunMeter meter(telemetry::MonotonicSeconds(), on_gpu, meter_options, run_id);
+  MetricLog metrics(job.metric);
+  auto lines = std::make_shared<MatchedLines>();
+
+  run::RunSpec rs;
+  rs.argv = job.argv;
+  rs.env = job.env;
+  rs.env["SATURATE_CHANNEL"] = channel.value()->path();
+  rs.env["SATURATE_RUN_ID"] = run_id;
+  if (!job.auto_instrumentation) rs.env["SATURATE_AUTO"] = "0";
+  rs.env["SATURATE_REPORT_INTERVAL"] = fmt::format("{:g}", std::clamp(job.window_s / 6, 0.05, 0.25));
+  rs.env["PYTHONUNBUFFERED"] = "1";
+  rs.pythonpath_prepend = {SATURATE_PYTHON_DIR};
+  rs.log_dir = job.log_dir;
+  rs.time_limit_s = job.time_limit_s;
+  rs.stop_grace_s = 10;
+  rs.term_grace_s = 5;
+  if (pattern) {
+    rs.on_line = [pattern = *pattern, lines](run::Stream, std::string_view line) {
+      auto found = pattern.Match(line);
+      if (found.empty()) return;
+      std::lock_guard lock(lines->mu);
+      for (auto& [name, value] : found) lines->points.push_back(MetricPoint{name, value, std::nullopt, NowUnix()});
+    };
+  }
+  auto run = run::Run::Start(std::move(rs));
+  if (!run.ok()) return run.error();
+
+  HelperMetrics helper;
+  auto drain = [&](int timeout_ms) -> Status {
+    auto messages = channel.value()->Poll(timeout_ms);
+    if (!messages.ok()) return messages.error();
+    for (const measure::HelperMessage& m : messages.value()) {
+      if (m.run != run_id) continue;
+      meter.Add(m);
+      for (MetricPoint& p : helper.Add(m, NowUnix())) metrics.Add(std::move(p));
+    }
+    return Status::Ok();
+  };
+  auto take_lines = [&] {
+    std::lock_guard lock(lines->mu);
+    for (MetricPoint& p : lines->points) metrics.Add(std::move(p));
+    lines->points.clear();
+  };
+
+  telemetry::ProcTreeReader tree_reader("/proc");
+  std::optional<telemetry::TreeCounters> prev_tree;
+  double prev_t = 0, next_tick = 0;
+  const long ticks_per_s = sysconf(_SC_CLK_TCK);
+  std::optional<uint64_t> gpu_total;
+  // A run alone on a whole GPU: the GPU's utilisation is its own, the compute share its shape needs.
+  const bool whole_gpu = job.request.gpus > 0;
+  double util_sum = 0;
+  int util_n = 0;
+  auto util = [&]() -> std::optional<double> {
+    return util_n > 0 ? std::optional(util_sum / util_n) : std::nullopt;
+  };
+  bool footprint_written = false;
+  while (!run.value()->Poll()) {
+    if (auto s = drain(50); !s.ok()) return s.error();
+    const double now = telemetry::MonotonicSeconds();
+    if (now < next_tick) continue;
+    next_tick = now + options.tick_s;
+    const telemetry::Sample sample = sampler.value()->SampleOnce();
+    const pid_t pid = run.value()->pid();
+    if (pid <= 0) continue;
+    telemetry::TreeCounters cur = tree_reader.Read(pid);
+    telemetry::ProcTreeSample tree =
+        telemetry::ComputeTreeSample(prev_tree ? &*prev_tree : nullptr, cur, now - prev_t, ticks_per_s);
+    meter.AddTree(TreeReading{now, tree.cpu_pct, tree.rss_bytes, telemetry::TreeGpuMemory(tree.pids, sample.gpus)});
+    if (const telemetry::GpuSample* g = on_gpu ? GpuOfTree(sample, tree.pids) : nullptr) {
+      gpu_total = g->memory_total_bytes;
+      // Training steps only: start-up leaves the GPU idle.
+      if (whole_gpu && meter.stepping() && g->util_gpu_pct) {
+        util_sum += *g->util_gpu_pct;
+        ++util_n;
+      }
+    }
+    if (job.auto_instrumentation && !meter.announced() && telemetry::AnyMapsTorch(tree.pids)) meter.Announce();
+    prev_tree = std::move(cur);
+    prev_t = now;
+    take_lines();
+    // Measured: the submitter may size this shape's other runs now, long before this one ends.
+    if (!footprint_written && meter.Measured(now)) {
+      NodeOutcome so_far;
+      so_far.attempt_id = job.attempt_id;
+      so_far.job_id = job_id;
+      so_far.node = HostName();
+      so_far.measurements = meter.Summary();
+      so_far.gpu_total_bytes = gpu_total;
+      so_far.gpu_util_pct = util();
+      (void)WriteFileAtomically(dir + "/" + kFootprintFile, NodeOutcomeToJson(so_far).dump() + "\n");
+      footprint_written = true;
+    }
+  }
+  // The last reports are in the socket already.
+  if (auto s = drain(0); !s.ok()) return s.error();
+  take_lines();
+  for (MetricPoint& p : helper.Missing(metrics, NowUnix())) metrics.Add(std::move(p));
+
+  const run::RunOutcome ended = *run.value()->Poll();
+  NodeOutcome outcome;
+  outcome.attempt_id = job.attempt_id;
+  outcome.job_id = job_id;
+  outcome.node = HostName();
+  outcome.exit_class = ended.exit_class;
+  outcome.exit_code = ended.exit_code;
+  outcome.term_signal = ended.term_signal;
+  outcome.detail = ended.detail;
+  outcome.error_line = LastErrorLine(ended.stderr_tail, ended.stdout_tail);
+  outcome.duration_s = ended.duration_s;
+  outcome.signalled = run::Interrupted();
+  outcome.measurements = meter.Summary();
+  outcome.gpu_total_bytes = gpu_total;
+  outcome.gpu_util_pct = util();
+  outcome.metrics = metrics.Points();
+  if (auto s = WriteFileAtomically(dir + "/" + kOutcomeFile, NodeOutcomeToJson(outcome).dump() + "\n"); !s.ok()) {
+    return s.error();
+  }
+  return ended.exit_class == run::ExitClass::kFinished ? 0 : 1;
+}
+
+}  // namespace sat::sweep

@@ -1,0 +1,92 @@
+// The compute-node side of a Slurm sweep: `saturate sweep run-one JOB.json`, which a Slurm job runs. It runs the
+// sweep run's command under saturate's runner (src/run), measures it as a local sweep does (helper channel or
+// automatic instrumentation for throughput; the process tree's CPU and RSS; GPU memory per process through
+// NVML when the node has it), and writes what happened as files beside the job file, each written to a temporary
+// name and renamed, so the submitting side never reads half a file:
+//   started.json    {attempt_id, job_id, node, started_unix}: the job reached the sweep folder
+//   footprint.json  once the run is measured (steady): its usage, so the submitter can size the shape's other
+//                   runs before this one ends
+//   outcome.json    at the end: NodeOutcome
+// The sweep folder must be on a filesystem the submitting machine and the nodes share. SQLite is never opened
+// here: the journal stays on the submitting machine.
+//
+// SIGTERM from Slurm (scancel, time limit, preemption) stops the run through the runner's ladder; the outcome
+// then says `signalled`, and the submitter asks Slurm why the job ended.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "run/exit_class.h"
+#include "sweep/journal.h"
+#include "sweep/right_size.h"
+#include "telemetry/gpu.h"
+#include "util/result.h"
+
+namespace sat::sweep {
+
+// What the submitter tells the wrapper (job.json in the attempt's folder).
+struct NodeJob {
+  int64_t attempt_id = 0;
+  std::string run_key;
+  int attempt_no = 0;
+  std::vector<std::string> argv;
+  std::map<std::string, std::string> env;
+  std::string log_dir;  // the attempt's folder: logs, and the files above
+  std::string metric_pattern;
+  std::optional<MetricSpec> metric;
+  bool auto_instrumentation = true;
+  double time_limit_s = 0;
+  double warmup_s = 1, window_s = 1;
+  SlurmRequest request;
+};
+nlohmann::json NodeJobToJson(const NodeJob& job);
+Result<NodeJob> NodeJobFromJson(const nlohmann::json& j);
+
+// What one attempt on a node came to (outcome.json), or what it used so far (footprint.json: no exit fields).
+struct NodeOutcome {
+  int64_t attempt_id = 0;
+  std::string job_id, node;
+  run::ExitClass exit_class = run::ExitClass::kFailed;
+  int exit_code = -1, term_signal = 0;
+  std::string detail, error_line;
+  double duration_s = 0;
+  bool signalled = false;  // the wrapper itself got SIGTERM/SIGINT (Slurm ended the job)
+  Measurements measurements;
+  std::optional<uint64_t> gpu_total_bytes;  // memory of the GPU the run used
+  // The GPU's mean utilisation while the run trained alone on it (a whole-GPU request); unset otherwise.
+  std::optional<double> gpu_util_pct;
+  std::vector<MetricPoint> metrics;
+  // The usage a sized request is computed from.
+  ShapeUsage Usage() const;
+};
+nlohmann::json NodeOutcomeToJson(const NodeOutcome& outcome);
+Result<NodeOutcome> NodeOutcomeFromJson(const nlohmann::json& j);
+
+// The file names inside an attempt's folder.
+inline constexpr const char* kJobFile = "job.json";
+inline constexpr const char* kStartedFile = "started.json";
+inline constexpr const char* kFootprintFile = "footprint.json";
+inline constexpr const char* kOutcomeFile = "outcome.json";
+
+// Writes `text` to `path` through a temporary file in the same folder, flushed and renamed, so a reader sees the
+// old file or the whole new one.
+Status WriteFileAtomically(const std::string& path, const std::string& text);
+// Reads a JSON file; nullopt when it does not exist, an error when it cannot be read or parsed.
+Result<std::optional<nlohmann::json>> ReadJsonFile(const std::string& path);
+
+struct NodeOptions {
+  telemetry::GpuBackend* gpu = nullptr;  // not owned; null: no GPU readings
+  double tick_s = 0.5;
+};
+
+// Runs the job described by the file at `job_path` and writes its files. Returns the exit code the wrapper
+// should exit with: 0 when the run finished, 1 when it did not (the outcome says why). Error when the job file
+// cannot be read or the outcome cannot be written (the sweep folder is not visible or writable here).
+Result<int> RunNodeJob(const std::string& job_path, const NodeOptions& options);
+
+}  // namespace sat::sweep

@@ -1,0 +1,131 @@
+#include "sweep/node_wrapper.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "sweep/test_dir.h"
+
+namespace sat::sweep {
+namespace {
+
+NodeJob Job(const TempDir& dir, std::vector<std::string> argv) {
+  NodeJob job;
+  job.attempt_id = 7;
+  job.run_key = "abc";
+  job.attempt_no = 1;
+  job.argv = std::move(argv);
+  job.env = {{"GREETING", "hello"}};
+  job.log_dir = dir.File("attempt-1");
+  job.metric_pattern = "loss=(?P<loss>[0-9.]+)";
+  job.metric = MetricSpec{"loss", Goal::kMinimize, std::nullopt};
+  job.warmup_s = 0.2;
+  job.window_s = 0.2;
+  job.request.cpus = 2;
+  return job;
+}
+
+std::string WriteJob(const NodeJob& job) {
+  std::filesystem::create_directories(job.log_dir);
+  const std::string path = job.log_dir + "/" + kJobFile;
+  EXPECT_TRUE(WriteFileAtomically(path, NodeJobToJson(job).dump()).ok());
+  return path;
+}
+
+NodeOutcome ReadOutcome(const NodeJob& job) {
+  auto file = ReadJsonFile(job.log_dir + "/" + kOutcomeFile);
+  EXPECT_TRUE(file.ok() && file.value());
+  auto outcome = NodeOutcomeFromJson(*file.value());
+  EXPECT_TRUE(outcome.ok());
+  return outcome.value();
+}
+
+TEST(NodeWrapper, JobsRoundTripThroughJson) {
+  TempDir dir;
+  NodeJob job = Job(dir, {"python3", "train.py"});
+  auto back = NodeJobFromJson(NodeJobToJson(job));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->argv, job.argv);
+  EXPECT_EQ(back->env, job.env);
+  EXPECT_EQ(back->metric->name, "loss");
+  EXPECT_EQ(back->request, job.request);
+  EXPECT_FALSE(NodeJobFromJson(nlohmann::json{{"argv", 3}}).ok());
+}
+
+TEST(NodeWrapper, OutcomesRoundTripThroughJson) {
+  NodeOutcome o;
+  o.attempt_id = 3;
+  o.job_id = "41_2";
+  o.exit_class = run::ExitClass::kGpuOom;
+  o.signalled = true;
+  o.measurements.cpu_pct = 150;
+  o.measurements.peak_gpu_memory_bytes = 5;
+  o.gpu_total_bytes = 80;
+  o.metrics = {MetricPoint{"loss", 0.5, 10, 1.5}};
+  auto back = NodeOutcomeFromJson(NodeOutcomeToJson(o));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->exit_class, run::ExitClass::kGpuOom);
+  EXPECT_TRUE(back->signalled);
+  EXPECT_EQ(back->measurements.cpu_pct, 150);
+  EXPECT_EQ(back->Usage().gpu_total_bytes, 80u);
+  ASSERT_EQ(back->metrics.size(), 1u);
+  EXPECT_EQ(back->metrics[0].step, 10);
+}
+
+TEST(NodeWrapper, RunsTheCommandAndWritesStartedAndOutcome) {
+  TempDir dir;
+  NodeJob job = Job(dir, {"/bin/sh", "-c", "echo \"$GREETING loss=0.25\"; sleep 0.5"});
+  const std::string path = WriteJob(job);
+  auto code = RunNodeJob(path, NodeOptions{});
+  ASSERT_TRUE(code.ok()) << code.error().message;
+  EXPECT_EQ(code.value(), 0);
+  EXPECT_TRUE(std::filesystem::exists(job.log_dir + "/" + kStartedFile));
+  NodeOutcome o = ReadOutcome(job);
+  EXPECT_EQ(o.attempt_id, 7);
+  EXPECT_EQ(o.exit_class, run::ExitClass::kFinished);
+  EXPECT_FALSE(o.signalled);
+  ASSERT_FALSE(o.metrics.empty());
+  EXPECT_EQ(o.metrics.back().name, "loss");
+  EXPECT_EQ(o.metrics.back().value, 0.25);
+  EXPECT_TRUE(o.measurements.rss_bytes);
+  std::ifstream log(job.log_dir + "/stdout.log");
+  std::string line;
+  std::getline(log, line);
+  EXPECT_EQ(line, "hello loss=0.25");
+}
+
+TEST(NodeWrapper, AFailingRunIsAnOutcomeNotAnError) {
+  TempDir dir;
+  NodeJob job = Job(dir, {"/bin/sh", "-c", "echo 'ValueError: bad' >&2; exit 3"});
+  auto code = RunNodeJob(WriteJob(job), NodeOptions{});
+  ASSERT_TRUE(code.ok());
+  EXPECT_EQ(code.value(), 1);
+  NodeOutcome o = ReadOutcome(job);
+  EXPECT_EQ(o.exit_class, run::ExitClass::kFailed);
+  EXPECT_EQ(o.exit_code, 3);
+  EXPECT_EQ(o.error_line, "ValueError: bad");
+}
+
+TEST(NodeWrapper, AMissingJobFileSaysTheFolderIsNotShared) {
+  TempDir dir;
+  auto code = RunNodeJob(dir.File("nowhere/job.json"), NodeOptions{});
+  ASSERT_FALSE(code.ok());
+  EXPECT_NE(code.error().message.find("must be on a filesystem this node shares"), std::string::npos)
+      << code.error().message;
+}
+
+TEST(NodeWrapper, AtomicWritesReplaceWholeFiles) {
+  TempDir dir;
+  const std::string path = dir.File("x.json");
+  ASSERT_TRUE(WriteFileAtomically(path, "{\"a\": 1}").ok());
+  ASSERT_TRUE(WriteFileAtomically(path, "{\"a\": 2}").ok());
+  auto j = ReadJsonFile(path);
+  ASSERT_TRUE(j.ok() && j.value());
+  EXPECT_EQ((*j.value())["a"], 2);
+  EXPECT_FALSE(ReadJsonFile(dir.File("none.json")).value());
+  EXPECT_FALSE(WriteFileAtomically(dir.File("no/such/dir/x.json"), "{}").ok());
+}
+
+}  // namespace
+}  // namespace sat::sweep

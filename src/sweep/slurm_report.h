@@ -1,0 +1,48 @@
+// What a Slurm sweep's runs asked Slurm for against what they used, and the GPU-hours right-sizing saved against
+// one whole GPU per run. Read from the journal (requests, measurements) and the attempts' outcome files (run
+// durations); shown by `saturate sweep --slurm` at its end and by `saturate sweep status`.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sweep/journal.h"
+#include "sweep/right_size.h"
+#include "util/result.h"
+
+namespace sat::sweep {
+
+struct SlurmRunUsage {
+  std::string key;
+  int64_t index = 0;
+  std::string state;   // the run's
+  std::string job_id;  // of its latest ended attempt
+  SlurmRequest asked;
+  Measurements used;        // the run's latest measurements
+  double duration_s = 0;    // the latest attempt's run time on its node
+};
+
+struct SlurmReport {
+  std::vector<SlurmRunUsage> runs;  // by index
+  int sized = 0;                    // runs whose latest request came from measurement
+  // GPU-hours held by the requests (whole GPUs, or the shard / MPS share of one) and with one GPU per run.
+  double gpu_hours_asked = 0, gpu_hours_one_per_run = 0;
+  double cpu_hours_asked = 0, cpu_hours_used = 0;  // runs with a CPU request and a measurement
+};
+
+// Pure: the report over runs and their latest ended Slurm attempt (parallel vectors; attempts without a Slurm
+// job are left out), with each attempt's duration.
+SlurmReport BuildSlurmReport(const std::vector<RunRecord>& runs, const std::vector<AttemptRecord>& attempts,
+                             const std::vector<double>& durations_s);
+
+// Reads the journal at `path`; nullopt when no attempt of it went through Slurm.
+Result<std::optional<SlurmReport>> ReadSlurmReport(const std::string& journal_path);
+
+// "Slurm: asked vs used" table (at most `max_rows` runs; 0: all) and the GPU-hours line.
+std::string FormatSlurmReport(const SlurmReport& report, size_t max_rows);
+nlohmann::json SlurmReportJson(const SlurmReport& report);
+
+}  // namespace sat::sweep

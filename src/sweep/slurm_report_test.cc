@@ -1,0 +1,107 @@
+#include "sweep/slurm_report.h"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include "sweep/test_dir.h"
+
+namespace sat::sweep {
+namespace {
+
+RunRecord RunOf(std::string key, int64_t index, double cpu_pct) {
+  RunRecord r;
+  r.key = std::move(key);
+  r.index = index;
+  r.state = RunState::kDone;
+  r.measurements.cpu_pct = cpu_pct;
+  r.measurements.rss_bytes = 100ULL << 20;
+  return r;
+}
+
+AttemptRecord Attempt(std::string job, const SlurmRequest& request) {
+  AttemptRecord a;
+  a.slurm_job = std::move(job);
+  a.slurm_request = request.ToJson().dump();
+  return a;
+}
+
+TEST(SlurmReport, GpuHoursAskedAgainstOneGpuPerRun) {
+  SlurmRequest whole;
+  whole.gpus = 1;
+  whole.gpu_fraction = 1;
+  whole.cpus = 4;
+  SlurmRequest shard;
+  shard.shards = 2;
+  shard.gpu_fraction = 0.25;
+  shard.cpus = 1;
+  shard.sized = true;
+  const SlurmReport r = BuildSlurmReport({RunOf("a", 0, 50), RunOf("b", 1, 80), RunOf("local", 2, 10)},
+                                         {Attempt("40", whole), Attempt("41_0", shard), AttemptRecord{}},
+                                         {3600, 7200, 100});
+  ASSERT_EQ(r.runs.size(), 2u);  // the local attempt is left out
+  EXPECT_EQ(r.sized, 1);
+  EXPECT_DOUBLE_EQ(r.gpu_hours_asked, 1 + 2 * 0.25);
+  EXPECT_DOUBLE_EQ(r.gpu_hours_one_per_run, 3);
+  EXPECT_DOUBLE_EQ(r.cpu_hours_asked, 4 + 2 * 1);
+  EXPECT_DOUBLE_EQ(r.cpu_hours_used, 0.5 + 2 * 0.8);
+  const std::string text = FormatSlurmReport(r, 0);
+  EXPECT_NE(text.find("1 of 2 runs asked for a request sized from measurement"), std::string::npos) << text;
+  EXPECT_NE(text.find("GPU-hours: 1.500 asked, 3.000 with one GPU per run: 1.500 saved (50%)"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("shard:2 1 cpu"), std::string::npos) << text;
+  EXPECT_EQ(SlurmReportJson(r)["gpu_hours_saved"], 1.5);
+}
+
+TEST(SlurmReport, AJournalWithoutSlurmAttemptsHasNoReport) {
+  TempDir dir;
+  auto journal = Journal::Open(dir.File("s.journal"));
+  ASSERT_TRUE(journal.ok());
+  ASSERT_TRUE(journal.value()->EnsureRuns(SweepInfo{"s.yaml", "h", 1, std::nullopt},
+                                          {RunParams{0, "k0", nlohmann::json{{"i", 1}}}})
+                  .ok());
+  auto report = ReadSlurmReport(dir.File("s.journal"));
+  ASSERT_TRUE(report.ok());
+  EXPECT_FALSE(report.value());
+}
+
+// A journal written before the Slurm backend gets the new columns when it is opened, and keeps its attempts.
+TEST(SlurmReport, OlderJournalsAreMigrated) {
+  TempDir dir;
+  const std::string path = dir.File("old.journal");
+  {
+    auto journal = Journal::Open(path);
+    ASSERT_TRUE(journal.ok());
+    ASSERT_TRUE(journal.value()->EnsureRuns(SweepInfo{"s.yaml", "h", 1, std::nullopt},
+                                            {RunParams{0, "k0", nlohmann::json{{"i", 1}}}})
+                    .ok());
+    ASSERT_TRUE(journal.value()->BeginAttempt("k0", std::nullopt, 0, dir.File("a1")).ok());
+  }
+  // Back to the schema before the Slurm columns.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "ALTER TABLE attempts DROP COLUMN slurm_job; ALTER TABLE attempts DROP COLUMN slurm_request; "
+                         "UPDATE schema_version SET version = 2;",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK)
+      << sqlite3_errmsg(db);
+  sqlite3_close(db);
+
+  auto journal = Journal::Open(path);
+  ASSERT_TRUE(journal.ok()) << journal.error().message;
+  auto attempts = journal.value()->Attempts("k0");
+  ASSERT_TRUE(attempts.ok());
+  ASSERT_EQ(attempts->size(), 1u);
+  EXPECT_EQ(attempts->front().slurm_job, "");
+  ASSERT_TRUE(journal.value()->SetSlurmJob(attempts->front().id, "41_0", "{\"cpus\": 1}").ok());
+  // This process owns the open attempt already; adopting returns it with its job.
+  auto adopted = journal.value()->AdoptOpenAttempts();
+  ASSERT_TRUE(adopted.ok()) << adopted.error().message;
+  ASSERT_EQ(adopted->size(), 1u);
+  EXPECT_EQ(adopted->front().slurm_job, "41_0");
+  EXPECT_EQ(adopted->front().slurm_request, "{\"cpus\": 1}");
+  EXPECT_TRUE(journal.value()->Verify().ok());
+}
+
+}  // namespace
+}  // namespace sat::sweep

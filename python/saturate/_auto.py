@@ -10,8 +10,11 @@ What it patches, and why each:
   torch.autograd.backward           the end of a step in a process that never built an optimizer;
   GradScaler.__init__, autocast     whether fp16 may be injected, and whether the script runs autocast itself;
   a global forward pre-hook         during the first step only: which module is the model (samples from its
-                                    input, autocast injection), removed once the first step has ended.
+                                    input, autocast injection), removed once the first step has ended; its first
+                                    call with gradients starts the step's FLOP count (_extras, _flops).
 
+The first step is start-up, so counting its FLOPs costs the measurement nothing. With SATURATE_TRACE, the profiler
+starts when it ends, and the steps it profiles are left out of the counters (their time goes to excluded_s).
 The counters are the explicit helper's (_state.State), reported with the same messages. Threads: the training
 loop's thread drives everything; nothing here starts a thread. After the first step a batch costs two clock reads
 and a sample count, a step one call; no module call is hooked.
@@ -455,18 +458,23 @@ class Auto:
         wait = train.pending_wait if fresh else 0.0
         excluded = self.excluded
         loop = now - self.t_end - excluded - wait
-        state.steps += 1
-        state.samples += self._step_samples()
-        state.wait_s += wait
-        if loop > 0:
-            state.step_s += loop
-        if excluded:
-            state.excluded_s += excluded
-        if self.after_step:
-            state.phases["after_step"] = state.phases.get("after_step", 0.0) + self.after_step
+        if state.extras.profiled:
+            # The step ran under the profiler: slower than the others, so left out like a validation pass.
+            state.excluded_s += now - self.t_end
+        else:
+            state.steps += 1
+            state.samples += self._step_samples()
+            state.wait_s += wait
+            if loop > 0:
+                state.step_s += loop
+            if excluded:
+                state.excluded_s += excluded
+            if self.after_step:
+                state.phases["after_step"] = state.phases.get("after_step", 0.0) + self.after_step
         self._reset_step(now)
         if now >= state.next_report:
             state.progress(now)
+        self._extras_step_end(now, 0)
 
     def _step_samples(self):
         train = self.train
@@ -486,6 +494,17 @@ class Auto:
         self.t_end = now
         self.step_ended = True
 
+    def _extras_step_end(self, now, samples):
+        """The FLOP count ends after the first step, the profiler advances after every step (_extras); their own
+        time is left out of the measurement (excluded_s), and the next step is timed from when they are done."""
+        extras = self.state.extras
+        if not extras.pending:
+            return
+        extras.step_end(samples)
+        after = _perf()
+        self.state.excluded_s += after - now
+        self.t_end = after
+
     def _first_step(self, now, at):
         """The first training step ended: name the training loader and the model, report what was found, start
         the counters from here (the first step is start-up), and let loader/compute modes take over."""
@@ -503,8 +522,10 @@ class Auto:
         else:
             self.samples_from = "steps"
         self.begin_reporting(self.train)
+        samples = self._step_samples()
         self._reset_step(now)
         self.state.progress(now)
+        self._extras_step_end(now, samples)
         if self.mode in ("loader", "compute") and self.train is None:
             self.state.done("no-loader")
             raise SystemExit(0)
@@ -563,7 +584,12 @@ class Auto:
 
     def _on_module_call(self, module, args):
         """Global forward pre-hook, first step only: records the modules called with gradients enabled."""
-        if len(self.modules_seen) >= _MAX_MODULES_SEEN or not self.torch.is_grad_enabled():
+        if not self.torch.is_grad_enabled():
+            return None
+        extras = self.state.extras
+        if extras.pending and not extras.count_begun and not self.silent():
+            extras.begin_count()  # the first training step's forward starts: count its FLOPs
+        if len(self.modules_seen) >= _MAX_MODULES_SEEN:
             return None
         for seen, _ in self.modules_seen:
             if seen is module:

@@ -13,6 +13,7 @@ import time
 
 from ._batch import default_device
 from ._channel import Channel, finite_or_none
+from ._extras import StepExtras
 from ._knobs import parse_knobs
 
 MODES = ("train", "loader", "compute")
@@ -70,6 +71,9 @@ class State:
         self.report_interval_s = _seconds(environ.get("SATURATE_REPORT_INTERVAL"), DEFAULT_REPORT_INTERVAL_S)
         self.max_seconds = _seconds(environ.get("SATURATE_MAX_SECONDS"), None)
         self.device_request = environ.get("SATURATE_DEVICE") or None
+        # The first training step's FLOP count (off with SATURATE_FLOPS=0) and a profiler trace (SATURATE_TRACE).
+        self.count_flops = self.channel.enabled and environ.get("SATURATE_FLOPS", "1") != "0"
+        self.trace_path = environ.get("SATURATE_TRACE") or None
         self._local = threading.local()
         self.forget()
 
@@ -90,7 +94,9 @@ class State:
         self.compute_cache = None  # (loader, batch on the device) for compute mode
         self.auto = False  # the automatic instrumentation (_auto) reports for this process
         self.explicit = False  # the script iterates saturate.track(): the automatic layer stays silent
-        self.excluded_s = 0.0  # automatic layer: time in other loaders (validation) between training steps
+        # Time left out of the measurement: other loaders (validation) between training steps, profiled steps.
+        self.excluded_s = 0.0
+        self.extras = StepExtras(self, self.count_flops, self.trace_path)
 
     def mode(self):
         """The validated mode. Raises ValueError on a SATURATE_MODE saturate never sets (a bug worth seeing,
@@ -119,7 +125,7 @@ class State:
         """The fields progress and done carry; `metrics` (the latest value of each) once any were reported."""
         fields = {"steps": self.steps, "samples": self.samples, "wait_s": self.wait_s, "step_s": self.step_s,
                   "phases": dict(self.phases)}
-        if self.auto:
+        if self.auto or self.excluded_s:
             fields["excluded_s"] = self.excluded_s
         if self.metrics:
             fields["metrics"] = dict(self.metrics)

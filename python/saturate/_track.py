@@ -53,25 +53,48 @@ class Tracked:
 def _timed(state, batches, count):
     """Yields `batches` unchanged, adding the time spent in next(batches) to wait_s and the time the caller
     holds each batch to step_s (the two partition the wall time of the loop). Sends progress at most every
-    report interval, done("exhausted") when `batches` ends, and a last progress if the loop is left early."""
+    report interval, done("exhausted") when `batches` ends, and a last progress if the loop is left early.
+
+    The first step's FLOPs are counted while it runs (it stays in the counters: it is the loop's warm-up). With
+    SATURATE_TRACE, the steps that run under the profiler are left out: their batches are not counted and their
+    time, and the profiler's own, goes to excluded_s."""
     state.begin_tracking()
+    extras = state.extras
     holding = False
+    profiled = extras.profiled  # a pass may begin inside the profiler's window
     t = _perf()
     try:
         for batch in batches:
             now = _perf()
-            state.wait_s += now - t
+            if profiled:
+                state.excluded_s += now - t
+            else:
+                state.wait_s += now - t
+                state.steps += 1
+                state.samples += count(batch)
             t = now
-            state.steps += 1
-            state.samples += count(batch)
             if now >= state.next_report:
                 state.progress(now)
+            if extras.pending:
+                extras.begin_count()
             holding = True
             yield batch
             holding = False
             now = _perf()
-            state.step_s += now - t
+            if profiled:
+                state.excluded_s += now - t
+            else:
+                state.step_s += now - t
             t = now
+            if extras.pending:
+                profiled = extras.step_end(count(batch))
+                # The profiler's own time (its start, the export) is left out; ending the count is the step's.
+                now = _perf()
+                if extras.trace_path:
+                    state.excluded_s += now - t
+                else:
+                    state.step_s += now - t
+                t = now
         state.wait_s += _perf() - t
         t = None
         state.done("exhausted")
@@ -79,7 +102,9 @@ def _timed(state, batches, count):
         # Left early: a break in the caller's loop (GeneratorExit at the yield) or an exception from the loader.
         if t is not None:
             now = _perf()
-            if holding:
+            if profiled:
+                state.excluded_s += now - t
+            elif holding:
                 state.step_s += now - t
             else:
                 state.wait_s += now - t

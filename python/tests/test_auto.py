@@ -73,14 +73,18 @@ def last_counters(messages):
     return counted[-1]
 
 
-@unittest.skipUnless(HAVE_TORCH, "needs torch")
-class AutoTest(unittest.TestCase):
+class ChannelTest(unittest.TestCase):
+    """A test with a receiver bound for the children it runs."""
+
     def setUp(self):
         self.receiver = Receiver()
 
     def tearDown(self):
         self.receiver.close()
 
+
+@unittest.skipUnless(HAVE_TORCH, "needs torch")
+class AutoTest(ChannelTest):
     def test_training_loader_steps_and_samples(self):
         rc, out, messages = run(self.receiver, TRAIN_WITH_VALIDATION, "3")
         self.assertEqual(rc, 0, out)

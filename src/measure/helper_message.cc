@@ -11,9 +11,10 @@ namespace {
 using json = nlohmann::json;
 
 constexpr int kProtocolVersion = 1;
-constexpr std::array<MessageType, 6> kTypes = {MessageType::kHello,    MessageType::kKnob,
+constexpr std::array<MessageType, 8> kTypes = {MessageType::kHello,    MessageType::kKnob,
                                                MessageType::kProgress, MessageType::kDone,
-                                               MessageType::kMetrics,  MessageType::kLoader};
+                                               MessageType::kMetrics,  MessageType::kLoader,
+                                               MessageType::kFlops,    MessageType::kTrace};
 
 // Typed reads of one JSON object's fields; the first problem is kept and later reads are harmless.
 class FieldReader {
@@ -148,6 +149,24 @@ void ReadLoader(FieldReader& in, LoaderInfo& l) {
   in.Count("others", l.others);
 }
 
+void ReadFlops(FieldReader& in, FlopsInfo& f) {
+  in.Count("per_step", f.per_step, true);
+  in.Count("per_sample", f.per_sample, true);
+  in.Count("samples", f.samples, false);
+  in.String("method", f.method, true);
+  in.String("dtype", f.dtype, false);
+  std::optional<bool> tf32;
+  in.Bool("tf32", tf32);
+  f.tf32 = tf32.value_or(false);
+  in.String("device", f.device, false);
+}
+
+void ReadTrace(FieldReader& in, TraceInfo& t) {
+  in.String("path", t.path);
+  in.Count("steps", t.steps, false);
+  in.String("error", t.error);
+}
+
 }  // namespace
 
 std::string_view MessageTypeName(MessageType type) {
@@ -158,6 +177,8 @@ std::string_view MessageTypeName(MessageType type) {
     case MessageType::kDone: return "done";
     case MessageType::kMetrics: return "metrics";
     case MessageType::kLoader: return "loader";
+    case MessageType::kFlops: return "flops";
+    case MessageType::kTrace: return "trace";
   }
   return "?";
 }
@@ -217,6 +238,8 @@ Result<HelperMessage> ParseHelperMessage(std::string_view datagram) {
       in.Count("samples", m.samples, false);
       break;
     case MessageType::kLoader: ReadLoader(in, m.loader); break;
+    case MessageType::kFlops: ReadFlops(in, m.flops); break;
+    case MessageType::kTrace: ReadTrace(in, m.trace); break;
   }
   if (!in.error().empty()) return Error{in.error()};
   return m;

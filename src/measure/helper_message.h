@@ -12,9 +12,9 @@
 
 namespace sat::measure {
 
-enum class MessageType { kHello, kKnob, kProgress, kDone, kMetrics, kLoader };
+enum class MessageType { kHello, kKnob, kProgress, kDone, kMetrics, kLoader, kFlops, kTrace };
 
-// "hello", "knob", "progress", "done", "metrics", "loader".
+// "hello", "knob", "progress", "done", "metrics", "loader", "flops", "trace".
 std::string_view MessageTypeName(MessageType type);
 
 // The training DataLoader as the automatic instrumentation identified it at the first training step (a `loader`
@@ -33,6 +33,25 @@ struct LoaderInfo {
   std::optional<std::string> samples_from;  // "loader", "model_input", "flag" or "steps"
   std::optional<std::string> step_at;       // "optimizer" or "backward"
   std::optional<int64_t> others;            // other loaders seen so far (validation, test), left out
+};
+
+// The FLOPs of one training step (forward + backward), counted by the helper during the first step (a `flops`
+// message; python/saturate/_flops.py).
+struct FlopsInfo {
+  double per_step = 0;    // FLOPs, a multiply-add counting 2
+  double per_sample = 0;  // per_step over the samples of the counted step
+  double samples = 0;     // in the counted step
+  std::string method;     // "flop_counter" (torch FlopCounterMode, as run) or "module_hooks" (3 x forward)
+  std::string dtype;      // the products' dtype: "fp32", "bf16", "fp16", "fp64", or torch's name for another
+  bool tf32 = false;      // fp32 on a GPU with TF32 allowed for the dominant work
+  std::string device;     // "cuda", "cpu", ...
+};
+
+// Where the helper wrote the profiler's Chrome trace (a `trace` message; python/saturate/_trace.py).
+struct TraceInfo {
+  std::optional<std::string> path;  // absent when no trace was written
+  int64_t steps = 0;                // profiled steps in it
+  std::optional<std::string> error;  // why there is none
 };
 
 // Fields not sent for a type keep their defaults. Times in seconds; `t` is CLOCK_MONOTONIC
@@ -73,6 +92,12 @@ struct HelperMessage {
 
   // loader
   LoaderInfo loader;
+
+  // flops
+  FlopsInfo flops;
+
+  // trace
+  TraceInfo trace;
 
   nlohmann::json raw;  // the whole message as received
 };

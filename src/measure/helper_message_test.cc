@@ -204,7 +204,45 @@ TEST(HelperMessage, MetricsFromReport) {
   EXPECT_FALSE(ParseHelperMessage(Message("metrics", R"("metrics":{"loss":"low"})")).ok());
 }
 
+TEST(HelperMessage, FlopsOfTheFirstStep) {
+  Result<HelperMessage> m = ParseHelperMessage(Message(
+      "flops", R"("per_step":3072,"per_sample":768,"samples":4,"method":"module_hooks","dtype":"bf16","tf32":false,)"
+               R"("device":"cuda")"));
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_EQ(m->type, MessageType::kFlops);
+  EXPECT_DOUBLE_EQ(m->flops.per_step, 3072);
+  EXPECT_DOUBLE_EQ(m->flops.per_sample, 768);
+  EXPECT_DOUBLE_EQ(m->flops.samples, 4);
+  EXPECT_EQ(m->flops.method, "module_hooks");
+  EXPECT_EQ(m->flops.dtype, "bf16");
+  EXPECT_FALSE(m->flops.tf32);
+  EXPECT_EQ(m->flops.device, "cuda");
+  EXPECT_EQ(ParseHelperMessage(Message("flops", R"("per_sample":1,"method":"flop_counter")")).error().message,
+            "missing field 'per_step'");
+  EXPECT_EQ(ParseHelperMessage(Message("flops", R"("per_step":-1,"per_sample":1,"method":"x")")).error().message,
+            "field 'per_step' is negative");
+  EXPECT_EQ(ParseHelperMessage(Message("flops", R"("per_step":1,"per_sample":1,"method":"x","tf32":1)"))
+                .error()
+                .message,
+            "field 'tf32' is not true or false");
+}
+
+TEST(HelperMessage, TraceWrittenOrWhyNot) {
+  Result<HelperMessage> m = ParseHelperMessage(Message("trace", R"("path":"/tmp/out/trace.json","steps":3)"));
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_EQ(m->type, MessageType::kTrace);
+  EXPECT_EQ(m->trace.path, "/tmp/out/trace.json");
+  EXPECT_EQ(m->trace.steps, 3);
+  EXPECT_FALSE(m->trace.error.has_value());
+  m = ParseHelperMessage(Message("trace", R"("path":null,"steps":0,"error":"cannot start torch.profiler")"));
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_FALSE(m->trace.path.has_value());
+  EXPECT_EQ(m->trace.error, "cannot start torch.profiler");
+}
+
 TEST(HelperMessage, TypeNames) {
+  EXPECT_EQ(MessageTypeName(MessageType::kFlops), "flops");
+  EXPECT_EQ(MessageTypeName(MessageType::kTrace), "trace");
   EXPECT_EQ(MessageTypeName(MessageType::kMetrics), "metrics");
   EXPECT_EQ(MessageTypeName(MessageType::kHello), "hello");
   EXPECT_EQ(MessageTypeName(MessageType::kDone), "done");

@@ -96,22 +96,17 @@ Result<ProbeResult> RunProbe(const ProbeOptions& o, telemetry::GpuBackend* gpu) 
   if (ec) return Error{fmt::format("cannot create --out {}: {}", root, ec.message())};
 
   // One sampler for all stages; each stage watches its own tree on it.
-  telemetry::SamplerOptions so;
-  so.interval_s = 0.25;
-  so.capacity = static_cast<size_t>(o.budget_s / so.interval_s) + 400;
-  so.roots.proc = o.proc_root;
-  so.gpu = gpu;
-  int gpu_index = -1;
-  if (gpu != nullptr && gpu->DeviceCount() > 0) {
-    gpu_index = o.gpu_index >= 0 ? o.gpu_index : 0;
-    so.gpu_indices = {static_cast<unsigned>(gpu_index)};
+  std::function<void(const telemetry::Sample&)> publish;
+  if (o.live) {
+    o.live->SetTreeCommand(JoinNonEmpty(o.argv, " "));
+    publish = [live = o.live](const telemetry::Sample& s) { live->SetSample(s); };
   }
-  auto sampler = telemetry::Sampler::Create(so);
-  if (!sampler) return sampler.error();
-  result.machine = DescribeMachine((*sampler)->SampleOnce(), gpu_index);
-  if (Status st = (*sampler)->Start(); !st) return st.error();
+  auto sampling = StartStageSampler(gpu, o.gpu_index, o.budget_s, o.proc_root, std::move(publish));
+  if (!sampling) return sampling.error();
+  telemetry::Sampler& sampler = *sampling->sampler;
+  result.machine = DescribeMachine(sampling->first, sampling->gpu_index);
 
-  StageOptions base;
+  StageOptions base = StageOptionsOn(*sampling, o.gpu_index);
   base.argv = o.argv;
   base.shell = o.shell;
   base.parse = o.parse;
@@ -119,28 +114,34 @@ Result<ProbeResult> RunProbe(const ProbeOptions& o, telemetry::GpuBackend* gpu) 
   base.auto_instrument = o.auto_instrument;
   base.samples_per_step = o.samples_per_step;
   base.verbose = o.verbose;
-  base.gpu_index = gpu_index;
   base.estimator.target_rel_half_width = o.target_rel_half_width;
-  if (o.gpu_index >= 0) {
-    // The command sees only the probed GPU, numbered as NVML numbers it.
-    base.env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
-    base.env["CUDA_VISIBLE_DEVICES"] = std::to_string(o.gpu_index);
-  }
 
   auto remaining = [&] { return o.budget_s - (telemetry::MonotonicSeconds() - t0); };
   auto run_stage = [&](StageKind kind, double budget_s) -> Result<StageResult> {
     StageOptions so2 = base;
     so2.budget_s = budget_s;
     so2.log_dir = (fs::path(root) / StageName(kind)).string();
-    return RunStage(kind, so2, **sampler);
+    so2.live = o.live;
+    so2.live_labels = {{"command", "probe"}, {"stage", std::string(StageName(kind))}};
+    return RunStage(kind, so2, sampler);
   };
 
   // 1. The full run: what training achieves now, and whether the script reports at all (import saturate, or
   // the automatic instrumentation of a PyTorch script).
   // A script read through --parse usually has no helper, so its one stage may use the whole budget.
+  // --trace: the helper profiles a few of its steady steps, left out of its measurement.
+  std::string trace_path = o.trace ? TracePath(o.out_dir, "probe") : "";
+  base.trace_path = trace_path;
   auto full = run_stage(StageKind::kFull, o.parse ? o.budget_s : std::max(kMinStageS, o.budget_s * kFullShare));
+  base.trace_path.clear();
   if (!full) return full.error();
   result.full = std::move(*full);
+  if (o.trace) {
+    result.trace = CollectTrace(trace_path, result.full.trace);
+    if (!result.full.trace && !result.full.helper_seen) {
+      result.trace->error = "the script did not report through saturate's helper, which writes the trace";
+    }
+  }
   result.helper = result.full.helper_seen;
   result.auto_instrumented = result.full.auto_seen;
   // The loader and compute stages take over the training DataLoader the full stage found, not another one.
@@ -175,7 +176,7 @@ Result<ProbeResult> RunProbe(const ProbeOptions& o, telemetry::GpuBackend* gpu) 
       slot.skipped_why = NoLoaderWhy(kind);
     }
   }
-  (*sampler)->Stop();
+  sampler.Stop();
   result.interrupted = run::Interrupted();
 
   // Where the data lives: the files any stage's tree had open, and the paths named on the command line (a

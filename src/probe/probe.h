@@ -7,6 +7,7 @@
 
 #include "probe/data_location.h"
 #include "probe/stage.h"
+#include "probe/trace_summary.h"
 #include "probe/verdict.h"
 #include "telemetry/gpu.h"
 
@@ -35,6 +36,8 @@ struct ProbeResult {
   // Without --out: the temporary folder of the stages' logs, kept because the run failed; empty when it was
   // removed (a probe that did not fail leaves nothing behind) or with --out.
   std::string kept_log_dir;
+  // --trace: the full stage's profiler trace, its summary or why there is none; absent without --trace.
+  std::optional<TraceOutcome> trace;
 };
 
 struct ProbeOptions {
@@ -47,9 +50,12 @@ struct ProbeOptions {
   bool auto_instrument = true;               // false: --no-auto (StageOptions::auto_instrument)
   std::optional<double> samples_per_step;    // --samples-per-step (StageOptions::samples_per_step)
   std::string out_dir;                       // --out: probe.json and the stages' logs; empty: a temporary folder
+  bool trace = false;                        // --trace: a profiler trace of the full stage (TracePath)
   bool verbose = false;
   double target_rel_half_width = 0.02;
   std::string proc_root = "/proc";
+  // --serve: every sample and each stage's progress (labels command="probe", stage) go there; not owned.
+  monitor::LiveFigures* live = nullptr;
 };
 
 }  // namespace sat::probe

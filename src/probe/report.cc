@@ -8,6 +8,7 @@
 #include <optional>
 #include <vector>
 
+#include "probe/mfu.h"
 #include "util/strings.h"
 
 namespace sat::probe {
@@ -98,9 +99,12 @@ std::string Seen(const ProbeResult& r, const StageResult& s) {
                                   which));
     }
   }
+  parts.push_back(ShortFlopsText(StageFlops(r, s)));
   const StageTelemetry& t = s.telemetry;
   bool show_gpu = s.kind != StageKind::kLoader;
   if (show_gpu && t.gpu_util_pct) parts.push_back("GPU util " + FormatPct(t.gpu_util_pct->p50));
+  if (show_gpu && t.gpm_sm_active_pct) parts.push_back("SM active " + FormatPct(t.gpm_sm_active_pct->p50));
+  if (show_gpu && t.gpm_tensor_active_pct) parts.push_back("tensor " + FormatPct(t.gpm_tensor_active_pct->p50));
   if (show_gpu && t.gpu_mem_used_bytes) {
     std::optional<double> total = GpuMemoryTotal(r, t);
     parts.push_back(fmt::format("memory {} / {}", FormatGiB(t.gpu_mem_used_bytes->max),
@@ -174,6 +178,20 @@ std::string StepTimeLine(const StageResult& full) {
     line += fmt::format(" (validation and other loaders left out: {:.1f} s)", full.totals.excluded_s);
   }
   return line;
+}
+
+// "flops: 4.10 GFLOP per sample (...) · full 1.23 TFLOP/s, MFU 38% of ... · compute ..."; empty when the helper
+// counted nothing and the script did not report through it.
+std::string FlopsLine(const ProbeResult& r) {
+  const std::optional<measure::FlopsInfo>& count = r.full.flops ? r.full.flops : r.compute.flops;
+  if (!count) return r.helper ? "flops: n/a (the helper counted no matrix products or convolutions)" : "";
+  std::vector<std::string> parts = {CountText(*count)};
+  for (const StageResult* s : {&r.full, &r.compute}) {
+    if (std::string text = FlopsText(StageFlops(r, *s)); !text.empty()) {
+      parts.push_back(fmt::format("{} {}", StageName(s->kind), text));
+    }
+  }
+  return "flops: " + JoinNonEmpty(parts, " · ");
 }
 
 std::string OnOff(const std::optional<bool>& v) { return v ? (*v ? "on" : "off") : "n/a"; }
@@ -296,6 +314,10 @@ ordered_json SummaryJson(const std::optional<Summary>& s) {
 ordered_json TelemetryJson(const StageTelemetry& t) {
   return {{"gpu_util_pct", SummaryJson(t.gpu_util_pct)},
           {"gpu_mem_used_bytes", SummaryJson(t.gpu_mem_used_bytes)},
+          {"gpm_sm_active_pct", SummaryJson(t.gpm_sm_active_pct)},
+          {"gpm_sm_occupancy_pct", SummaryJson(t.gpm_sm_occupancy_pct)},
+          {"gpm_tensor_active_pct", SummaryJson(t.gpm_tensor_active_pct)},
+          {"gpm_dram_bw_util_pct", SummaryJson(t.gpm_dram_bw_util_pct)},
           {"gpu_mem_total_bytes", Opt(t.gpu_mem_total_bytes)},
           {"tree_cpu_pct", SummaryJson(t.tree_cpu_pct)},
           {"tree_rss_bytes", SummaryJson(t.tree_rss_bytes)},
@@ -362,7 +384,9 @@ ordered_json StepPartsJson(const StageResult& s) {
           {"other_phases", Num(other)}};
 }
 
-ordered_json StageJson(const StageResult& s) {
+ordered_json Ordered(const nlohmann::json& j) { return ordered_json::parse(j.dump()); }
+
+ordered_json StageJson(const ProbeResult& r, const StageResult& s) {
   const measure::SteadyState& e = s.estimate;
   bool measured = StageMeasured(s);
   auto if_measured = [measured](double v) { return measured ? Num(v) : ordered_json(nullptr); };
@@ -398,6 +422,8 @@ ordered_json StageJson(const StageResult& s) {
           {"data_wait_share", Opt(s.data_wait_share)},
           {"phase_shares", SharesJson(s.phase_shares)},
           {"step_parts", StepPartsJson(s)},
+          {"flops", Ordered(FlopsInfoJson(s.flops))},
+          {"flops_rate", Ordered(FlopsReadingJson(StageFlops(r, s)))},
           {"totals",
            {{"steps", t.steps},
             {"samples", Num(t.samples)},
@@ -447,6 +473,10 @@ std::string ConsoleReport(const ProbeResult& r) {
   out += '\n';
   if (std::string loader = TrainingLoaderLine(r.full); !loader.empty()) out += OneLine(loader) + '\n';
   out += StepTimeLine(r.full) + '\n';
+  if (std::string flops = FlopsLine(r); !flops.empty()) out += OneLine(flops) + '\n';
+  if (r.trace) {
+    for (const std::string& line : TraceOutcomeLines(*r.trace)) out += OneLine(line) + '\n';
+  }
   out += DataLines(r);
 
   if (!r.verdict.notes.empty()) {
@@ -482,7 +512,9 @@ ordered_json ProbeJson(const ProbeResult& r) {
           {"instrumentation", Instrumentation(r)},
           {"auto_enabled", r.auto_enabled},
           {"interrupted", r.interrupted},
-          {"stages", {{"loader", StageJson(r.loader)}, {"compute", StageJson(r.compute)}, {"full", StageJson(r.full)}}},
+          {"stages",
+           {{"loader", StageJson(r, r.loader)}, {"compute", StageJson(r, r.compute)}, {"full", StageJson(r, r.full)}}},
+          {"trace", Ordered(TraceOutcomeJson(r.trace))},
           {"data_locations", std::move(locations)},
           {"verdict",
            {{"bottleneck", v.bottleneck.empty() ? ordered_json(nullptr) : ordered_json(v.bottleneck)},

@@ -17,8 +17,10 @@ namespace sat::probe {
 // workers, GPU utilisation and memory used / total, the full run's share of the narrowest pipe); the training
 // DataLoader the automatic instrumentation found (where it was built, its settings, where samples and steps were
 // counted, other loaders left out); the step-time breakdown (data wait / model or "compute and the rest" / named
-// phases, after_step as "after-step work (metrics, logging, checkpoints)"); where the data lives, one line per
-// mount; the notes; and last the one line
+// phases, after_step as "after-step work (metrics, logging, checkpoints)"); the helper's FLOP count with the
+// achieved FLOP/s and MFU of full and compute ("flops: ...", mfu.h; also in the stage rows); with --trace the
+// trace's summary (trace_summary.h's TraceLines); where the data lives, one line per mount; the notes; and last
+// the one line
 // `verdict: <bottleneck> — <evidence>; next: <knob>` ("failed" or "unknown" in place of the bottleneck when
 // there is none). Numbers carry thousands separators; anything not measured reads "n/a". Every line ends in
 // '\n'; line breaks inside texts (a command, an error detail) are turned into spaces, so exactly one line
@@ -34,13 +36,16 @@ std::string ConsoleReport(const ProbeResult& result);
 //     iterable, num_workers, pin_memory, batch_size, prefetch_factor, persistent_workers, injected {knob: value},
 //     samples_from, step_at, others}), knobs {name: value}, knobs_auto [name], knob_errors {name: why},
 //     samples_per_s, ci_low, ci_high, rel_half_width, warmup_s, steady_s, n_batches, converged, drift, drift_rel,
-//     warmup_at_limit, observations, data_wait_share, phase_shares {name: share}, step_parts (null, or
+//     warmup_at_limit, observations, data_wait_share, phase_shares {name: share}, flops (mfu.h FlopsInfoJson:
+//     the helper's count, null when none), flops_rate (FlopsReadingJson: flops_per_s, precision,
+//     peak_flops_per_s, mfu, gpu_model, no_mfu_why; nulls when unknown), step_parts (null, or
 //     {data_wait, model, after_step, other_phases}: shares of loop time adding up to 1), totals {steps, samples,
 //     wait_s, step_s, excluded_s, phases_s, mem_peak_bytes, processes, done_reason}, outcome {class, detail,
 //     exit_code, signal, duration_s} (null when the stage did not run), telemetry {gpu_util_pct, gpu_mem_used_bytes, gpu_mem_total_bytes, tree_cpu_pct,
 //     tree_rss_bytes, tree_read_bytes_per_s, tree_processes, tree_gpu_mem_bytes, host_cpu_pct,
 //     host_iowait_pct, disk_busy_pct, disk_read_bytes_per_s, cpu_count; each summary {count, mean, p50, p95,
 //     min, max} or null}, workers, series [[t_s, samples_per_s], ...], wall_s, log_dir},
+//   trace (null without --trace, else {path, error, summary: TraceJson or null}),
 //   data_locations [{path, file_count, mount_point, fs_type, device, network}],
 //   verdict {bottleneck (null when none), cause, evidence, next, notes [...], failed, failure}.
 // samples_per_s and its interval are null for a stage that measured nothing; no infinity or NaN reaches the

@@ -66,6 +66,17 @@ TEST(ConsoleReport, PrintsThePipeAndEndsWithOneVerdictLine) {
   EXPECT_THAT(text, HasSubstr("notes:\n  - "));
 }
 
+// GPM beside utilisation in the stage's row and in probe.json; absent (null) before Hopper.
+TEST(ConsoleReport, GpmStandsBesideUtilisation) {
+  ProbeResult r = LoaderBound();
+  EXPECT_THAT(ConsoleReport(r), Not(HasSubstr("SM active")));
+  EXPECT_TRUE(ProbeJson(r)["stages"]["compute"]["telemetry"]["gpm_sm_active_pct"].is_null());
+  r.compute.telemetry.gpm_sm_active_pct = Flat(38);
+  r.compute.telemetry.gpm_tensor_active_pct = Flat(9);
+  EXPECT_THAT(ConsoleReport(r), HasSubstr("GPU util 97% · SM active 38% · tensor 9% · memory 10.2 GiB / 16.0 GiB"));
+  EXPECT_DOUBLE_EQ(ProbeJson(r)["stages"]["compute"]["telemetry"]["gpm_sm_active_pct"]["p50"].get<double>(), 38);
+}
+
 TEST(ConsoleReport, AlignsTheStageTable) {
   std::string text = ConsoleReport(LoaderBound());
   std::vector<std::string> lines = Lines(text);
@@ -260,7 +271,8 @@ TEST(ProbeJson, HasTheDocumentedShape) {
   std::vector<std::string> keys;
   for (const auto& item : j.items()) keys.push_back(item.key());
   EXPECT_EQ(keys, (std::vector<std::string>{"version", "command", "machine", "budget", "helper", "instrumentation",
-                                            "auto_enabled", "interrupted", "stages", "data_locations", "verdict"}));
+                                            "auto_enabled", "interrupted", "stages", "trace", "data_locations",
+                                            "verdict"}));
   EXPECT_EQ(j["version"], SATURATE_VERSION);
   EXPECT_EQ(j["command"][3], "0");
   EXPECT_EQ(j["machine"]["gpu_name"], "NVIDIA T4");
@@ -274,7 +286,8 @@ TEST(ProbeJson, HasTheDocumentedShape) {
     for (const char* key : {"ran", "skipped_why", "samples_per_s", "ci_low", "ci_high", "rel_half_width",
                             "warmup_s", "steady_s", "converged", "drift", "data_wait_share", "phase_shares",
                             "step_parts", "outcome", "telemetry", "series", "auto_seen", "torch_loaded",
-                            "training_loader", "knobs", "knobs_auto", "knob_errors", "no_loader"}) {
+                            "training_loader", "knobs", "knobs_auto", "knob_errors", "no_loader", "flops",
+                            "flops_rate"}) {
       EXPECT_TRUE(s.contains(key)) << name << "." << key;
     }
   }

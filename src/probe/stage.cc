@@ -143,6 +143,10 @@ StageTelemetry SummarizeTelemetry(const std::vector<Sample>& samples, int gpu_in
     using Gpu = telemetry::GpuSample;
     t.gpu_util_pct = SummarizeField(samples, gpu([](const Gpu& g) { return g.util_gpu_pct; }));
     t.gpu_mem_used_bytes = SummarizeField(samples, gpu([](const Gpu& g) { return AsDouble(g.memory_used_bytes); }));
+    t.gpm_sm_active_pct = SummarizeField(samples, gpu([](const Gpu& g) { return g.gpm_sm_active_pct; }));
+    t.gpm_sm_occupancy_pct = SummarizeField(samples, gpu([](const Gpu& g) { return g.gpm_sm_occupancy_pct; }));
+    t.gpm_tensor_active_pct = SummarizeField(samples, gpu([](const Gpu& g) { return g.gpm_tensor_active_pct; }));
+    t.gpm_dram_bw_util_pct = SummarizeField(samples, gpu([](const Gpu& g) { return g.gpm_dram_bw_util_pct; }));
     if (const telemetry::GpuSample* g = GpuOf(samples.back(), gpu_index)) t.gpu_mem_total_bytes = AsDouble(g->memory_total_bytes);
   }
   return t;
@@ -179,6 +183,7 @@ Result<StageResult> RunStage(StageKind kind, const StageOptions& o, telemetry::S
   spec.env["SATURATE_AUTO"] = o.auto_instrument && !o.parse ? "1" : "0";
   if (!o.auto_target.empty()) spec.env["SATURATE_AUTO_TARGET"] = o.auto_target;
   if (o.samples_per_step) spec.env["SATURATE_SAMPLES_PER_STEP"] = fmt::format("{}", *o.samples_per_step);
+  if (!o.trace_path.empty()) spec.env["SATURATE_TRACE"] = o.trace_path;
   spec.pythonpath_prepend = {SATURATE_PYTHON_DIR};
   spec.log_dir = o.log_dir;
   spec.echo = o.verbose;
@@ -225,18 +230,22 @@ Result<StageResult> RunStage(StageKind kind, const StageOptions& o, telemetry::S
           }
         }
         if (m.type == measure::MessageType::kLoader) r.loader = m.loader;
+        if (m.type == measure::MessageType::kFlops && !r.flops) r.flops = m.flops;
+        if (m.type == measure::MessageType::kTrace) r.trace = m.trace;
         if (m.type == measure::MessageType::kDone && m.done_reason == "no-loader") r.no_loader = true;
         if (auto obs = progress.Add(m)) {
           r.helper_seen = true;
           // A report that covers time after saturate asked the command to stop measures its shutdown, not
           // training: it still counts in the totals, never in the estimate.
           if (obs->t_end_s <= stop_requested_t) estimator.Add(*obs);
+          if (o.live) o.live->ObserveRun(run_id, o.live_labels, *obs);
         }
       }
     }
     for (auto& line : queue->Take()) {
       shares.Add(line);
       estimator.Add(line.observation);
+      if (o.live) o.live->ObserveRun(run_id, o.live_labels, line.observation);
     }
   };
 
@@ -263,7 +272,9 @@ Result<StageResult> RunStage(StageKind kind, const StageOptions& o, telemetry::S
       next_files_scan = now + 2.0;
     }
     if (now - t0 >= o.budget_s) break;
-    if (now - t0 >= o.settle_s && estimator.Converged()) break;
+    const bool traced = o.trace_path.empty() || r.trace.has_value();
+    if (o.stop_after_trace && r.trace) break;
+    if (now - t0 >= o.settle_s && estimator.Converged() && traced) break;
   }
   if (!ended) stop_requested_t = telemetry::MonotonicSeconds();
   run->RequestStop();
@@ -272,6 +283,7 @@ Result<StageResult> RunStage(StageKind kind, const StageOptions& o, telemetry::S
   drain(50);
   drain(0);
   sampler.Unwatch();
+  if (o.live) o.live->EndRun(run_id);
   r.wall_s = telemetry::MonotonicSeconds() - t0;
   r.auto_failure = auto_failure->Get();
 
@@ -298,6 +310,38 @@ Result<StageResult> RunStage(StageKind kind, const StageOptions& o, telemetry::S
   if (samples.size() < 2) samples = sampler.Since(t0);
   r.telemetry = SummarizeTelemetry(samples, o.gpu_index);
   return r;
+}
+
+Result<StageSampler> StartStageSampler(telemetry::GpuBackend* gpu, int device, double span_s,
+                                       const std::string& proc_root,
+                                       std::function<void(const telemetry::Sample&)> on_sample) {
+  telemetry::SamplerOptions so;
+  so.on_sample = std::move(on_sample);
+  so.interval_s = 0.25;
+  so.capacity = static_cast<size_t>(span_s / so.interval_s) + 400;
+  so.roots.proc = proc_root;
+  so.gpu = gpu;
+  StageSampler out;
+  if (gpu != nullptr && gpu->DeviceCount() > 0) {
+    out.gpu_index = device >= 0 ? device : 0;
+    so.gpu_indices = {static_cast<unsigned>(out.gpu_index)};
+  }
+  auto sampler = telemetry::Sampler::Create(so);
+  if (!sampler) return sampler.error();
+  out.sampler = std::move(*sampler);
+  out.first = out.sampler->SampleOnce();
+  if (Status st = out.sampler->Start(); !st) return st.error();
+  return out;
+}
+
+StageOptions StageOptionsOn(const StageSampler& sampling, int device) {
+  StageOptions o;
+  o.gpu_index = sampling.gpu_index;
+  if (device >= 0) {
+    o.env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
+    o.env["CUDA_VISIBLE_DEVICES"] = std::to_string(device);
+  }
+  return o;
 }
 
 }  // namespace sat::probe

@@ -3,7 +3,9 @@
 // estimate is tight or its time runs out.
 #pragma once
 
+#include <functional>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -13,6 +15,7 @@
 #include "measure/estimator.h"
 #include "measure/line_parser.h"
 #include "measure/progress.h"
+#include "monitor/live_figures.h"
 #include "run/runner.h"
 #include "telemetry/sampler.h"
 #include "telemetry/summary.h"
@@ -26,6 +29,9 @@ std::string_view StageName(StageKind k);  // "loader", "compute", "full"
 struct StageTelemetry {
   std::optional<telemetry::Summary> gpu_util_pct, gpu_mem_used_bytes;  // the probed GPU
   std::optional<double> gpu_mem_total_bytes;
+  // The probed GPU's GPM activity, 0..100 (telemetry::GpuSample); unset before Hopper.
+  std::optional<telemetry::Summary> gpm_sm_active_pct, gpm_sm_occupancy_pct, gpm_tensor_active_pct,
+      gpm_dram_bw_util_pct;
   std::optional<telemetry::Summary> tree_cpu_pct;   // 100 = one core
   std::optional<telemetry::Summary> tree_rss_bytes;
   std::optional<telemetry::Summary> tree_read_bytes_per_s;
@@ -55,6 +61,8 @@ struct StageResult {
   // nullopt when the command ended before saturate could look.
   std::optional<bool> torch_loaded;
   std::string auto_failure;  // the helper's "saturate: automatic instrumentation is off ..." stderr line, if any
+  std::optional<measure::FlopsInfo> flops;  // the helper's FLOP count of the first training step (`flops`)
+  std::optional<measure::TraceInfo> trace;  // where the helper wrote a profiler trace (`trace`), when asked to
   measure::SteadyState estimate;     // samples_per_s with its 95% interval; samples_per_s 0 when nothing came
   std::vector<measure::RatePoint> series;  // throughput over time, warm-up included (for reports)
   size_t observations = 0;
@@ -84,12 +92,40 @@ struct StageOptions {
   std::string auto_target;                   // SATURATE_AUTO_TARGET: a `loader` key from an earlier stage
   std::optional<double> samples_per_step;    // SATURATE_SAMPLES_PER_STEP: for steps with neither loader nor input
   std::string log_dir;                       // stdout.log / stderr.log of this stage
+  // SATURATE_TRACE: the helper writes a torch.profiler Chrome trace of a few steady steps there. Until its `trace`
+  // message arrives the stage does not stop on convergence (only on its budget); with stop_after_trace it stops
+  // as soon as the message is in (a run for the trace alone).
+  std::string trace_path;
+  bool stop_after_trace = false;
   bool verbose = false;                      // echo the command's output
   int gpu_index = -1;                        // the probed GPU, -1: none
+  // --serve: the stage's progress goes to `live` (not owned; may be null) as a run with these labels, for its
+  // samples/s on the Prometheus page while it runs.
+  monitor::LiveFigures* live = nullptr;
+  monitor::Labels live_labels;
 };
 
 // Runs one stage to completion. `sampler` must be running (its thread); the stage watches its tree on it and
 // reads its samples back. Error only for problems of saturate's own (cannot open the channel, cannot start).
 Result<StageResult> RunStage(StageKind kind, const StageOptions& options, telemetry::Sampler& sampler);
+
+// The sampler that the stages of one probe (or the trials of one tune) share, each stage watching its own tree
+// on it, and the GPU they are measured on.
+struct StageSampler {
+  std::unique_ptr<telemetry::Sampler> sampler;  // running: 0.25 s ticks
+  int gpu_index = -1;                           // `device`, else the first GPU; -1 without one
+  telemetry::Sample first;                      // taken before the thread started: the machine as it is
+};
+
+// Creates and starts the shared sampler with room for `span_s` seconds of samples. `gpu` (not owned, may be null)
+// must outlive it; `device` is the GPU asked for (NVML index), -1 for the first.
+// `on_sample`, when set, gets every sample on the sampler's thread (SamplerOptions::on_sample).
+Result<StageSampler> StartStageSampler(telemetry::GpuBackend* gpu, int device, double span_s,
+                                       const std::string& proc_root,
+                                       std::function<void(const telemetry::Sample&)> on_sample = {});
+
+// The options every stage on `sampling`'s GPU starts from: its gpu_index, and when a `device` was asked for, an
+// environment in which the command sees only that GPU, numbered as NVML numbers it.
+StageOptions StageOptionsOn(const StageSampler& sampling, int device);
 
 }  // namespace sat::probe

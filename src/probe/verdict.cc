@@ -8,6 +8,7 @@
 #include <optional>
 #include <utility>
 
+#include "probe/mfu.h"
 #include "probe/probe.h"
 #include "util/strings.h"
 
@@ -15,8 +16,6 @@ namespace sat::probe {
 namespace {
 
 using telemetry::Summary;
-
-std::string Rate(double samples_per_s) { return FormatNumber(samples_per_s) + " samples/s"; }
 
 std::optional<double> RateOf(const StageResult& s) {
   if (!StageMeasured(s) || !EnoughSteadyData(s)) return std::nullopt;
@@ -192,9 +191,9 @@ void DecideLoader(const ProbeResult& r, const Pipe& p, Verdict& v) {
   v.bottleneck = "loader";
   std::vector<std::string> evidence;
   if (p.loader_narrow) {
-    evidence.push_back(fmt::format("loader {} < compute {}", Rate(*p.loader), Rate(*p.compute)));
+    evidence.push_back(fmt::format("loader {} < compute {}", FormatRate(*p.loader), FormatRate(*p.compute)));
   } else if (p.full) {
-    evidence.push_back("full " + Rate(*p.full));
+    evidence.push_back("full " + FormatRate(*p.full));
   }
   if (p.wait) evidence.push_back(fmt::format("data wait {} of each step", FormatShare(*p.wait)));
 
@@ -257,7 +256,7 @@ void DecideOverhead(const Pipe& p, Verdict& v) {
                                    FormatShare(1 - p.overhead), 1 / (1 - p.overhead)));
   }
   if (p.wait) evidence.push_back(fmt::format("data wait {}", FormatShare(*p.wait)));
-  if (p.full) evidence.push_back("full " + Rate(*p.full));
+  if (p.full) evidence.push_back("full " + FormatRate(*p.full));
   v.evidence = JoinNonEmpty(evidence, "; ");
   v.next = top == kAfterStepPhase
                ? "thin the work after each training step (metrics, logging, checkpoints): do it every N steps, "
@@ -270,11 +269,18 @@ std::optional<Summary> LoopGpu(const Pipe& p, std::optional<Summary> StageTeleme
   return p.loop->telemetry.*field;
 }
 
-// "GPU util 97%, memory 10.2 of 16.0 GiB" from the loop's stage; empty without GPU telemetry.
+// "GPU util 97%, SM active 38%, tensor cores 9%, memory 10.2 of 16.0 GiB" from the loop's stage; GPM beside
+// utilisation where the GPU counts it (Hopper and later); empty without GPU telemetry.
 std::string GpuEvidence(const ProbeResult& r, const Pipe& p) {
   std::vector<std::string> parts;
   if (std::optional<Summary> util = LoopGpu(p, &StageTelemetry::gpu_util_pct)) {
     parts.push_back("GPU util " + FormatPct(util->p50));
+  }
+  if (std::optional<Summary> sm = LoopGpu(p, &StageTelemetry::gpm_sm_active_pct)) {
+    parts.push_back("SM active " + FormatPct(sm->p50));
+  }
+  if (std::optional<Summary> tensor = LoopGpu(p, &StageTelemetry::gpm_tensor_active_pct)) {
+    parts.push_back("tensor cores " + FormatPct(tensor->p50));
   }
   if (std::optional<Summary> mem = LoopGpu(p, &StageTelemetry::gpu_mem_used_bytes)) {
     std::optional<double> total = GpuMemoryTotal(r, p.loop->telemetry);
@@ -293,9 +299,9 @@ void DecideTransfer(const ProbeResult& r, const Pipe& p, Verdict& v) {
   }
   if (p.full && p.loader && p.compute) {
     double narrow = std::min(*p.loader, *p.compute);
-    evidence.push_back(fmt::format("full {} is {} of the narrower stage ({} {})", Rate(*p.full),
+    evidence.push_back(fmt::format("full {} is {} of the narrower stage ({} {})", FormatRate(*p.full),
                                    FormatShare(*p.full / narrow), *p.loader < *p.compute ? "loader" : "compute",
-                                   Rate(narrow)));
+                                   FormatRate(narrow)));
   }
   if (p.wait) evidence.push_back(fmt::format("data wait only {} of each step", FormatShare(*p.wait)));
   evidence.push_back(GpuEvidence(r, p));
@@ -313,21 +319,24 @@ void DecideCompute(const ProbeResult& r, const Pipe& p, Verdict& v) {
   v.bottleneck = "compute";
   std::vector<std::string> evidence;
   if (p.compute && p.loader) {
-    evidence.push_back(fmt::format("compute {} ≤ loader {}", Rate(*p.compute), Rate(*p.loader)));
+    evidence.push_back(fmt::format("compute {} ≤ loader {}", FormatRate(*p.compute), FormatRate(*p.loader)));
   } else if (p.compute) {
-    evidence.push_back("compute " + Rate(*p.compute));
+    evidence.push_back("compute " + FormatRate(*p.compute));
   }
   if (p.full && p.compute) {
-    evidence.push_back(fmt::format("full {} = {} of the compute ceiling", Rate(*p.full),
+    evidence.push_back(fmt::format("full {} = {} of the compute ceiling", FormatRate(*p.full),
                                    FormatShare(*p.full / *p.compute)));
   } else if (p.full) {
-    evidence.push_back("full " + Rate(*p.full));
+    evidence.push_back("full " + FormatRate(*p.full));
   }
   if (p.wait) evidence.push_back(fmt::format("data wait {} of each step", FormatShare(*p.wait)));
   if (!p.overhead_phases.empty()) {
     evidence.push_back(fmt::format("named phases {} of each step", FormatShare(p.overhead)));
   }
   evidence.push_back(GpuEvidence(r, p));
+  // Achieved FLOP/s, and MFU against the GPU's dense peak (mfu.h).
+  const FlopsReading flops = p.loop != nullptr ? StageFlops(r, *p.loop) : FlopsReading{};
+  evidence.push_back(FlopsText(flops));
   v.evidence = JoinNonEmpty(evidence, "; ");
 
   std::optional<Summary> util = LoopGpu(p, &StageTelemetry::gpu_util_pct);
@@ -342,6 +351,10 @@ void DecideCompute(const ProbeResult& r, const Pipe& p, Verdict& v) {
     v.cause = fmt::format("CPU-side work in the step: the GPU is busy only {}", FormatPct(util->p50));
     v.next = "a larger batch size (fewer, larger kernels)" + BatchAt(SeenLoader(r)) +
              ", then mixed precision (bf16/fp16 autocast)";
+  } else if (MfuAdvice mfu = AdviseOnMfu(flops, BatchAt(SeenLoader(r))); !mfu.cause.empty()) {
+    // Low MFU: small kernels and launch overhead; near the peak: only fewer FLOPs (or 16-bit units) help.
+    v.cause = mfu.cause;
+    v.next = mfu.next;
   } else {
     v.cause = "GPU compute";
     v.next = "mixed precision (bf16/fp16 autocast) if it is not on yet, then a larger batch size" +
@@ -398,7 +411,7 @@ std::optional<Verdict> Failure(const ProbeResult& r) {
   if (StartsWith(ToLower(detail), ToLower(v.cause) + ": ")) detail.erase(0, v.cause.size() + 2);
   std::vector<std::string> evidence = {detail};
   if (StageMeasured(*failed)) {
-    evidence.push_back(fmt::format("it ran at {} before failing", Rate(failed->estimate.samples_per_s)));
+    evidence.push_back(fmt::format("it ran at {} before failing", FormatRate(failed->estimate.samples_per_s)));
   }
   if (o.exit_class == run::ExitClass::kGpuOom && failed->telemetry.gpu_mem_used_bytes) {
     evidence.push_back("GPU memory peak " + FormatGiB(failed->telemetry.gpu_mem_used_bytes->max));
@@ -440,7 +453,7 @@ std::string ShortOfData(const StageResult& s) {
   const measure::SteadyState& e = s.estimate;
   std::string interval = std::isfinite(e.rel_half_width) ? fmt::format(" ±{:.0f}%", e.rel_half_width * 100)
                                                           : std::string(" (no interval)");
-  return fmt::format("{} {}{} from {:.1f} s of steady data", StageName(s.kind), Rate(e.samples_per_s), interval,
+  return fmt::format("{} {}{} from {:.1f} s of steady data", StageName(s.kind), FormatRate(e.samples_per_s), interval,
                      e.steady_s);
 }
 
@@ -492,7 +505,7 @@ void AddNotes(const ProbeResult& r, const Pipe& p, Verdict& v) {
   }
   if (p.loader && p.full && *p.full > kFullAboveLoaderRatio * *p.loader) {
     v.notes.push_back(fmt::format("full {} ran faster than the loader alone ({}): the loader stage understates "
-                                  "the loader", Rate(*p.full), Rate(*p.loader)));
+                                  "the loader", FormatRate(*p.full), FormatRate(*p.loader)));
   }
 
   // GPU memory and utilisation, only from what was measured.

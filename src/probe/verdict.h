@@ -26,7 +26,10 @@
 //   4. transfer: a GPU is probed, loader and compute both measured, full below kTransferGapRatio x the
 //      narrower of them, little data wait and overhead: the time goes to host-to-device copies. Also when
 //      copy-named phases take kOverheadBoundShare.
-//   5. compute: everything else. On a GPU busy under kLowGpuUtilPct the step is bound by CPU-side work.
+//   5. compute: everything else. On a GPU busy under kLowGpuUtilPct the step is bound by CPU-side work. On a
+//      busier GPU, MFU (mfu.h) below kLowMfu points at small kernels and launch overhead (CUDA graphs,
+//      torch.compile, a larger batch); from kNearPeakMfu on, only fewer FLOPs or a faster GPU help (or, for an
+//      fp32 run, the GPU's 16-bit units). The evidence carries the achieved FLOP/s, on a CPU too.
 #pragma once
 
 #include <cstdint>

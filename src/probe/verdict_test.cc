@@ -173,6 +173,18 @@ TEST(Decide, ComputeBoundOnAGpu) {
   EXPECT_THAT(Notes(v), HasSubstr("mixed precision can still raise throughput"));
 }
 
+// On Hopper and later, GPM shows what utilisation hides: the GPU is "busy" while few SMs and tensor cores work.
+TEST(Decide, GpmActivityStandsBesideUtilisationInTheEvidence) {
+  ProbeResult r = ComputeBoundWithHelper();
+  r.full.telemetry.gpm_sm_active_pct = Flat(38);
+  r.full.telemetry.gpm_tensor_active_pct = Flat(9);
+  Verdict v = Decide(r);
+  EXPECT_EQ(v.bottleneck, "compute");
+  EXPECT_THAT(v.evidence, HasSubstr("GPU util 97%, SM active 38%, tensor cores 9%, memory 6.0 GiB of 16.0 GiB"));
+  // Before Hopper there is no GPM: nothing is said about it, rather than 0%.
+  EXPECT_THAT(Decide(ComputeBoundWithHelper()).evidence, Not(HasSubstr("SM active")));
+}
+
 TEST(Decide, ComputeBoundFromParsedLinesGivesTheSameVerdict) {
   ProbeResult r = Parsed(true, 1150);
   r.full.data_wait_share = 0.02;

@@ -6,7 +6,8 @@
 #include <cmath>
 
 #include "tune/compare.h"
-#include "tune/text.h"
+#include "tune/flops.h"
+#include "util/strings.h"
 
 namespace sat::tune {
 namespace {
@@ -29,7 +30,7 @@ std::string Settings(const Trial& t, const std::vector<std::string>& order) {
 
 std::string RateOf(const SearchOutcome& s, std::optional<int> id) {
   const Trial* t = s.FindTrial(id);
-  return t && Succeeded(*t) ? Rate(t->samples_per_s) : std::string();
+  return t && Succeeded(*t) ? FormatRate(t->samples_per_s) : std::string();
 }
 
 }  // namespace
@@ -66,9 +67,9 @@ TrialRow MakeRow(const Trial& t, const std::vector<std::string>& order) {
   row.mode = std::string(probe::StageName(t.request.mode));
   row.settings = Settings(t, order);
   row.ok = Succeeded(t);
-  row.rate = t.samples_per_s > 0 ? Number(t.samples_per_s) : "-";
+  row.rate = t.samples_per_s > 0 ? FormatNumber(t.samples_per_s) : "-";
   if (row.ok && t.ci_high > t.ci_low && t.samples_per_s > 0)
-    row.interval = "±" + Percent((t.ci_high - t.ci_low) / 2 / t.samples_per_s);
+    row.interval = "±" + FormatShare((t.ci_high - t.ci_low) / 2 / t.samples_per_s);
   if (t.interrupted) row.result = "interrupted";
   else if (t.too_slow) row.result = "too slow to measure in this budget";
   else if (row.ok) row.result = t.converged ? "ok" : Reliable(t) ? "ok, not converged" : "ok, does not count";
@@ -137,6 +138,10 @@ std::string ConsoleReport(const TuneResult& r) {
                        RateOf(s, s.fastest_batch_trial), FastestTie(s));
     if (!s.largest_fitting.empty())
       o += fmt::format("Largest batch that fits: {}\n", ValuesText(s.largest_fitting, order));
+  }
+  if (std::string flops = FlopsLine(r); !flops.empty()) o += flops + "\n";
+  if (r.trace) {
+    for (const std::string& line : probe::TraceOutcomeLines(*r.trace)) o += line + "\n";
   }
   if (std::string needs = NeedsSentence(r.needs, r.machine.gpu_index >= 0); !needs.empty()) o += needs + "\n";
   std::vector<std::string> notes;

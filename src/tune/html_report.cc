@@ -6,8 +6,9 @@
 
 #include "tune/compare.h"
 #include "tune/console.h"
+#include "tune/flops.h"
 #include "tune/svg_chart.h"
-#include "tune/text.h"
+#include "util/strings.h"
 
 namespace sat::tune {
 namespace {
@@ -77,9 +78,10 @@ std::string WorkersChart(const TuneResult& r) {
   }
   c.series.push_back(loader);
   if (const Trial* ceiling = s.FindTrial(s.compute_ceiling_trial))
-    c.lines.push_back({ceiling->samples_per_s, "compute ceiling " + Number(ceiling->samples_per_s), kOrange});
+    c.lines.push_back({ceiling->samples_per_s, "compute ceiling " + FormatNumber(ceiling->samples_per_s), kOrange});
   if (const Trial* rec = s.FindTrial(s.recommended_batch_trial); rec && Succeeded(*rec))
-    c.lines.push_back({rec->samples_per_s, "compute at the recommended settings " + Number(rec->samples_per_s), kGreen});
+    c.lines.push_back(
+        {rec->samples_per_s, "compute at the recommended settings " + FormatNumber(rec->samples_per_s), kGreen});
   return Figure(RenderSvg(c), "Each point is a loader-only trial (no model work). The loader keeps the model fed "
                               "once its line is above the compute ceiling; tune picks the fewest workers that clear "
                               "it with a margin.");
@@ -113,7 +115,7 @@ std::string BatchChart(const TuneResult& r) {
   }
   c.series.push_back(rate);
   if (!mem.points.empty()) c.series.push_back(mem);
-  c.lines.push_back({r.mem_target * 100, "memory target " + Percent(r.mem_target), kGrey, true});
+  c.lines.push_back({r.mem_target * 100, "memory target " + FormatShare(r.mem_target), kGrey, true});
   return Figure(RenderSvg(c), "Batch sizes tried by doubling, then bisecting the out-of-memory boundary. Crosses are "
                               "trials that failed. Memory is the GPU's when there is one, else the host's.");
 }
@@ -159,7 +161,7 @@ std::string TimeCharts(const TuneResult& r) {
     for (const auto& p : t.series) rate.points.emplace_back(p.t_s, p.samples_per_s);
     c.series.push_back(rate);
     if (t.warmup_s > 0) c.bands.push_back({0, t.warmup_s, "warm-up", "#f6d7a7"});
-    if (Succeeded(t)) c.lines.push_back({t.samples_per_s, Number(t.samples_per_s), kGreen});
+    if (Succeeded(t)) c.lines.push_back({t.samples_per_s, FormatNumber(t.samples_per_s), kGreen});
     o += fmt::format("<figure title=\"{}\">{}</figure>\n", Esc(MakeRow(t, order).settings), RenderSvg(c));
   }
   return o + "</div>\n<p class=\"sub\">Throughput over time for each trial; the shaded start is the warm-up the "
@@ -179,7 +181,7 @@ std::string Summary(const TuneResult& r) {
     // A speed-up is claimed only when the two measurements can be told apart.
     if (base && base != confirm && Succeeded(*base)) {
       if (std::optional<double> ratio = RatioIfDistinguishable(*confirm, *base))
-        o += fmt::format(", {} the baseline's {}", Esc(Times(*ratio)), Esc(RateWithInterval(*base)));
+        o += fmt::format(", {} the baseline's {}", Esc(FormatTimes(*ratio)), Esc(RateWithInterval(*base)));
       else
         o += ", " + Esc(NotDistinguishable(*confirm, *base, "from the baseline"));
     }
@@ -205,6 +207,12 @@ std::string Summary(const TuneResult& r) {
     o += fmt::format("<p><b>Largest batch that fits:</b> {}</p>\n", Esc(ValuesText(s.largest_fitting, order)));
   if (std::string needs = NeedsSentence(r.needs, r.machine.gpu_index >= 0); !needs.empty())
     o += fmt::format("<p>{}</p>\n", Esc(needs));
+  if (std::string flops = FlopsLine(r); !flops.empty()) o += fmt::format("<p>{}</p>\n", Esc(flops));
+  if (r.trace) {
+    std::vector<std::string> lines = probe::TraceOutcomeLines(*r.trace);
+    for (std::string& line : lines) line = Esc(line);
+    o += fmt::format("<pre>{}</pre>\n", JoinNonEmpty(lines, "\n"));
+  }
   return o + "</div>\n";
 }
 
@@ -244,7 +252,7 @@ std::string HtmlReport(const TuneResult& r) {
   o += fmt::format("<h1>saturate tune</h1>\n<p class=\"sub\"><code>{}</code><br>{} ({} usable of {} CPUs{}{}) — {} "
                    "trials ({} run, {} from the cache) in {:.0f}s of a {:.0f}s budget{}; strategy {}</p>\n",
                    Esc(command), Esc(m.hostname), m.usable_cores, m.cpu_count,
-                   m.mem_total_bytes ? ", " + Bytes(static_cast<double>(*m.mem_total_bytes)) + " RAM" : "",
+                   m.mem_total_bytes ? ", " + FormatBytes(static_cast<double>(*m.mem_total_bytes)) + " RAM" : "",
                    m.gpu_index >= 0 ? ", GPU " + Esc(m.gpu_name) : ", no GPU", s.trials.size(), r.trials_run,
                    r.trials_cached, r.wall_s, r.budget_s,
                    r.interrupted ? " (interrupted)" : r.budget_spent ? " (budget spent)" : "", StrategyName(r.strategy));

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "tune/compare.h"
+#include "tune/flops.h"
 #include "tune/html_report.h"
 
 namespace sat::tune {
@@ -77,7 +78,11 @@ json ResultsJson(const TuneResult& r) {
   json decisions = json::array();
   for (const auto& d : s.decisions) decisions.push_back({{"step", d.step}, {"text", d.text}, {"trials", d.trials}});
   json trials = json::array();
-  for (const auto& t : s.trials) trials.push_back(TrialToJson(t));
+  for (const auto& t : s.trials) {
+    json trial = TrialToJson(t);
+    trial["flops_rate"] = probe::FlopsReadingJson(TrialFlops(t, r.machine));
+    trials.push_back(std::move(trial));
+  }
   json changes = json::array();
   for (const auto& c : r.code_changes)
     changes.push_back({{"knobs", c.knobs}, {"where", c.where}, {"code", c.code}, {"text", c.Text()}});
@@ -123,6 +128,8 @@ json ResultsJson(const TuneResult& r) {
         {"recommended_compute", RateOf(s, s.recommended_batch_trial)},
         {"fastest_compute", RateOf(s, s.fastest_batch_trial)}}},
       {"speedup", speedup},
+      {"flops", FlopsJson(r)},
+      {"trace", probe::TraceOutcomeJson(r.trace)},
       {"auto", s.trials.empty() ? false : s.trials.front().auto_seen},
       {"loader", s.loader_key.empty() ? json(nullptr) : json({{"key", s.loader_key}, {"site", s.loader_site}})},
       {"injected", s.injected},
@@ -150,18 +157,19 @@ std::string ResultsCsv(const TuneResult& r) {
   std::string out = "id,step,mode";
   for (const auto& k : r.search.knobs) out += "," + Cell(k.spec.name);
   out += ",cached,exit_class,samples_per_s,ci_low,ci_high,converged,counts,steady_steps,too_slow,warmup_s,"
-         "wall_s,mem_peak_bytes,mem_total_bytes,gpu_util_pct,cpu_pct,rss_peak_bytes\n";
+         "wall_s,mem_peak_bytes,mem_total_bytes,gpu_util_pct,cpu_pct,rss_peak_bytes,flops_per_s,mfu\n";
   for (const auto& t : r.search.trials) {
     out += fmt::format("{},{},{}", t.id, Cell(t.request.step), probe::StageName(t.request.mode));
     for (const auto& k : r.search.knobs) {
       const KnobValue* v = EffectiveKnob(t, k.spec.name);
       out += "," + (v ? Cell(ValueText(*v)) : std::string());
     }
-    out += fmt::format(",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", t.cached ? 1 : 0,
+    const probe::FlopsReading flops = TrialFlops(t, r.machine);
+    out += fmt::format(",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", t.cached ? 1 : 0,
                        run::ExitClassName(t.exit_class), t.samples_per_s, t.ci_low, t.ci_high, t.converged ? 1 : 0,
                        Reliable(t) ? 1 : 0, t.steady_steps, t.too_slow ? 1 : 0, t.warmup_s, t.wall_s,
                        Num(t.mem_peak_bytes), Num(t.mem_total_bytes), Num(t.gpu_util_pct), Num(t.cpu_pct),
-                       Num(t.rss_peak_bytes));
+                       Num(t.rss_peak_bytes), Num(flops.flops_per_s), Num(flops.mfu));
   }
   return out;
 }

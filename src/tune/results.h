@@ -11,7 +11,9 @@
 //   automatic instrumentation), code_changes: [{knobs, where, code, text}],
 //   recommended_command, fastest_command, needs: {cpu_cores, ram_bytes, cpu_pct_p95, rss_peak_bytes, text},
 //   decisions: [{step, text, trials}], warnings, failure, trials_run, trials_cached, cache,
-//   trials: [TrialToJson...]}
+//   flops (tune/flops.h FlopsJson: the FLOP count, and FLOP/s and MFU of the baseline and recommendation; null
+//   when nothing was counted), trace (probe::TraceOutcomeJson: null without --trace),
+//   trials: [TrialToJson... plus flops_rate (probe::FlopsReadingJson)]}
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -26,7 +28,7 @@ nlohmann::json ResultsJson(const TuneResult& result);
 
 // Header: id,step,mode,<one column per knob>,cached,exit_class,samples_per_s,ci_low,ci_high,converged,counts
 // (compare.h's Reliable),steady_steps,too_slow,warmup_s,wall_s,mem_peak_bytes,mem_total_bytes,gpu_util_pct,
-// cpu_pct,rss_peak_bytes. Unknown values are empty cells.
+// cpu_pct,rss_peak_bytes,flops_per_s,mfu. Unknown values are empty cells.
 std::string ResultsCsv(const TuneResult& result);
 
 // Writes results.json, results.csv and report.html into `dir` (created).

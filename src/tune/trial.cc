@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "probe/mfu.h"
+
 namespace sat::tune {
 
 using nlohmann::json;
@@ -164,6 +166,7 @@ Trial TrialFromStage(const probe::StageResult& s, const std::vector<KnobSpec>& k
   }
   if (tel.tree_rss_bytes) t.rss_peak_bytes = tel.tree_rss_bytes->max;
   t.data_wait_share = s.data_wait_share;
+  t.flops = s.flops;
   return t;
 }
 
@@ -236,6 +239,7 @@ json TrialToJson(const Trial& t) {
       {"cpu_pct_p95", Optional(t.cpu_pct_p95)},
       {"rss_peak_bytes", Optional(t.rss_peak_bytes)},
       {"data_wait_share", Optional(t.data_wait_share)},
+      {"flops", probe::FlopsInfoJson(t.flops)},
       {"started_unix", t.started_unix},
   };
 }
@@ -285,6 +289,7 @@ Result<Trial> TrialFromJson(const json& j) {
     t.cpu_pct_p95 = ReadOptional(j, "cpu_pct_p95");
     t.rss_peak_bytes = ReadOptional(j, "rss_peak_bytes");
     t.data_wait_share = ReadOptional(j, "data_wait_share");
+    if (auto flops = j.find("flops"); flops != j.end()) t.flops = probe::FlopsInfoFromJson(*flops);
     t.started_unix = j.value("started_unix", 0.0);
     return t;
   } catch (const json::exception& e) {

@@ -70,6 +70,8 @@ struct Trial {
   std::optional<double> cpu_pct, cpu_pct_p95;    // the process tree, 100 = one core
   std::optional<double> rss_peak_bytes;          // the process tree
   std::optional<double> data_wait_share;
+  // The helper's FLOP count of the trial's first training step (probe/mfu.h turns it into FLOP/s and MFU).
+  std::optional<measure::FlopsInfo> flops;
   double started_unix = 0;
 };
 

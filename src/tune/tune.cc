@@ -15,7 +15,9 @@
 #include "tune/command.h"
 #include "tune/compare.h"
 #include "tune/results.h"
+#include "tune/trace_run.h"
 #include "tune/trial_length.h"
+#include "util/strings.h"
 
 namespace sat::tune {
 namespace {
@@ -63,19 +65,17 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
   const double t0 = telemetry::MonotonicSeconds();
 
   // One sampler for every trial; each trial watches its own process tree on it.
-  telemetry::SamplerOptions so;
-  so.interval_s = 0.25;
-  so.capacity = static_cast<size_t>(std::min(o.budget_s, 4.0 * 3600) / so.interval_s) + 400;
-  so.roots.proc = o.proc_root;
-  so.gpu = gpu;
-  int gpu_index = -1;
-  if (gpu != nullptr && gpu->DeviceCount() > 0) {
-    gpu_index = o.gpu_index >= 0 ? o.gpu_index : 0;
-    so.gpu_indices = {static_cast<unsigned>(gpu_index)};
+  std::function<void(const telemetry::Sample&)> publish;
+  if (o.live) {
+    o.live->SetTreeCommand(JoinNonEmpty(o.argv, " "));
+    publish = [live = o.live](const telemetry::Sample& s) { live->SetSample(s); };
   }
-  auto sampler = telemetry::Sampler::Create(so);
-  if (!sampler) return sampler.error();
-  result.machine = DescribeMachine((*sampler)->SampleOnce(), gpu_index);
+  auto sampling = probe::StartStageSampler(gpu, o.gpu_index, std::min(o.budget_s, 4.0 * 3600), o.proc_root,
+                                           std::move(publish));
+  if (!sampling) return sampling.error();
+  telemetry::Sampler& sampler = *sampling->sampler;
+  const int gpu_index = sampling->gpu_index;
+  result.machine = DescribeMachine(sampling->first, gpu_index);
   const std::string machine_key = result.machine.Fingerprint();
 
   auto knobs = ResolveKnobs(o.knob_flags, o.argv, result.machine.Facts());
@@ -101,24 +101,19 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
     log_root = tmpl;
     remove_logs = true;
   }
-  if (Status st = (*sampler)->Start(); !st) return st.error();
 
-  probe::StageOptions base;
+  probe::StageOptions base = probe::StageOptionsOn(*sampling, o.gpu_index);
   base.shell = o.shell;
+  base.live = o.live;
+  base.live_labels = {{"command", "tune"}};  // each trial adds its id and mode
   if (!o.parse.empty()) base.parse = o.parse;
   base.auto_instrument = o.auto_instrument && o.parse.empty();
   base.samples_per_step = o.samples_per_step;
   base.verbose = o.verbose;
-  base.gpu_index = gpu_index;
   base.estimator.target_rel_half_width = o.target_rel_half_width;
   // No trial stops early before about kMinSteadySteps steady observations (batches of two bins or more): a step
   // each when steps are slow, more otherwise.
   base.estimator.min_batches = std::max(base.estimator.min_batches, kMinSteadySteps / 2);
-  if (o.gpu_index >= 0) {
-    // The command sees only the probed GPU, numbered as NVML numbers it.
-    base.env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
-    base.env["CUDA_VISIBLE_DEVICES"] = std::to_string(o.gpu_index);
-  }
   const std::optional<double> host_mem =
       result.machine.mem_total_bytes ? std::optional<double>(static_cast<double>(*result.machine.mem_total_bytes))
                                      : std::nullopt;
@@ -165,6 +160,8 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
       if (rendered.batch_size) stage.batch_size = static_cast<double>(*rendered.batch_size);
     }
     stage.log_dir = (fs::path(log_root) / fmt::format("{:03d}-{}", id, probe::StageName(req.mode))).string();
+    stage.live_labels = {
+        {"command", "tune"}, {"trial", std::to_string(id)}, {"stage", std::string(probe::StageName(req.mode))}};
 
     // Measure; a trial too short for its steps runs once more with a longer cap, when the budget holds it.
     Trial trial;
@@ -180,7 +177,7 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
       stage.budget_s = budget;
       stage.auto_target = auto_target;
       const double started_unix = static_cast<double>(std::time(nullptr));
-      auto measured = probe::RunStage(req.mode, stage, **sampler);
+      auto measured = probe::RunStage(req.mode, stage, sampler);
       if (!measured) {
         own_error = measured.error();
         return std::nullopt;
@@ -226,7 +223,12 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
   search.tolerance = o.tolerance;
   search.batch_multiple = o.batch_multiple;
   result.search = RunSearch(search, run_trial);
-  (*sampler)->Stop();
+  // --trace: the recommendation once more, in a run of its own, for a profiler trace of its steady steps.
+  if (o.trace && !own_error) {
+    result.trace = TraceRecommendation(base, o.argv, result.search, probe::TracePath(o.out_dir, "tune"), auto_target,
+                                       sampler, (fs::path(log_root) / "trace").string());
+  }
+  sampler.Stop();
   if (remove_logs) {
     std::error_code ec;
     fs::remove_all(log_root, ec);

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "monitor/live_figures.h"
+#include "probe/trace_summary.h"
 #include "telemetry/gpu.h"
 #include "tune/code_change.h"
 #include "tune/explain.h"
@@ -52,6 +54,9 @@ struct TuneOptions {
   bool auto_instrument = true;          // false: --no-auto (SATURATE_AUTO=0); --parse turns it off too
   std::optional<double> samples_per_step;  // --samples-per-step: for steps with neither a DataLoader nor an input
   std::string out_dir;                  // results.json, results.csv, report.html and trial logs; empty: none kept
+  bool trace = false;                   // --trace: a profiler trace of the recommendation (trace_run.h)
+  // --serve: every sample and each trial's progress (labels command="tune", trial, stage) go there; not owned.
+  monitor::LiveFigures* live = nullptr;
   std::string cache_path;               // empty: DefaultCachePath()
   bool fresh = false;                   // do not reuse cached trials (new ones are still stored)
   bool verbose = false;                 // echo the command's output
@@ -75,6 +80,7 @@ struct TuneResult {
   int trials_run = 0, trials_cached = 0;
   std::string cache_path;
   std::string python_dir;      // the helper's folder, for pasteable commands
+  std::optional<probe::TraceOutcome> trace;  // --trace: the recommendation's profiler trace; absent without it
 };
 
 // Trial length: each trial runs until its estimate converges or its cap (--trial-budget, else a fifteenth of the

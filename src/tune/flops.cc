@@ -1,0 +1,59 @@
+#include "tune/flops.h"
+
+#include <fmt/format.h>
+
+#include "util/strings.h"
+
+namespace sat::tune {
+namespace {
+
+// The trials the report speaks of, when they succeeded: the confirmation of the recommendation, the baseline.
+const Trial* Measured(const SearchOutcome& s, std::optional<int> id) {
+  const Trial* t = s.FindTrial(id);
+  return t != nullptr && Succeeded(*t) ? t : nullptr;
+}
+
+// The count the report names: the confirmation's, else the baseline's, else any trial's.
+const Trial* Counted(const SearchOutcome& s) {
+  for (std::optional<int> id : {s.confirm_trial, s.baseline_trial}) {
+    if (const Trial* t = s.FindTrial(id); t != nullptr && t->flops) return t;
+  }
+  for (const Trial& t : s.trials)
+    if (t.flops) return &t;
+  return nullptr;
+}
+
+}  // namespace
+
+probe::FlopsReading TrialFlops(const Trial& t, const Machine& m) {
+  return probe::ReadFlops(t.flops, t.samples_per_s, m.gpu_index >= 0 ? std::string_view(m.gpu_name) : "");
+}
+
+std::string FlopsLine(const TuneResult& r) {
+  const SearchOutcome& s = r.search;
+  const Trial* counted = Counted(s);
+  if (counted == nullptr) return "";
+  std::vector<std::string> parts = {probe::CountText(*counted->flops)};
+  for (auto [name, id] : {std::pair{"recommended", s.confirm_trial}, std::pair{"baseline", s.baseline_trial}}) {
+    const Trial* t = Measured(s, id);
+    if (t == nullptr) continue;
+    if (std::string text = probe::FlopsText(TrialFlops(*t, r.machine)); !text.empty())
+      parts.push_back(fmt::format("{} {}", name, text));
+  }
+  return "FLOPs: " + JoinNonEmpty(parts, "; ");
+}
+
+nlohmann::json FlopsJson(const TuneResult& r) {
+  const SearchOutcome& s = r.search;
+  const Trial* counted = Counted(s);
+  if (counted == nullptr) return nullptr;
+  auto reading = [&](std::optional<int> id) {
+    const Trial* t = Measured(s, id);
+    return t != nullptr ? probe::FlopsReadingJson(TrialFlops(*t, r.machine)) : nlohmann::json(nullptr);
+  };
+  return {{"count", probe::FlopsInfoJson(counted->flops)},
+          {"baseline", reading(s.baseline_trial)},
+          {"recommended", reading(s.confirm_trial)}};
+}
+
+}  // namespace sat::tune

@@ -1,0 +1,77 @@
+#include "tune/flops.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tune/console.h"
+#include "tune/html_report.h"
+#include "tune/results.h"
+#include "tune/test_model.h"
+
+namespace sat::tune {
+namespace {
+
+using ::testing::HasSubstr;
+
+measure::FlopsInfo Count(double per_sample, std::string dtype) {
+  measure::FlopsInfo c;
+  c.per_sample = per_sample;
+  c.per_step = per_sample * 64;
+  c.samples = 64;
+  c.method = "flop_counter";
+  c.dtype = std::move(dtype);
+  c.device = "cuda";
+  return c;
+}
+
+// The model's tune on an H100, every trial with a count of 1 GFLOP per sample in bf16.
+TuneResult OnAnH100() {
+  TuneResult r = testing::ModelResult();
+  r.machine.gpu_index = 0;
+  r.machine.gpu_name = "NVIDIA H100 80GB HBM3";
+  for (Trial& t : r.search.trials) t.flops = Count(1e9, "bf16");
+  return r;
+}
+
+TEST(TuneFlops, TrialsGetFlopsPerSecondAndMfu) {
+  TuneResult r = OnAnH100();
+  const Trial& t = r.search.trials.front();
+  probe::FlopsReading reading = TrialFlops(t, r.machine);
+  ASSERT_TRUE(reading.flops_per_s && reading.mfu);
+  EXPECT_DOUBLE_EQ(*reading.flops_per_s, 1e9 * t.samples_per_s);
+  EXPECT_DOUBLE_EQ(*reading.mfu, 1e9 * t.samples_per_s / 989.5e12);
+  // Without the GPU the same trial has FLOP/s only.
+  r.machine.gpu_index = -1;
+  EXPECT_FALSE(TrialFlops(t, r.machine).mfu);
+}
+
+TEST(TuneFlops, TheReportAndResultsCarryTheRecommendationsFlops) {
+  TuneResult r = OnAnH100();
+  EXPECT_THAT(FlopsLine(r), HasSubstr("FLOPs: 1.00 GFLOP per sample"));
+  EXPECT_THAT(FlopsLine(r), HasSubstr("; recommended "));
+  EXPECT_THAT(FlopsLine(r), HasSubstr("of the H100 SXM bf16 dense peak (990 TFLOP/s)"));
+  EXPECT_THAT(ConsoleReport(r), HasSubstr("FLOPs: "));
+  EXPECT_THAT(HtmlReport(r), HasSubstr("<p>FLOPs: 1.00 GFLOP per sample"));
+  nlohmann::json j = ResultsJson(r);
+  EXPECT_EQ(j["flops"]["count"]["method"], "flop_counter");
+  EXPECT_GT(j["flops"]["recommended"]["mfu"].get<double>(), 0);
+  EXPECT_EQ(j["flops"]["baseline"]["gpu_model"], "H100 SXM");
+  EXPECT_GT(j["trials"][0]["flops_rate"]["flops_per_s"].get<double>(), 0);
+  EXPECT_TRUE(j["trace"].is_null());
+  // A trial's count survives the cache's round trip.
+  Result<Trial> back = TrialFromJson(TrialToJson(r.search.trials.front()));
+  ASSERT_TRUE(back.ok());
+  ASSERT_TRUE(back->flops);
+  EXPECT_DOUBLE_EQ(back->flops->per_sample, 1e9);
+  EXPECT_EQ(back->flops->dtype, "bf16");
+}
+
+TEST(TuneFlops, NothingCountedSaysNothing) {
+  TuneResult r = testing::ModelResult();
+  EXPECT_EQ(FlopsLine(r), "");
+  EXPECT_TRUE(FlopsJson(r).is_null());
+  EXPECT_THAT(ConsoleReport(r), ::testing::Not(HasSubstr("FLOPs:")));
+}
+
+}  // namespace
+}  // namespace sat::tune

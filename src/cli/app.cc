@@ -15,7 +15,8 @@ const std::vector<Command>& Commands() {
   static const std::vector<Command> table = {
       {"monitor", "sample GPUs (nvidia-smi compatible), CPU, RAM, disk and network, per process tree",
        "saturate monitor --query-gpu=timestamp,utilization.gpu,memory.used --format=csv -l 1\n"
-       "  saturate monitor --query-host=cpu.util,mem.used,disk.read -c 10 -- python3 train.py",
+       "  saturate monitor --query-host=cpu.util,mem.used,disk.read -c 10 -- python3 train.py\n"
+       "  saturate monitor --serve 127.0.0.1:9400 -- python3 train.py   (a Prometheus target, dcgm-exporter names)",
        &SetupMonitor},
       {"probe", "measure loader-only, compute-only and full throughput of a training command and name the bottleneck",
        "saturate probe --budget 2m -- python3 train.py --batch-size 64   (any PyTorch script, unchanged)\n"

@@ -18,6 +18,7 @@
 
 #include "cli/command.h"
 #include "cli/gpu_setup.h"
+#include "cli/serve_flag.h"
 #include "measure/channel.h"
 #include "monitor/csv_writer.h"
 #include "monitor/fields.h"
@@ -43,8 +44,19 @@ struct MonitorOptions {
   bool json = false;
   bool list_fields = false;
   bool no_auto = false;
+  ServeFlag serve;
   std::vector<std::string> command;
 };
+
+// The watched tree's command line for the exporter's `command` label: the command started, or --pid's argv.
+std::string TreeCommand(const MonitorOptions& o) {
+  std::vector<std::string> argv = o.command;
+  if (argv.empty() && o.pid > 0) {
+    std::ifstream in(fmt::format("/proc/{}/cmdline", o.pid));
+    for (std::string word; std::getline(in, word, '\0');) argv.push_back(word);
+  }
+  return JoinNonEmpty(argv, " ");
+}
 
 void ListFields(std::ostream& out) {
   for (const auto& f : monitor::AllFields()) {
@@ -178,15 +190,21 @@ Status RunMonitor(const MonitorOptions& o) {
   if (format.kind == monitor::OutputKind::kCsv && query->empty())
     return UsageError("--format=csv needs --query-gpu and/or --query-host (see --list-fields)");
   if (format.kind == monitor::OutputKind::kHuman && !query->empty()) format.kind = monitor::OutputKind::kCsv;
-  bool once = interval_s == 0 && !watching && !query->empty() && o.count == 0;
+  // --serve alone prints nothing per sample: the page is the output.
+  bool serving = o.serve.given();
+  bool silent = serving && query->empty() && format.kind == monitor::OutputKind::kHuman;
+  bool once = interval_s == 0 && !watching && !query->empty() && o.count == 0 && !serving;
   if (interval_s == 0) interval_s = 1.0;
   long count = once ? 1 : o.count;
 
+  // Bound before anything starts, so a bad address or a port in use costs nothing.
+  auto exporter = StartExporter(o.serve);
+  if (!exporter) return exporter.error();
   auto gpu = OpenGpus(o.ids);
   if (!gpu) return gpu.error();
   // Said once, on stderr so CSV and JSON stay clean; the human view shows it in its own note line. Without a GPU a
   // per-GPU query has no rows (monitor::RowsOf), so the notice says where host fields still flow.
-  if (!gpu->backend && format.kind != monitor::OutputKind::kHuman) {
+  if (!gpu->backend && (format.kind != monitor::OutputKind::kHuman || silent)) {
     if (query->per_gpu) {
       fmt::print(stderr, "saturate: {}; --query-gpu prints no rows without a GPU (for host fields alone use "
                          "--query-host)\n", gpu->note);
@@ -217,6 +235,7 @@ Status RunMonitor(const MonitorOptions& o) {
       break;
     }
   }
+  if (silent) presenter.reset();
 
   telemetry::SamplerOptions so;
   so.interval_s = interval_s;
@@ -254,6 +273,7 @@ Status RunMonitor(const MonitorOptions& o) {
   } else if (o.pid > 0) {
     (*sampler)->Watch(static_cast<pid_t>(o.pid));
   }
+  if (exporter->figures) exporter->figures->SetTreeCommand(TreeCommand(o));
 
   using Clock = std::chrono::steady_clock;
   // Waits up to `seconds`, reading the helper channel meanwhile (its queue is short).
@@ -270,6 +290,7 @@ Status RunMonitor(const MonitorOptions& o) {
     if (training) {
       if (auto status = training->Annotate(s); !status.ok()) return status.error();
     }
+    if (exporter->figures) exporter->figures->SetSample(s);
     return s;
   };
 
@@ -277,12 +298,12 @@ Status RunMonitor(const MonitorOptions& o) {
   if (auto primed = sample(); !primed) return primed.error();
   if (auto status = wait(std::min(interval_s, 0.2)); !status.ok()) return status;
 
-  presenter->Begin(out);
+  if (presenter) presenter->Begin(out);
   auto start = Clock::now();
   for (long k = 0;; ++k) {
     auto s = sample();
     if (!s) return s.error();
-    presenter->Write(out, *s);
+    if (presenter) presenter->Write(out, *s);
     out.flush();
     if (count > 0 && k + 1 >= count) break;
     if (o.pid > 0 && s->tree && !s->tree->alive) break;
@@ -298,7 +319,7 @@ Status RunMonitor(const MonitorOptions& o) {
       // One last sample shows the tree as it ended, with the command's last reports.
       auto last = sample();
       if (!last) return last.error();
-      presenter->Write(out, *last);
+      if (presenter) presenter->Write(out, *last);
       break;
     }
   }
@@ -332,6 +353,9 @@ Action SetupMonitor(CLI::App& app) {
                "with -- CMD: no automatic instrumentation of PyTorch (SATURATE_AUTO=0); proc.samples_per_s then "
                "comes only from scripts that use `import saturate`");
   app.add_flag("--list-fields", o->list_fields, "list every field with its unit and exit");
+  AddServeFlag(app, o->serve,
+               "and the watched process tree (its samples/s with -- CMD); alone it prints nothing per sample and runs "
+               "until interrupted or the command ends");
   app.add_option("--proc-root", o->proc_root, "where /proc is (for tests)")->group("");
   app.add_option("--sys-root", o->sys_root, "where /sys is (for tests)")->group("");
   app.add_option("command", o->command, "a command to start and watch until it exits (after --)");

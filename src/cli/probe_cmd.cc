@@ -7,9 +7,12 @@
 
 #include "cli/command.h"
 #include "cli/gpu_setup.h"
+#include "cli/options.h"
+#include "cli/serve_flag.h"
 #include "probe/probe.h"
 #include "probe/report.h"
 #include "run/interrupt.h"
+#include "util/range.h"
 #include "util/strings.h"
 
 namespace sat::cli {
@@ -26,19 +29,21 @@ struct ProbeCliOptions {
   std::string samples_per_step;
   bool verbose = false;
   bool shell = false;
+  bool trace = false;
   double target = 0.02;
+  ServeFlag serve;
   std::vector<std::string> command;
 };
 
 Status RunProbeCommand(const ProbeCliOptions& c) {
   if (c.command.empty())
     return UsageError("probe needs a training command after --, e.g. saturate probe -- python3 train.py");
-  auto budget = ParseDuration(c.budget);
-  if (!budget || *budget < 20)
-    return UsageError(fmt::format("--budget '{}' is not a duration of at least 20s (e.g. 90s, 2m, 5m)", c.budget));
-  if (c.target <= 0 || c.target >= 1)
-    return UsageError(fmt::format("--target {} must be a fraction between 0 and 1 (0.02 = ±2%)", c.target));
-  if (c.batch_size < 0) return UsageError(fmt::format("--batch-size {} must be positive", c.batch_size));
+  auto budget = DurationFlag("--budget", c.budget, 20);
+  if (!budget) return budget.error();
+  if (Status st = CheckInRange("--target", c.target, Open(0, 1), "a fraction: 0.02 = ±2%"); !st) return st;
+  if (c.batch_size != 0) {
+    if (Status st = CheckInRange("--batch-size", c.batch_size, Above(0)); !st) return st;
+  }
   std::optional<double> samples_per_step;
   if (!c.samples_per_step.empty()) {
     samples_per_step = ParseDouble(c.samples_per_step);
@@ -62,8 +67,13 @@ Status RunProbeCommand(const ProbeCliOptions& c) {
   o.auto_instrument = !c.no_auto;
   o.samples_per_step = samples_per_step;
   o.out_dir = c.out;
+  o.trace = c.trace;
   o.verbose = c.verbose;
   o.target_rel_half_width = c.target;
+
+  auto exporter = StartExporter(c.serve);
+  if (!exporter) return exporter.error();
+  o.live = exporter->figures.get();
 
   run::InstallInterruptHandlers();
   auto result = probe::RunProbe(o, gpus->backend.get());
@@ -103,6 +113,10 @@ Action SetupProbe(CLI::App& app) {
                  "(e.g. --samples-per-step 64)")
       ->type_name("N");
   app.add_option("--target", c->target, "stop a measurement once its 95% interval is within ±TARGET (default 0.02)");
+  app.add_flag("--trace", c->trace,
+               "save a torch.profiler Chrome trace of a few steady steps of the full stage (trace.json in --out, "
+               "else saturate-probe-trace-TIME.json here) and summarise it: GPU idle, kernels, copies, top kernels");
+  AddServeFlag(app, c->serve, "the command's process tree and each stage's samples/s");
   app.add_flag("-v,--verbose", c->verbose, "show the command's output");
   app.add_flag("--shell", c->shell, "run the command through /bin/sh -c");
   app.add_option("command", c->command, "the training command (after --)");

@@ -6,11 +6,13 @@
 
 #include "cli/command.h"
 #include "cli/gpu_setup.h"
+#include "cli/options.h"
+#include "cli/serve_flag.h"
 #include "run/interrupt.h"
 #include "tune/console.h"
 #include "tune/results.h"
 #include "tune/tune.h"
-#include "util/strings.h"
+#include "util/range.h"
 
 namespace sat::cli {
 namespace {
@@ -35,6 +37,8 @@ struct TuneCliOptions {
   bool fresh = false;
   bool verbose = false;
   bool shell = false;
+  bool trace = false;
+  ServeFlag serve;
   std::vector<std::string> command;
 };
 
@@ -60,25 +64,22 @@ class Progress {
 Status RunTuneCommand(const TuneCliOptions& c) {
   if (c.command.empty())
     return UsageError("tune needs a training command after --, e.g. saturate tune -- python3 train.py");
-  auto budget = ParseDuration(c.budget);
-  if (!budget || *budget < 20)
-    return UsageError(fmt::format("--budget '{}' is not a duration of at least 20s (e.g. 90s, 10m, 1h)", c.budget));
-  std::optional<double> trial_budget;
-  if (!c.trial_budget.empty()) {
-    trial_budget = ParseDuration(c.trial_budget);
-    if (!trial_budget || *trial_budget < 6)
-      return UsageError(fmt::format("--trial-budget '{}' is not a duration of at least 6s", c.trial_budget));
+  auto budget = DurationFlag("--budget", c.budget, 20);
+  if (!budget) return budget.error();
+  auto trial_budget = OptionalDurationFlag("--trial-budget", c.trial_budget, 6);
+  if (!trial_budget) return trial_budget.error();
+  // 0 stands for a flag not given.
+  auto positive_if_given = [](std::string_view flag, double v) {
+    return v == 0 ? Status::Ok() : CheckInRange(flag, v, Above(0));
+  };
+  for (const Status& st : {CheckInRange("--mem-target", c.mem_target, LeftOpen(0, 1), "a share of memory: 0.9 = 90%"),
+                           CheckInRange("--tolerance", c.tolerance, RightOpen(0, 1), "a share: 0.03 = 3%"),
+                           CheckInRange("--target", c.target, Open(0, 1), "a fraction: 0.03 = ±3%"),
+                           CheckInRange("--batch-multiple", static_cast<double>(c.batch_multiple), AtLeast(1)),
+                           positive_if_given("--batch-size", c.batch_size),
+                           positive_if_given("--samples-per-step", c.samples_per_step)}) {
+    if (!st.ok()) return st;
   }
-  if (c.mem_target <= 0 || c.mem_target > 1)
-    return UsageError(fmt::format("--mem-target {} must be a share of memory between 0 and 1 (0.9 = 90%)", c.mem_target));
-  if (c.tolerance < 0 || c.tolerance >= 1)
-    return UsageError(fmt::format("--tolerance {} must be a share between 0 and 1 (0.03 = 3%)", c.tolerance));
-  if (c.target <= 0 || c.target >= 1)
-    return UsageError(fmt::format("--target {} must be a fraction between 0 and 1 (0.03 = ±3%)", c.target));
-  if (c.batch_multiple < 1) return UsageError(fmt::format("--batch-multiple {} must be at least 1", c.batch_multiple));
-  if (c.batch_size < 0) return UsageError(fmt::format("--batch-size {} must be positive", c.batch_size));
-  if (c.samples_per_step < 0)
-    return UsageError(fmt::format("--samples-per-step {} must be positive", c.samples_per_step));
   tune::Strategy strategy = tune::Strategy::kGuided;
   if (c.strategy == "grid") strategy = tune::Strategy::kGrid;
   else if (c.strategy != "guided")
@@ -94,7 +95,7 @@ Status RunTuneCommand(const TuneCliOptions& c) {
   o.knob_flags = c.knobs;
   o.strategy = strategy;
   o.budget_s = *budget;
-  o.trial_budget_s = trial_budget.value_or(0);
+  o.trial_budget_s = trial_budget->value_or(0);
   o.mem_target = c.mem_target;
   o.tolerance = c.tolerance;
   o.batch_multiple = c.batch_multiple;
@@ -105,10 +106,15 @@ Status RunTuneCommand(const TuneCliOptions& c) {
   o.auto_instrument = !c.no_auto;
   if (c.samples_per_step > 0) o.samples_per_step = c.samples_per_step;
   o.out_dir = c.out;
+  o.trace = c.trace;
   o.cache_path = c.cache;
   o.fresh = c.fresh;
   o.verbose = c.verbose;
   o.on_event = Progress();
+
+  auto exporter = StartExporter(c.serve);
+  if (!exporter) return exporter.error();
+  o.live = exporter->figures.get();
 
   run::InstallInterruptHandlers();
   auto result = tune::RunTune(o, gpus->backend.get());
@@ -163,6 +169,10 @@ Action SetupTune(CLI::App& app) {
   app.add_flag("--json", c->json, "print results.json instead of the report");
   app.add_option("--cache", c->cache, "the trial cache (default ~/.cache/saturate/tune.db)");
   app.add_flag("--fresh", c->fresh, "measure every trial again instead of reusing cached ones");
+  app.add_flag("--trace", c->trace,
+               "after the search, run the recommendation once more for a torch.profiler Chrome trace of a few steady "
+               "steps (trace.json in --out, else saturate-tune-trace-TIME.json here) and summarise it");
+  AddServeFlag(app, c->serve, "the command's process tree and each trial's samples/s");
   app.add_flag("-v,--verbose", c->verbose, "show the command's output");
   app.add_flag("--shell", c->shell, "run the command through /bin/sh -c");
   app.add_option("command", c->command, "the training command (after --)");

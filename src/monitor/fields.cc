@@ -123,6 +123,21 @@ std::vector<Field> BuildTable() {
                [](const GpuSample& g) { return MiBPerS(g.pcie_tx_bytes_per_s); }),
       GpuField({"pcie.rx.throughput"}, "MiB/s", "PCIe traffic from the host to the GPU (saturate extension).",
                [](const GpuSample& g) { return MiBPerS(g.pcie_rx_bytes_per_s); }),
+      // NVML's GPM metrics (Hopper and later; N/A before, and in the first sample): averages over the interval
+      // since the previous sample. nvidia-smi has no --query-gpu names for them (its dmon --gpm-metrics heads
+      // columns smutil, smocc, dram), so these follow its dotted style under "gpm.".
+      GpuField({"gpm.sm_active"}, "%",
+               "Share of SMs with at least one warp assigned (NVML GPM SM_UTIL; DCGM's SM_ACTIVE); Hopper and later.",
+               [](const GpuSample& g) { return Num(g.gpm_sm_active_pct, 1); }),
+      GpuField({"gpm.sm_occupancy"}, "%",
+               "Warps resident on the SMs, of the most they can hold (NVML GPM SM_OCCUPANCY); Hopper and later.",
+               [](const GpuSample& g) { return Num(g.gpm_sm_occupancy_pct, 1); }),
+      GpuField({"gpm.tensor_active"}, "%",
+               "Share of time the SMs ran tensor-core work of any type (NVML GPM ANY_TENSOR_UTIL); Hopper and later.",
+               [](const GpuSample& g) { return Num(g.gpm_tensor_active_pct, 1); }),
+      GpuField({"gpm.dram_bw_util"}, "%",
+               "DRAM bandwidth used, of the peak (NVML GPM DRAM_BW_UTIL; DCGM's DRAM_ACTIVE); Hopper and later.",
+               [](const GpuSample& g) { return Num(g.gpm_dram_bw_util_pct, 1); }),
 
       HostField({"cpu.util"}, "%", "CPU busy time over all cores; 100 means every core busy.",
                 [](const HostSample& h) { return Num(h.cpu_util_pct, 1); }),

@@ -92,6 +92,26 @@ TEST(Fields, TrainingThroughputIsNaUntilReported) {
   EXPECT_EQ(text("proc.samples_per_s"), "0.0") << "a stalled command reads 0, not N/A";
 }
 
+TEST(Fields, GpmIsNaUntilTheGpuCountsIt) {
+  telemetry::Sample s = testing::IdleSample();
+  telemetry::GpuSample gpu = s.gpus[0];
+  auto text = [&](const char* name) {
+    const Field* f = FindField(name);
+    return CellText(f->Read(s, &gpu), f->unit, true);
+  };
+  for (const char* name : {"gpm.sm_active", "gpm.sm_occupancy", "gpm.tensor_active", "gpm.dram_bw_util"}) {
+    EXPECT_EQ(text(name), "[N/A]") << name;
+  }
+  gpu.gpm_sm_active_pct = 38.24;
+  gpu.gpm_sm_occupancy_pct = 21.5;
+  gpu.gpm_tensor_active_pct = 0;
+  gpu.gpm_dram_bw_util_pct = 64.96;
+  EXPECT_EQ(text("gpm.sm_active"), "38.2 %");
+  EXPECT_EQ(text("gpm.sm_occupancy"), "21.5 %");
+  EXPECT_EQ(text("gpm.tensor_active"), "0.0 %") << "no tensor work reads 0, not N/A";
+  EXPECT_EQ(text("gpm.dram_bw_util"), "65.0 %");
+}
+
 TEST(Fields, MemoryIsWholeMiBRoundedDown) {
   telemetry::Sample s = testing::TwoGpuSample();
   Cell used = FindField("memory.used")->Read(s, &s.gpus[1]);

@@ -27,7 +27,12 @@ Opt<double> Scaled(const Opt<T>& v, double divisor) {
 
 std::string GpuLine(const telemetry::GpuSample& g) {
   std::string label = g.name.empty() ? fmt::format("GPU{}", g.index) : fmt::format("GPU{} {}", g.index, g.name);
-  return fmt::format("{}  util {}  mem {}/{} MiB  {}  {}/{} W  {}", label, Or(g.util_gpu_pct, "{:3.0f}%"),
+  // GPM beside utilisation where the GPU counts it (Hopper and later); nothing on older GPUs.
+  std::string util = Or(g.util_gpu_pct, "{:3.0f}%");
+  if (g.gpm_sm_active_pct) {
+    util += fmt::format(" (SM {:.0f}% tensor {})", *g.gpm_sm_active_pct, Or(g.gpm_tensor_active_pct, "{:.0f}%"));
+  }
+  return fmt::format("{}  util {}  mem {}/{} MiB  {}  {}/{} W  {}", label, util,
                      Or(Scaled(g.memory_used_bytes, kMiB), "{:.0f}"), Or(Scaled(g.memory_total_bytes, kMiB), "{:.0f}"),
                      Or(g.temperature_c, "{:.0f}°C", "temp n/a"), Or(g.power_draw_w, "{:.0f}"),
                      Or(g.power_limit_w, "{:.0f}"), Or(g.pstate, "P{}", "pstate n/a"));

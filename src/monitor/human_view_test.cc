@@ -23,6 +23,15 @@ TEST(HumanView, OneLinePerGpuThenHostThenTree) {
             }));
 }
 
+TEST(HumanView, GpmStandsBesideUtilisationWhereTheGpuCountsIt) {
+  telemetry::Sample s = testing::TwoGpuSample();
+  s.gpus[1].gpm_sm_active_pct = 38.4;
+  s.gpus[1].gpm_tensor_active_pct = 9;
+  Lines lines = HumanView({}).Lines(s);
+  EXPECT_EQ(lines[0], "GPU0 NVIDIA H200  util   0%  mem 0/143771 MiB  37°C  85/700 W  P0");
+  EXPECT_EQ(lines[1], "GPU1 NVIDIA H200  util  82% (SM 38% tensor 9%)  mem 5959/143771 MiB  71°C  250/700 W  P0");
+}
+
 TEST(HumanView, WithoutGpuBackendANoteReplacesTheGpuLines) {
   telemetry::Sample s = testing::IdleSample();
   s.gpus.clear();

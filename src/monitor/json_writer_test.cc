@@ -91,6 +91,8 @@ TEST_F(JsonWriterTest, WithoutQueryEachSampleIsOneFullObject) {
   EXPECT_EQ(busy["index"], 1);
   EXPECT_EQ(busy["memory_total_bytes"], 143771 * testing::kMiB);
   EXPECT_TRUE(busy["fan_pct"].is_null());
+  ASSERT_TRUE(busy.contains("gpm_sm_active_pct"));
+  EXPECT_TRUE(busy["gpm_sm_active_pct"].is_null()) << "no GPM (before Hopper) is null, not 0";
   EXPECT_EQ(busy["pstate"], 0);
   ASSERT_EQ(busy["processes"].size(), 2u);
   EXPECT_EQ(busy["processes"][0]["pid"], 4242);

@@ -42,6 +42,10 @@ void to_json(nlohmann::json& j, const GpuSample& g) {
       {"pcie_rx_bytes_per_s", OrNull(g.pcie_rx_bytes_per_s)},
       {"pstate", OrNull(g.pstate)},
       {"fan_pct", OrNull(g.fan_pct)},
+      {"gpm_sm_active_pct", OrNull(g.gpm_sm_active_pct)},
+      {"gpm_sm_occupancy_pct", OrNull(g.gpm_sm_occupancy_pct)},
+      {"gpm_tensor_active_pct", OrNull(g.gpm_tensor_active_pct)},
+      {"gpm_dram_bw_util_pct", OrNull(g.gpm_dram_bw_util_pct)},
       {"processes", g.processes},
   };
 }

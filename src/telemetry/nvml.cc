@@ -4,10 +4,14 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
@@ -69,7 +73,36 @@ struct nvmlProcessInfoV2 {
   unsigned int gpuInstanceId, computeInstanceId;
 };
 
+// GPM (nvml.h of CUDA 12, "GPM Structs"): two samples taken apart, then metrics computed from the pair.
+using nvmlGpmSample_t = struct nvmlGpmSample_st*;
+constexpr unsigned kGpmMetricMax = 98;          // NVML_GPM_METRIC_MAX
+constexpr unsigned kGpmMetricsGetVersion = 1;   // NVML_GPM_METRICS_GET_VERSION
+constexpr unsigned kGpmSupportVersion = 1;      // NVML_GPM_SUPPORT_VERSION
+constexpr unsigned kGpmMetricSmUtil = 2;        // NVML_GPM_METRIC_SM_UTIL: % of SMs busy (a warp assigned)
+constexpr unsigned kGpmMetricSmOccupancy = 3;   // NVML_GPM_METRIC_SM_OCCUPANCY: % of the warps an SM can hold
+constexpr unsigned kGpmMetricAnyTensorUtil = 5;  // NVML_GPM_METRIC_ANY_TENSOR_UTIL: % of time in tensor work
+constexpr unsigned kGpmMetricDramBwUtil = 10;   // NVML_GPM_METRIC_DRAM_BW_UTIL: % of peak DRAM bandwidth
+
+struct nvmlGpmMetric_t {
+  unsigned int metricId;
+  nvmlReturn_t nvmlReturn;
+  double value;
+  struct {
+    char *shortName, *longName, *unit;
+  } metricInfo;
+};
+struct nvmlGpmMetricsGet_t {
+  unsigned int version, numMetrics;
+  nvmlGpmSample_t sample1, sample2;
+  nvmlGpmMetric_t metrics[kGpmMetricMax];
+};
+struct nvmlGpmSupport_t {
+  unsigned int version, isSupportedDevice;
+};
+
 static_assert(sizeof(nvmlMemory_t) == 24 && sizeof(nvmlUtilization_t) == 8);
+static_assert(sizeof(nvmlGpmMetric_t) == 40 && offsetof(nvmlGpmMetricsGet_t, metrics) == 24);
+static_assert(sizeof(nvmlGpmSupport_t) == 8);
 static_assert(sizeof(nvmlPciInfoV1) == 52 && offsetof(nvmlPciInfoV1, domain) == 16);
 static_assert(sizeof(nvmlPciInfoV3) == 68 && offsetof(nvmlPciInfoV3, domain) == 16);
 static_assert(sizeof(nvmlProcessInfoV1) == 16 && sizeof(nvmlProcessInfoV2) == 24);
@@ -85,6 +118,11 @@ using DeviceTypedUintFn = nvmlReturn_t(nvmlDevice_t, int, unsigned int*);
 using PstateFn = nvmlReturn_t(nvmlDevice_t, int*);
 using MemoryFn = nvmlReturn_t(nvmlDevice_t, nvmlMemory_t*);
 using UtilizationFn = nvmlReturn_t(nvmlDevice_t, nvmlUtilization_t*);
+using GpmSupportFn = nvmlReturn_t(nvmlDevice_t, nvmlGpmSupport_t*);
+using GpmSampleAllocFn = nvmlReturn_t(nvmlGpmSample_t*);
+using GpmSampleFreeFn = nvmlReturn_t(nvmlGpmSample_t);
+using GpmSampleGetFn = nvmlReturn_t(nvmlDevice_t, nvmlGpmSample_t);
+using GpmMetricsGetFn = nvmlReturn_t(nvmlGpmMetricsGet_t*);
 
 // Which record a variant of an entry point reads or fills.
 enum class Layout { kOnly, kPciV1, kPciV3, kProcessV1, kProcessV2 };
@@ -92,6 +130,9 @@ enum class Layout { kOnly, kPciV1, kPciV3, kProcessV1, kProcessV2 };
 constexpr const char* kDefaultLibrary = "libnvidia-ml.so.1";
 constexpr size_t kInitialProcessSlots = 64;
 constexpr int kMaxProcessQueries = 8;
+// NVML's GPM documentation: "The interval between these two nvmlGpmSampleGet() calls should be greater than
+// 100ms due to the internal sample refresh rate."
+constexpr double kGpmMinIntervalS = 0.1;
 
 // One NVML entry point under every name it has had, newest first, resolved in `library` at construction.
 // Names the library does not export are dropped. A name that answers NVML_ERROR_FUNCTION_NOT_FOUND (exported,
@@ -187,6 +228,11 @@ struct Api {
                            {{"nvmlDeviceGetGraphicsRunningProcesses_v3", Layout::kProcessV2},
                             {"nvmlDeviceGetGraphicsRunningProcesses_v2", Layout::kProcessV2},
                             {"nvmlDeviceGetGraphicsRunningProcesses", Layout::kProcessV1}}};
+  Entry gpm_support{library, {"nvmlGpmQueryDeviceSupport"}};
+  Entry gpm_sample_alloc{library, {"nvmlGpmSampleAlloc"}};
+  Entry gpm_sample_free{library, {"nvmlGpmSampleFree"}};
+  Entry gpm_sample_get{library, {"nvmlGpmSampleGet"}};
+  Entry gpm_metrics_get{library, {"nvmlGpmMetricsGet"}};
 };
 
 // ---- Readers: each returns nullopt (or an empty string) when NVML declines ----
@@ -293,6 +339,23 @@ std::vector<GpuProcess> MergeByPid(std::vector<GpuProcess> processes) {
   return merged;
 }
 
+// The GPM metrics saturate reads, each with where its value goes.
+struct GpmField {
+  unsigned metric;
+  Opt<double> GpuSample::*field;
+};
+constexpr GpmField kGpmFields[] = {
+    {kGpmMetricSmUtil, &GpuSample::gpm_sm_active_pct},
+    {kGpmMetricSmOccupancy, &GpuSample::gpm_sm_occupancy_pct},
+    {kGpmMetricAnyTensorUtil, &GpuSample::gpm_tensor_active_pct},
+    {kGpmMetricDramBwUtil, &GpuSample::gpm_dram_bw_util_pct},
+};
+constexpr size_t kGpmFieldCount = std::size(kGpmFields);
+
+double SteadySeconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
 struct LibraryCloser {
   void operator()(void* library) const { dlclose(library); }
 };
@@ -304,7 +367,13 @@ class NvmlBackend final : public GpuBackend {
       : path_(std::move(path)), library_(std::move(library)), api_(library_.get()) {}
 
   ~NvmlBackend() override {
-    if (initialized_) api_.shutdown.Call<NoArgsFn>();
+    if (!initialized_) return;
+    for (Device& device : devices_) {
+      for (nvmlGpmSample_t buffer : {device.gpm.start, device.gpm.next}) {
+        if (buffer != nullptr) api_.gpm_sample_free.Call<GpmSampleFreeFn>(buffer);
+      }
+    }
+    api_.shutdown.Call<NoArgsFn>();
   }
 
   // Initialises NVML, then takes the device handles and the version strings.
@@ -315,16 +384,34 @@ class NvmlBackend final : public GpuBackend {
   std::string Description() const override;
 
  private:
-  // A device's handle (null when NVML would not give one) and its identity strings, cached once read.
+  // A device's GPM buffers: `start` holds the sample that opens the current interval, `next` is filled at its
+  // end; they swap after each interval. `last` keeps the latest interval's values.
+  struct Gpm {
+    enum class State { kUnknown, kOn, kOff };
+    State state = State::kUnknown;
+    nvmlGpmSample_t start = nullptr, next = nullptr;
+    bool have_start = false;
+    double start_s = 0;  // steady clock
+    std::array<Opt<double>, kGpmFieldCount> last;
+  };
+
+  // A device's handle (null when NVML would not give one), its identity strings, cached once read, and GPM.
   struct Device {
     nvmlDevice_t handle = nullptr;
     std::string name, uuid, pci_bus_id;
+    Gpm gpm;
   };
 
   // "Driver Not Loaded (NVML error 9)"
   std::string ErrorText(nvmlReturn_t rc);
   std::string MissingEntry(const Entry& entry) const;
   GpuSample ReadDevice(unsigned index);
+  // Turns GPM on for the device when every GPM entry point is there, NVML says the device supports it and both
+  // buffers can be allocated; off for good otherwise (older GPUs and drivers).
+  void StartGpm(Device& device);
+  // Fills the sample's gpm_* fields (see GpuSample) and advances the device's interval.
+  void ReadGpm(Device& device, GpuSample& s);
+  std::array<Opt<double>, kGpmFieldCount> GpmMetrics(nvmlGpmSample_t first, nvmlGpmSample_t second);
 
   std::string path_;
   LibraryHandle library_;
@@ -444,7 +531,73 @@ GpuSample NvmlBackend::ReadDevice(unsigned index) {
   AppendProcesses(api_.compute_processes, h, processes);
   AppendProcesses(api_.graphics_processes, h, processes);
   s.processes = MergeByPid(std::move(processes));
+  ReadGpm(device, s);
   return s;
+}
+
+void NvmlBackend::StartGpm(Device& device) {
+  Gpm& gpm = device.gpm;
+  gpm.state = Gpm::State::kOff;
+  for (const Entry* entry : {&api_.gpm_support, &api_.gpm_sample_alloc, &api_.gpm_sample_free, &api_.gpm_sample_get,
+                             &api_.gpm_metrics_get}) {
+    if (!entry->available()) return;
+  }
+  nvmlGpmSupport_t support{kGpmSupportVersion, 0};
+  if (api_.gpm_support.Call<GpmSupportFn>(device.handle, &support) != kSuccess || support.isSupportedDevice == 0) {
+    return;
+  }
+  for (nvmlGpmSample_t* buffer : {&gpm.start, &gpm.next}) {
+    if (api_.gpm_sample_alloc.Call<GpmSampleAllocFn>(buffer) != kSuccess) *buffer = nullptr;
+  }
+  if (gpm.start != nullptr && gpm.next != nullptr) {
+    gpm.state = Gpm::State::kOn;
+    return;
+  }
+  for (nvmlGpmSample_t* buffer : {&gpm.start, &gpm.next}) {
+    if (*buffer != nullptr) api_.gpm_sample_free.Call<GpmSampleFreeFn>(*buffer);
+    *buffer = nullptr;
+  }
+}
+
+void NvmlBackend::ReadGpm(Device& device, GpuSample& s) {
+  Gpm& gpm = device.gpm;
+  if (gpm.state == Gpm::State::kUnknown) StartGpm(device);
+  if (gpm.state != Gpm::State::kOn) return;
+
+  // Sooner than NVML can resolve after the interval's start: the previous interval's values stand.
+  const double now = SteadySeconds();
+  if (!gpm.have_start || now - gpm.start_s >= kGpmMinIntervalS) {
+    if (api_.gpm_sample_get.Call<GpmSampleGetFn>(device.handle, gpm.next) == kSuccess) {
+      if (gpm.have_start) gpm.last = GpmMetrics(gpm.start, gpm.next);
+      std::swap(gpm.start, gpm.next);
+      gpm.start_s = now;
+      gpm.have_start = true;
+    } else {
+      // No values until two samples in a row succeed again.
+      gpm.last = {};
+      gpm.have_start = false;
+    }
+  }
+  for (size_t i = 0; i < kGpmFieldCount; ++i) s.*kGpmFields[i].field = gpm.last[i];
+  // A driver older than the library answers FUNCTION_NOT_FOUND once; GPM stays off from then on.
+  if (!api_.gpm_sample_get.available() || !api_.gpm_metrics_get.available()) gpm.state = Gpm::State::kOff;
+}
+
+std::array<Opt<double>, kGpmFieldCount> NvmlBackend::GpmMetrics(nvmlGpmSample_t first, nvmlGpmSample_t second) {
+  std::array<Opt<double>, kGpmFieldCount> values;
+  auto request = std::make_unique<nvmlGpmMetricsGet_t>();
+  request->version = kGpmMetricsGetVersion;
+  request->numMetrics = static_cast<unsigned>(kGpmFieldCount);
+  request->sample1 = first;
+  request->sample2 = second;
+  for (size_t i = 0; i < kGpmFieldCount; ++i) request->metrics[i].metricId = kGpmFields[i].metric;
+  if (api_.gpm_metrics_get.Call<GpmMetricsGetFn>(request.get()) != kSuccess) return values;
+  // Each metric has its own answer: one the GPU does not count stays N/A while the others read.
+  for (size_t i = 0; i < kGpmFieldCount; ++i) {
+    const nvmlGpmMetric_t& metric = request->metrics[i];
+    if (metric.nvmlReturn == kSuccess && std::isfinite(metric.value)) values[i] = metric.value;
+  }
+  return values;
 }
 
 std::string NvmlBackend::Description() const {

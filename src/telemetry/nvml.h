@@ -4,6 +4,13 @@
 // nvml.h's exact ABI. Each entry point is looked up under its newest versioned name first, then the older
 // ones (with the record layout each version takes). Only nvmlInit, nvmlShutdown, nvmlDeviceGetCount and
 // nvmlDeviceGetHandleByIndex are required; any other missing or unsupported call leaves its field nullopt.
+//
+// GPM (GPU Performance Monitoring, Hopper and later): a device whose driver exports the nvmlGpm* entry points
+// and whose nvmlGpmQueryDeviceSupport says yes gets two sample buffers. Each Sample() of it takes a GPM sample
+// and computes SM activity, SM occupancy, tensor activity and DRAM bandwidth (nvmlGpmMetricsGet) over the
+// interval since the previous one, as long as that is at least 0.1 s back (NVML's refresh rate); a Sample()
+// sooner repeats the previous interval's values. The first Sample() has none. On older GPUs and drivers the
+// gpm_* fields stay nullopt, never 0.
 #pragma once
 
 #include <memory>

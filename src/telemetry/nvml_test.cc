@@ -6,8 +6,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace sat::telemetry {
@@ -53,6 +55,20 @@ class NvmlTest : public ::testing::Test {
               (p.used_memory_bytes ? std::to_string(*p.used_memory_bytes / kMiB) : std::string("na"));
     }
     return text;
+  }
+
+  // Longer than NVML's GPM refresh interval (0.1 s), so the next sample closes a GPM interval.
+  static void WaitGpmInterval() { std::this_thread::sleep_for(std::chrono::milliseconds(120)); }
+
+  // A sample of device `index` that closes a GPM interval opened by a sample just before.
+  static GpuSample SampleAfterGpmInterval(GpuBackend& backend, unsigned index) {
+    SampleOf(backend, index);
+    WaitGpmInterval();
+    return SampleOf(backend, index);
+  }
+
+  static bool NoGpm(const GpuSample& s) {
+    return !s.gpm_sm_active_pct && !s.gpm_sm_occupancy_pct && !s.gpm_tensor_active_pct && !s.gpm_dram_bw_util_pct;
   }
 
   // The only sample of device `index`.
@@ -285,6 +301,67 @@ TEST_F(NvmlTest, NoDevicesIsNotAnError) {
   ASSERT_NE(backend, nullptr);
   EXPECT_EQ(backend->DeviceCount(), 0u);
   EXPECT_TRUE(backend->Sample({}).empty());
+}
+
+// GPM needs two samples at least 0.1 s apart: the first sample has no values, nor does one taken sooner; the
+// fake's values of device i are SM 60+i, occupancy 30+i, tensor 9+i, DRAM 20+i.
+TEST_F(NvmlTest, GpmReadsOverAnIntervalOfTwoSamples) {
+  std::unique_ptr<GpuBackend> backend = Open(kFake);
+  ASSERT_NE(backend, nullptr);
+  EXPECT_TRUE(NoGpm(SampleOf(*backend, 1)));
+  EXPECT_TRUE(NoGpm(SampleOf(*backend, 1)));  // sooner than 0.1 s: still no interval
+  WaitGpmInterval();
+  GpuSample s = SampleOf(*backend, 1);
+  EXPECT_EQ(s.gpm_sm_active_pct, 61);
+  EXPECT_EQ(s.gpm_sm_occupancy_pct, 31);
+  EXPECT_EQ(s.gpm_tensor_active_pct, 10);
+  EXPECT_EQ(s.gpm_dram_bw_util_pct, 21);
+  // A sample sooner than 0.1 s after that one repeats its interval's values.
+  EXPECT_EQ(SampleOf(*backend, 1).gpm_sm_active_pct, 61);
+  WaitGpmInterval();
+  EXPECT_EQ(SampleOf(*backend, 1).gpm_tensor_active_pct, 10);
+}
+
+TEST_F(NvmlTest, GpmOfEachDeviceIsItsOwn) {
+  std::unique_ptr<GpuBackend> backend = Open(kFake);
+  ASSERT_NE(backend, nullptr);
+  backend->Sample({});
+  WaitGpmInterval();
+  std::vector<GpuSample> samples = backend->Sample({});
+  ASSERT_EQ(samples.size(), 2u);
+  EXPECT_EQ(samples[0].gpm_sm_active_pct, 60);
+  EXPECT_EQ(samples[1].gpm_sm_active_pct, 61);
+}
+
+// No GPM reads absent (N/A), never 0, and the other fields still read: before Hopper (nvmlGpmQueryDeviceSupport
+// says no), on a driver from before GPM (no nvmlGpm* entry points), and with an entry point the kernel driver
+// does not know (FUNCTION_NOT_FOUND).
+TEST_F(NvmlTest, GpmAbsentWithoutSupport) {
+  struct Case {
+    const char* library;
+    const char* variable;
+    const char* value;
+  };
+  for (const Case& c : {Case{kFake, "FAKE_NVML_UNSUPPORTED", "gpm"}, Case{kFakeOld, "FAKE_NVML_DEVICES", "2"},
+                        Case{kFake, "FAKE_NVML_FAIL", "nvmlGpmMetricsGet"}}) {
+    ClearEnvironment();
+    setenv(c.variable, c.value, 1);
+    std::unique_ptr<GpuBackend> backend = Open(c.library);
+    ASSERT_NE(backend, nullptr);
+    GpuSample s = SampleAfterGpmInterval(*backend, 0);
+    EXPECT_TRUE(NoGpm(s)) << c.library << " " << c.variable << "=" << c.value;
+    EXPECT_EQ(s.util_gpu_pct, 40);
+  }
+}
+
+TEST_F(NvmlTest, GpmMetricTheGpuDoesNotCountIsAbsentAlone) {
+  setenv("FAKE_NVML_UNSUPPORTED", "gpm_tensor", 1);
+  std::unique_ptr<GpuBackend> backend = Open(kFake);
+  ASSERT_NE(backend, nullptr);
+  GpuSample s = SampleAfterGpmInterval(*backend, 0);
+  EXPECT_EQ(s.gpm_tensor_active_pct, std::nullopt);
+  EXPECT_EQ(s.gpm_sm_active_pct, 60);
+  EXPECT_EQ(s.gpm_dram_bw_util_pct, 20);
 }
 
 // The test holds its own reference to the library, so the fake's state outlives the backend's dlclose.

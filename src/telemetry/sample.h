@@ -35,6 +35,10 @@ struct GpuSample {
   Opt<double> pcie_tx_bytes_per_s, pcie_rx_bytes_per_s;
   Opt<unsigned> pstate;  // 0 = P0 (fastest) .. 15
   Opt<double> fan_pct;
+  // NVML's GPM counters (Hopper and later), 0..100, averaged over the interval from an earlier sample at least
+  // 0.1 s before this one (telemetry/nvml.h): share of SMs with a warp assigned, resident warps of the maximum,
+  // tensor-core activity, DRAM bandwidth of the peak. nullopt on older GPUs and drivers, and in the first sample.
+  Opt<double> gpm_sm_active_pct, gpm_sm_occupancy_pct, gpm_tensor_active_pct, gpm_dram_bw_util_pct;
   std::vector<GpuProcess> processes;
 };
 

@@ -5,7 +5,8 @@
 // Built twice from this file:
 //   fake_nvml      a current driver: versioned (_v2/_v3) and unversioned names.
 //   fake_nvml_old  (-DFAKE_NVML_OLD) an old driver: no _v2/_v3 names, which take the original PCI and process
-//                  records, and no nvmlDeviceGetEnforcedPowerLimit or nvmlDeviceGetPcieThroughput.
+//                  records, no nvmlDeviceGetEnforcedPowerLimit or nvmlDeviceGetPcieThroughput, and no GPM
+//                  (nvmlGpm*) entry points.
 //
 // Behaviour, from the environment read when nvmlInit* first initialises (again after the last nvmlShutdown):
 //   FAKE_NVML_DEVICES=N              device count (default 2, at most 64)
@@ -14,7 +15,10 @@
 //                                    unknown to the kernel driver, as when the library is newer than it)
 //   FAKE_NVML_UNSUPPORTED=f1,f2      those fields answer NVML_ERROR_NOT_SUPPORTED; fields: name uuid pci util
 //                                    memory temperature power enforced_power_limit power_limit clocks
-//                                    pcie_link pcie_throughput pstate fan processes
+//                                    pcie_link pcie_throughput pstate fan processes; and for GPM: gpm (the
+//                                    device is not GPM-capable: nvmlGpmQueryDeviceSupport says no, as before
+//                                    Hopper), gpm_sm_active gpm_sm_occupancy gpm_tensor gpm_dram (that metric
+//                                    answers NVML_ERROR_NOT_SUPPORTED in its nvmlGpmMetric_t)
 //   FAKE_NVML_UTIL=u0,u1,...         GPU utilisation % per device (the last repeats); default 40 + index
 //   FAKE_NVML_PROCS=pid:MiB,...      compute processes on device 0; MiB "na" is NVML_VALUE_NOT_AVAILABLE
 //   FAKE_NVML_GRAPHICS_PROCS=...     graphics processes on device 0, same form
@@ -24,6 +28,9 @@
 // 00000000:<0x18+i>:00.0, memory total 143771 MiB and used (i+1) GiB plus its processes' memory, memory
 // utilisation half the GPU's, 35+i C, 250+i W drawn, enforced limit 690 W, management limit 700 W, SM clock
 // 1980-i MHz, memory clock 2619 MHz, PCIe gen 5 x16, TX 1000+i KB/s, RX 2000+i KB/s, P<i mod 16>, fan 30+i %.
+// GPM metrics between two samples of device i: SM activity 60+i %, SM occupancy 30+i %, tensor activity 9+i %,
+// DRAM bandwidth 20+i %; nvmlGpmMetricsGet refuses (NVML_ERROR_INVALID_ARGUMENT) a pair whose samples are not
+// both filled, are of different devices, or whose second was not taken after the first.
 // Single-threaded, like the tests that load it.
 
 #include <cstdio>
@@ -49,6 +56,7 @@ enum : nvmlReturn_t {
   NVML_ERROR_INSUFFICIENT_SIZE = 7,
   NVML_ERROR_DRIVER_NOT_LOADED = 9,
   NVML_ERROR_FUNCTION_NOT_FOUND = 13,
+  NVML_ERROR_ARGUMENT_VERSION_MISMATCH = 25,
   NVML_ERROR_UNKNOWN = 999,
 };
 enum { NVML_TEMPERATURE_GPU = 0 };
@@ -80,6 +88,39 @@ struct nvmlDevice_st {
   unsigned index;
 };
 
+// GPM, as nvml.h of CUDA 12 declares it.
+typedef struct nvmlGpmSample_st* nvmlGpmSample_t;
+enum { NVML_GPM_METRIC_MAX = 98, NVML_GPM_METRICS_GET_VERSION = 1, NVML_GPM_SUPPORT_VERSION = 1 };
+enum {
+  NVML_GPM_METRIC_SM_UTIL = 2,
+  NVML_GPM_METRIC_SM_OCCUPANCY = 3,
+  NVML_GPM_METRIC_ANY_TENSOR_UTIL = 5,
+  NVML_GPM_METRIC_DRAM_BW_UTIL = 10,
+};
+typedef struct {
+  unsigned int metricId;
+  nvmlReturn_t nvmlReturn;
+  double value;
+  struct {
+    char *shortName, *longName, *unit;
+  } metricInfo;
+} nvmlGpmMetric_t;
+typedef struct {
+  unsigned int version, numMetrics;
+  nvmlGpmSample_t sample1, sample2;
+  nvmlGpmMetric_t metrics[NVML_GPM_METRIC_MAX];
+} nvmlGpmMetricsGet_t;
+typedef struct {
+  unsigned int version, isSupportedDevice;
+} nvmlGpmSupport_t;
+
+// What a GPM sample buffer holds here: which device it read, and when (a counter of nvmlGpmSampleGet calls).
+struct nvmlGpmSample_st {
+  bool filled = false;
+  unsigned device = 0;
+  unsigned long long sequence = 0;
+};
+
 namespace {
 
 constexpr unsigned kMaxDevices = 64;
@@ -103,6 +144,7 @@ struct Config {
 
 Config g_config;
 int g_init_count = 0;
+[[maybe_unused]] unsigned long long g_gpm_samples = 0;  // nvmlGpmSampleGet calls so far
 nvmlDevice_st g_devices[kMaxDevices];
 
 std::vector<std::string> EnvList(const char* name) {
@@ -290,6 +332,7 @@ const char* nvmlErrorString(nvmlReturn_t result) {
     case NVML_ERROR_INSUFFICIENT_SIZE: return "Insufficient Size";
     case NVML_ERROR_DRIVER_NOT_LOADED: return "Driver Not Loaded";
     case NVML_ERROR_FUNCTION_NOT_FOUND: return "Function Not Found";
+    case NVML_ERROR_ARGUMENT_VERSION_MISMATCH: return "Argument Version Mismatch";
     case NVML_ERROR_UNKNOWN: return g_config.error.empty() ? "Unknown Error" : g_config.error.c_str();
     default: return "Unknown Error";
   }
@@ -456,6 +499,66 @@ nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v2(nvmlDevice_t device, unsig
 nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t device, unsigned int* count,
                                                       nvmlProcessInfo_v2_t* infos) {
   return ListProcesses(__func__, device, count, infos, g_config.graphics);
+}
+
+// ---- GPM ----
+
+nvmlReturn_t nvmlGpmQueryDeviceSupport(nvmlDevice_t device, nvmlGpmSupport_t* support) {
+  if (nvmlReturn_t rc = EnterDevice(__func__, device, support, "")) return rc;
+  if (support->version != NVML_GPM_SUPPORT_VERSION) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+  support->isSupportedDevice = g_config.unsupported.count("gpm") ? 0 : 1;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlGpmSampleAlloc(nvmlGpmSample_t* sample) {
+  if (nvmlReturn_t rc = Enter(__func__)) return rc;
+  if (sample == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  *sample = new nvmlGpmSample_st;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlGpmSampleFree(nvmlGpmSample_t sample) {
+  if (nvmlReturn_t rc = Enter(__func__)) return rc;
+  if (sample == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  delete sample;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlGpmSampleGet(nvmlDevice_t device, nvmlGpmSample_t sample) {
+  if (nvmlReturn_t rc = EnterDevice(__func__, device, sample, "gpm")) return rc;
+  sample->filled = true;
+  sample->device = device->index;
+  sample->sequence = ++g_gpm_samples;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t* request) {
+  if (nvmlReturn_t rc = Enter(__func__)) return rc;
+  if (request == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  if (request->version != NVML_GPM_METRICS_GET_VERSION) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+  const nvmlGpmSample_st* first = request->sample1;
+  const nvmlGpmSample_st* second = request->sample2;
+  if (request->numMetrics > NVML_GPM_METRIC_MAX || first == nullptr || second == nullptr || !first->filled ||
+      !second->filled || first->device != second->device || second->sequence <= first->sequence) {
+    return NVML_ERROR_INVALID_ARGUMENT;
+  }
+  const unsigned i = first->device;
+  for (unsigned k = 0; k < request->numMetrics; ++k) {
+    nvmlGpmMetric_t& metric = request->metrics[k];
+    const char* field = "";
+    double value = 0;
+    switch (metric.metricId) {
+      case NVML_GPM_METRIC_SM_UTIL: field = "gpm_sm_active", value = 60 + i; break;
+      case NVML_GPM_METRIC_SM_OCCUPANCY: field = "gpm_sm_occupancy", value = 30 + i; break;
+      case NVML_GPM_METRIC_ANY_TENSOR_UTIL: field = "gpm_tensor", value = 9 + i; break;
+      case NVML_GPM_METRIC_DRAM_BW_UTIL: field = "gpm_dram", value = 20 + i; break;
+      default: metric.nvmlReturn = NVML_ERROR_NOT_SUPPORTED; continue;
+    }
+    metric.nvmlReturn = g_config.unsupported.count(field) ? NVML_ERROR_NOT_SUPPORTED : NVML_SUCCESS;
+    metric.value = metric.nvmlReturn == NVML_SUCCESS ? value : 0;
+    metric.metricInfo = {};
+  }
+  return NVML_SUCCESS;
 }
 
 #endif  // FAKE_NVML_OLD

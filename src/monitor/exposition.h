@@ -1,0 +1,53 @@
+// The Prometheus page of `--serve`: saturate's figures in the text exposition format, version 0.0.4
+// (https://prometheus.io/docs/instrumenting/exposition_formats/). Pure: collection happens elsewhere.
+//
+// GPU series carry NVIDIA dcgm-exporter's metric names, types, HELP texts and labels (its
+// etc/default-counters.csv and dcp-metrics-included.csv; labels as its GPU template writes them:
+// gpu, UUID, pci_bus_id, device="nvidia<i>", modelName, Hostname), so dashboards built for dcgm-exporter show
+// them. Units follow DCGM: memory in MiB, power in W, clocks in MHz, utilisation in %, DCGM_FI_PROF_* activity
+// as a ratio 0..1 (here from NVML's GPM, in % / 100). Host, watched-process-tree and run series are saturate's own,
+// named by Prometheus's conventions (saturate_ prefix, base units, _ratio for 0..1).
+//
+// A field that is N/A is left out, never written as 0; a family with no value is left out whole.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "telemetry/sample.h"
+
+namespace sat::monitor {
+
+inline constexpr std::string_view kExpositionContentType = "text/plain; version=0.0.4; charset=utf-8";
+
+// Label names and values of one series, in the order they are written. Names must be valid Prometheus label
+// names; values are escaped on output.
+using Labels = std::vector<std::pair<std::string, std::string>>;
+
+// A training run saturate drives (a probe stage, a tune trial, a sweep run) and its throughput.
+struct RunSeries {
+  Labels labels;                        // e.g. {{"command", "probe"}, {"stage", "full"}}
+  std::optional<double> samples_per_s;  // unset while it has not reported: left out
+};
+
+struct ExpositionInput {
+  std::optional<telemetry::Sample> sample;  // the latest; unset before the first
+  std::string hostname;                     // dcgm-exporter's Hostname label; left out when empty
+  std::string tree_command;                 // the watched tree's command line, its `command` label
+  std::vector<RunSeries> runs;
+};
+
+// The page: # HELP and # TYPE before each family, one line per series, "\n" line ends.
+std::string RenderExposition(const ExpositionInput& input);
+
+// A sample value as Prometheus reads it: integers without a fraction, others in the shortest form that reads
+// back exactly, NaN, +Inf, -Inf.
+std::string ExpositionValue(double value);
+
+// A label value with backslash, double quote and newline escaped.
+std::string EscapeLabelValue(std::string_view value);
+
+}  // namespace sat::monitor

@@ -518,7 +518,9 @@ Status Controller::Start(const Admission& admission, double now) {
   if (!started.ok()) {
     // saturate's own failure (the log folder): the run is not to blame and stays queued.
     packer_->Left(admission.key, LeaveReason::kOther, Footprint{});
-    const AttemptOutcome outcome{run::ExitClass::kStopped, -1, 0, started.error().message};
+    AttemptOutcome outcome;
+    outcome.exit_class = run::ExitClass::kStopped;
+    outcome.detail = started.error().message;
     if (auto s = journal_->EndAttempt(a->id, outcome, {}, {}, RetryPolicy{spec_.saturate.retries}); !s.ok()) {
       return s.error();
     }
@@ -544,7 +546,11 @@ Status Controller::End(Attempt& a, const run::RunOutcome& outcome) {
                              : oom                                           ? LeaveReason::kOutOfMemory
                                                                              : LeaveReason::kOther;
   const int degree = packer_->Left(a.key, reason, a.meter.footprint());
-  AttemptOutcome ended{outcome.exit_class, outcome.exit_code, outcome.term_signal, outcome.detail};
+  AttemptOutcome ended;
+  ended.exit_class = outcome.exit_class;
+  ended.exit_code = outcome.exit_code;
+  ended.term_signal = outcome.term_signal;
+  ended.detail = outcome.detail;
   ended.oom_while_packed = oom && degree > 1;
   ended.stopped_early = !a.stopped_early.empty() && outcome.exit_class == run::ExitClass::kStopped;
   ended.error_line = LastErrorLine(outcome.stderr_tail, outcome.stdout_tail);

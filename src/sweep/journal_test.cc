@@ -46,7 +46,12 @@ std::unique_ptr<Journal> OpenWithPlan(const std::string& path, int n) {
 }
 
 AttemptOutcome Ended(ExitClass c, int exit_code = -1, int signal = 0) {
-  return AttemptOutcome{c, exit_code, signal, std::string(run::ExitClassName(c))};
+  AttemptOutcome o;
+  o.exit_class = c;
+  o.exit_code = exit_code;
+  o.term_signal = signal;
+  o.detail = std::string(run::ExitClassName(c));
+  return o;
 }
 
 // One value of a query on a separate connection, as another process (`sweep status`) would see it.
@@ -252,7 +257,9 @@ TEST(Journal, TheSameErrorTwiceFailsTheRunAndSaysWhy) {
   EXPECT_EQ(attempts[1].detail, "failed; the same error as attempt 1 (failed: ValueError: always): not retried");
 
   // A different error the second time keeps the retry.
-  journal->EndAttempt(journal->BeginAttempt("key1001", 0, 100, "logs").value(), raised, {}, {}, RetryPolicy{2});
+  ASSERT_TRUE(
+      journal->EndAttempt(journal->BeginAttempt("key1001", 0, 100, "logs").value(), raised, {}, {}, RetryPolicy{2})
+          .ok());
   raised.error_line = "KeyError: 'x'";
   auto other = journal->BeginAttempt("key1001", 0, 100, "logs");
   EXPECT_EQ(journal->EndAttempt(other.value(), raised, {}, {}, RetryPolicy{2}).value(), RunState::kRetrying);
@@ -264,7 +271,9 @@ TEST(Journal, StoppedEarlyIsDoneNotFailedAndKeepsItsMetrics) {
   auto journal = OpenWithPlan(dir.File("j.db"), 1);
   ASSERT_TRUE(journal);
   auto failed = journal->BeginAttempt("key1000", 0, 100, "logs");
-  journal->EndAttempt(failed.value(), Ended(ExitClass::kFailed, 1), {{"loss", 9, 1, 1.0}}, {}, RetryPolicy{2});
+  ASSERT_TRUE(
+      journal->EndAttempt(failed.value(), Ended(ExitClass::kFailed, 1), {{"loss", 9, 1, 1.0}}, {}, RetryPolicy{2})
+          .ok());
   AttemptOutcome stopped = Ended(ExitClass::kStopped, -1, SIGINT);
   stopped.stopped_early = true;
   auto id = journal->BeginAttempt("key1000", 0, 100, "logs");

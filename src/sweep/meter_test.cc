@@ -59,7 +59,8 @@ void Train(RunMeter& m, double from, double to, double steps_per_s, int batch, i
            int64_t steps_at_from = 1) {
   for (double t = from; t <= to + 1e-9; t += 0.25) {
     const auto steps = steps_at_from + static_cast<int64_t>(std::llround((t - from) * steps_per_s));
-    m.Add(Progress(t, {steps, static_cast<double>(steps * batch), 0, pid}));
+    m.Add(Progress(
+        t, {.steps = steps, .samples = static_cast<double>(steps * batch), .pid = pid, .reserved = {}}));
   }
 }
 
@@ -100,8 +101,8 @@ TEST(RunMeter, AStartUpAtHighCpuIsNotJudgedAndTrainingIsJudgedBySamples) {
 
 TEST(RunMeter, ReportsWithoutStepsAreStartUpToo) {
   RunMeter m(100, false, Options(), kRun);
-  m.Add(Progress(100.5, {0, 0}));
-  m.Add(Progress(104, {0, 0}));
+  m.Add(Progress(100.5, {}));
+  m.Add(Progress(104, {}));
   EXPECT_FALSE(m.Measured(104));
   EXPECT_FALSE(m.stepping());
   // The interval from the last start-up report to the first step holds no training: a rate that included it
@@ -127,10 +128,10 @@ TEST(RunMeter, TimeInOtherLoadersIsNotTrainingTime) {
   RunMeter m(100, false, Options(), kRun);
   Train(m, 101, 104, 10, 32);
   const int64_t steps = 31;
-  m.Add(Progress(106, {steps + 0, steps * 32.0, 2.0}));
+  m.Add(Progress(106, {.steps = steps, .samples = steps * 32.0, .excluded_s = 2.0, .reserved = {}}));
   for (double t = 106.25; t <= 109; t += 0.25) {
     const auto s = steps + static_cast<int64_t>(std::llround((t - 106) * 10));
-    m.Add(Progress(t, {s, s * 32.0, 2.0}));
+    m.Add(Progress(t, {.steps = s, .samples = s * 32.0, .excluded_s = 2.0, .reserved = {}}));
   }
   // The aggregator counts at least a millisecond of any report interval as training: within 0.1 samples/s.
   const WindowRates r = m.Rates(102, 108);
@@ -144,7 +145,7 @@ TEST(RunMeter, TheRatesOfAllProcessesAdd) {
   RunMeter m(100, false, Options(), kRun);
   Train(m, 101, 106, 10, 32, /*pid=*/7);
   Train(m, 101, 106, 5, 32, /*pid=*/8);
-  m.Add(Progress(104, {1, 1, 0, 9}, "another-run"));  // ignored
+  m.Add(Progress(104, {.steps = 1, .samples = 1, .pid = 9, .reserved = {}}, "another-run"));  // ignored
   EXPECT_NEAR(m.Rates(104, 106).samples_per_s.value(), 15 * 32, 1e-6);
   EXPECT_EQ(m.totals().processes, 2);
 }
@@ -175,7 +176,7 @@ TEST(RunMeter, SummaryUsesTheSteadyPart) {
   double samples = 0;
   int64_t steps = 0;
   for (double t = 101; t <= 110 + 1e-9; t += 0.5) {
-    m.Add(Progress(t, {++steps, samples}));
+    m.Add(Progress(t, {.steps = ++steps, .samples = samples, .reserved = {}}));
     samples += t < 103 ? 50 : 500;
   }
   m.AddTree(Reading(101, 50, 100 * kMiB));

@@ -79,6 +79,7 @@ Result<ProbeResult> RunProbe(const ProbeOptions& o, telemetry::GpuBackend* gpu) 
   ProbeResult result;
   result.command = o.argv;
   result.budget_s = o.budget_s;
+  result.target_rel_half_width = o.target_rel_half_width;
   result.parse = o.parse.has_value();
   result.auto_enabled = o.auto_instrument && !o.parse;
   const double t0 = telemetry::MonotonicSeconds();

@@ -25,6 +25,7 @@ struct ProbeResult {
   std::vector<std::string> command;
   MachineInfo machine;
   double budget_s = 0, wall_s = 0;
+  double target_rel_half_width = 0.02;       // --target: the interval each stage's estimate aimed for
   bool helper = false;                       // the script reports over the helper channel: explicitly or automatically
   bool auto_instrumented = false;            // ... through the automatic instrumentation (no `import saturate`)
   bool auto_enabled = true;                  // the automatic instrumentation was on (off with --no-auto or --parse)

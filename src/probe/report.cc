@@ -417,6 +417,8 @@ ordered_json StageJson(const ProbeResult& r, const StageResult& s) {
           {"converged", e.converged},
           {"drift", e.drift},
           {"drift_rel", if_measured(e.drift_rel)},
+          {"trend_rel", if_measured(e.trend_rel)},
+          {"trend_bound_rel", if_measured(e.trend_bound_rel)},
           {"warmup_at_limit", e.warmup_at_limit},
           {"observations", s.observations},
           {"data_wait_share", Opt(s.data_wait_share)},

@@ -284,10 +284,10 @@ TEST(ProbeJson, HasTheDocumentedShape) {
   for (const char* name : {"loader", "compute", "full"}) {
     const auto& s = j["stages"][name];
     for (const char* key : {"ran", "skipped_why", "samples_per_s", "ci_low", "ci_high", "rel_half_width",
-                            "warmup_s", "steady_s", "converged", "drift", "data_wait_share", "phase_shares",
-                            "step_parts", "outcome", "telemetry", "series", "auto_seen", "torch_loaded",
-                            "training_loader", "knobs", "knobs_auto", "knob_errors", "no_loader", "flops",
-                            "flops_rate"}) {
+                            "warmup_s", "steady_s", "converged", "drift", "trend_rel", "trend_bound_rel",
+                            "data_wait_share", "phase_shares", "step_parts", "outcome", "telemetry", "series",
+                            "auto_seen", "torch_loaded", "training_loader", "knobs", "knobs_auto", "knob_errors",
+                            "no_loader", "flops", "flops_rate"}) {
       EXPECT_TRUE(s.contains(key)) << name << "." << key;
     }
   }

@@ -576,6 +576,12 @@ void AddNotes(const ProbeResult& r, const Pipe& p, Verdict& v) {
     } else if (e.n_batches < 2 || !std::isfinite(e.rel_half_width)) {
       v.notes.push_back(fmt::format("the {} stage had too few observations ({}) for an interval", name,
                                     s->observations));
+    } else if (!e.converged && e.rel_half_width <= r.target_rel_half_width) {
+      // The interval met the target; what held convergence back was a trend the data could not yet bound.
+      v.notes.push_back(fmt::format("the {} estimate is ±{:.1f}%, but its rate was still moving (the trend line "
+                                    "ends {:+.1f}% from it, and could be up to {:.1f}% off): not converged within "
+                                    "its budget",
+                                    name, e.rel_half_width * 100, e.trend_rel * 100, e.trend_bound_rel * 100));
     } else if (!e.converged) {
       v.notes.push_back(fmt::format("the {} estimate is ±{:.1f}%: not converged within its budget", name,
                                     e.rel_half_width * 100));

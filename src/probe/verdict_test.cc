@@ -598,6 +598,15 @@ TEST(Decide, EstimateQualityIsNoted) {
   r.full.estimate.converged = false;
   r.full.estimate.rel_half_width = 0.054;
   EXPECT_THAT(Notes(Decide(r)), HasSubstr("the full estimate is ±5.4%: not converged within its budget"));
+  // Within the target, yet not converged: the trend bound held it back, and the note says so.
+  r.full.estimate.rel_half_width = 0.018;
+  r.full.estimate.trend_rel = 0.026;
+  r.full.estimate.trend_bound_rel = 0.041;
+  EXPECT_THAT(Notes(Decide(r)), HasSubstr("the full estimate is ±1.8%, but its rate was still moving (the trend "
+                                          "line ends +2.6% from it, and could be up to 4.1% off)"));
+  r.target_rel_half_width = 0.01;
+  EXPECT_THAT(Notes(Decide(r)), HasSubstr("the full estimate is ±1.8%: not converged within its budget"));
+  r.full.estimate.rel_half_width = 0.054;
   r.loader.estimate.converged = false;
   r.loader.estimate.drift = true;
   r.loader.estimate.drift_rel = -0.12;

@@ -18,27 +18,25 @@ Run: /usr/bin/python3 bench/auto_overhead.py [rounds] [path/to/saturate] [--inst
 """
 import json, os, re, shutil, subprocess, sys, tempfile
 
-from helper_overhead import CMD, HERE, median, open_sink, samples_per_s
+from helper_overhead import CMD, HERE, alternate, median, open_sink, samples_per_s
+
+
+def auto_env(auto, channel, **extra):
+    """The trainer's environment: saturate's folder on PYTHONPATH, a live channel, the instrumentation on or off."""
+    return dict(os.environ, PYTHONPATH=os.path.join(HERE, "python"), SATURATE_CHANNEL=channel,
+                SATURATE_RUN_ID="bench", SATURATE_AUTO="1" if auto else "0", **extra)
 
 
 def run(auto, channel):
-    env = dict(os.environ, PYTHONPATH=os.path.join(HERE, "python"), SATURATE_CHANNEL=channel,
-               SATURATE_RUN_ID="bench", SATURATE_AUTO="1" if auto else "0")
-    out = subprocess.run(CMD + ["--no-helper"], env=env, capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(CMD + ["--no-helper"], env=auto_env(auto, channel), capture_output=True, text=True, check=True).stdout
     return samples_per_s(out)
 
 
 def overhead(rounds):
-    sock, path, received = open_sink()
-    run(False, path)  # warm the page cache and the dataset
-    off, on = [], []
-    for _ in range(rounds):
-        off.append(run(False, path))
-        on.append(run(True, path))
-    sock.close()
+    off, on, received = alternate(run, rounds)
     print("| rounds | SATURATE_AUTO=0 (median samples/s) | automatic instrumentation | ratio | messages received |")
     print("| ---: | ---: | ---: | ---: | ---: |")
-    print(f"| {rounds} | {median(off):.1f} | {median(on):.1f} | {median(on) / median(off):.3f} | {received[0]} |")
+    print(f"| {rounds} | {median(off):.1f} | {median(on):.1f} | {median(on) / median(off):.3f} | {received} |")
     print("per round off:", " ".join(f"{x:.1f}" for x in off))
     print("per round on: ", " ".join(f"{x:.1f}" for x in on))
 
@@ -96,9 +94,7 @@ def probe_against_own_figures(saturate):
 def instructions_of(auto, channel, steps):
     """Instructions (callgrind's Ir) of one whole run of the trainer for `steps` steps, on one thread."""
     out = tempfile.mkdtemp()
-    env = dict(os.environ, PYTHONPATH=os.path.join(HERE, "python"), SATURATE_CHANNEL=channel,
-               SATURATE_RUN_ID="bench", SATURATE_AUTO="1" if auto else "0", OMP_NUM_THREADS="1",
-               PYTHONHASHSEED="0")
+    env = auto_env(auto, channel, OMP_NUM_THREADS="1", PYTHONHASHSEED="0")
     args = list(CMD) + ["--no-helper"]
     args[args.index("--steps") + 1] = str(steps)
     proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + os.path.join(out, "cg")] + args,

@@ -51,23 +51,30 @@ def samples_per_s(stdout):
     return float(re.search(r"done: \d+ steps, \d+ samples, ([\d.]+) samples/s", stdout).group(1))
 
 
+def alternate(run, rounds):
+    """`run(False, channel)` and `run(True, channel)` alternating for `rounds` rounds after one warm-up run, over a
+    live channel. Returns (off figures, on figures, messages received)."""
+    sock, path, received = open_sink()
+    run(False, path)  # warm the page cache and the dataset
+    off, on = [], []
+    for _ in range(rounds):
+        off.append(run(False, path))
+        on.append(run(True, path))
+    sock.close()
+    return off, on, received[0]
+
+
 def median(xs):
     return sorted(xs)[len(xs) // 2]
 
 
 def main():
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 5
-    sock, path, received = open_sink()
-    run(False, path)  # warm the page cache and the dataset
-    plain, helper = [], []
-    for _ in range(rounds):
-        plain.append(run(False, path))
-        helper.append(run(True, path))
-    sock.close()
+    plain, helper, received = alternate(run, rounds)
     med = median
     print("| rounds | without helper (median samples/s) | with helper + channel | ratio | messages received |")
     print("| ---: | ---: | ---: | ---: | ---: |")
-    print(f"| {rounds} | {med(plain):.1f} | {med(helper):.1f} | {med(helper) / med(plain):.3f} | {received[0]} |")
+    print(f"| {rounds} | {med(plain):.1f} | {med(helper):.1f} | {med(helper) / med(plain):.3f} | {received} |")
     print("per round without:", " ".join(f"{x:.1f}" for x in plain))
     print("per round with:   ", " ".join(f"{x:.1f}" for x in helper))
 

@@ -2,20 +2,15 @@
 
 #include <fmt/format.h>
 
+#include "util/strings.h"
+
 namespace sat::sweep {
 namespace {
 
-std::string Trim(std::string_view s) {
-  const auto first = s.find_first_not_of(" \t\r\n");
-  if (first == std::string_view::npos) return "";
-  const auto last = s.find_last_not_of(" \t\r\n");
-  return std::string(s.substr(first, last - first + 1));
-}
-
 std::string LastNonBlank(const std::vector<std::string>& lines) {
   for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
-    std::string line = Trim(*it);
-    if (!line.empty()) return line;
+    const std::string_view line = Trim(*it);
+    if (!line.empty()) return std::string(line);
   }
   return "";
 }

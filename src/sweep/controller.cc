@@ -15,6 +15,7 @@
 #include "run/runner.h"
 #include "sweep/bayes.h"
 #include "sweep/helper_metrics.h"
+#include "sweep/launch.h"
 #include "sweep/metrics.h"
 #include "sweep/retry.h"
 #include "telemetry/proc_maps.h"
@@ -28,27 +29,8 @@ namespace {
 // Runs per GPU when neither the command line nor the spec sets a limit: measurement decides below it.
 constexpr int kDefaultMaxPerGpu = 8;
 
-double NowUnix() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
-
 // Runs per CPU device by default: I/O-bound runs may well exceed the cores, but each admission is judged.
 int DefaultMaxPerCpu(unsigned cores) { return std::clamp(static_cast<int>(2 * cores), kDefaultMaxPerGpu, 64); }
-
-// Metric values matched in output lines, handed from a run's supervisor thread to the loop.
-class MatchedLines {
- public:
-  void Push(std::vector<std::pair<std::string, double>> values, double time_unix) {
-    std::lock_guard lock(mu_);
-    for (auto& [name, value] : values) points_.push_back(MetricPoint{std::move(name), value, std::nullopt, time_unix});
-  }
-  std::vector<MetricPoint> Take() {
-    std::lock_guard lock(mu_);
-    return std::exchange(points_, {});
-  }
-
- private:
-  std::mutex mu_;
-  std::vector<MetricPoint> points_;
-};
 
 // Link speeds from /sys/class/net/<name>/speed (Mbit/s), read once per interface; virtual links report none.
 class LinkSpeeds {
@@ -488,33 +470,25 @@ Status Controller::Start(const Admission& admission, double now) {
   a->number = number;
   a->device = admission.device;
 
-  run::RunSpec rs;
-  rs.argv = RenderCommand(spec_, RunParams{planned.index, admission.key, planned.params});
-  rs.env = spec_.saturate.env;
-  for (const auto& [name, value] : o_.env) rs.env[name] = value;
-  rs.env["SATURATE_CHANNEL"] = channel_->path();
-  rs.env["SATURATE_RUN_ID"] = a->run_id;
-  if (!spec_.saturate.auto_instrumentation) rs.env["SATURATE_AUTO"] = "0";
-  // Enough reports per window to judge rates by, and no more: every run shares one socket.
-  rs.env["SATURATE_REPORT_INTERVAL"] = fmt::format("{:g}", std::clamp(meter_.window_s / 6, 0.05, 0.25));
-  rs.env["PYTHONUNBUFFERED"] = "1";  // metric lines arrive when printed
+  Launch launch;
+  launch.argv = RenderCommand(spec_, RunParams{planned.index, admission.key, planned.params});
+  launch.env = spec_.saturate.env;
+  for (const auto& [name, value] : o_.env) launch.env[name] = value;
   if (on_gpu) {
     // NVML numbers GPUs in PCI bus order; CUDA does too with this setting.
-    rs.env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
-    rs.env["CUDA_VISIBLE_DEVICES"] = std::to_string(device.gpu_index);
+    launch.env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
+    launch.env["CUDA_VISIBLE_DEVICES"] = std::to_string(device.gpu_index);
   }
-  rs.pythonpath_prepend = {SATURATE_PYTHON_DIR};
-  rs.log_dir = log_dir;
-  rs.time_limit_s = spec_.saturate.timeout_s;
-  rs.stop_grace_s = o_.stop_grace_s;
-  rs.term_grace_s = 5;
-  if (pattern_) {
-    rs.on_line = [pattern = *pattern_, lines = a->lines](run::Stream, std::string_view line) {
-      auto found = pattern.Match(line);
-      if (!found.empty()) lines->Push(std::move(found), NowUnix());
-    };
-  }
-  auto started = run::Run::Start(std::move(rs));
+  launch.channel_path = channel_->path();
+  launch.run_id = a->run_id;
+  launch.auto_instrumentation = spec_.saturate.auto_instrumentation;
+  launch.window_s = meter_.window_s;
+  launch.log_dir = log_dir;
+  launch.time_limit_s = spec_.saturate.timeout_s;
+  launch.stop_grace_s = o_.stop_grace_s;
+  if (pattern_) launch.pattern = &*pattern_;
+  launch.lines = a->lines;
+  auto started = run::Run::Start(LaunchSpec(launch));
   if (!started.ok()) {
     // saturate's own failure (the log folder): the run is not to blame and stays queued.
     packer_->Left(admission.key, LeaveReason::kOther, Footprint{});

@@ -98,8 +98,6 @@ constexpr const char* kAttemptColumns =
     "id, run_key, attempt_no, started_unix, ended_unix, exit_class, exit_code, signal, detail, log_dir, gpu_index, "
     "pid, owner_pid, owner_start_ticks, owner_boot_id, error_line, slurm_job, slurm_request";
 
-double NowUnix() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
-
 std::optional<RunState> RunStateFromName(std::string_view name) {
   for (RunState s : {RunState::kQueued, RunState::kRunning, RunState::kDone, RunState::kFailed, RunState::kRetrying}) {
     if (RunStateName(s) == name) return s;
@@ -205,6 +203,8 @@ nlohmann::json Summarise(const std::vector<MetricPoint>& points, const std::opti
 }
 
 }  // namespace
+
+double NowUnix() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
 
 std::string_view RunStateName(RunState s) {
   switch (s) {

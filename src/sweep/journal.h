@@ -47,6 +47,9 @@ struct Measurements {
   std::optional<uint64_t> rss_bytes;
 };
 
+// Seconds since the Unix epoch (wall clock): the time stamps of journal rows and metric points.
+double NowUnix();
+
 struct MetricPoint {
   std::string name;
   double value = 0;

@@ -18,6 +18,7 @@
 #include "run/interrupt.h"
 #include "run/runner.h"
 #include "sweep/helper_metrics.h"
+#include "sweep/launch.h"
 #include "sweep/meter.h"
 #include "sweep/metrics.h"
 #include "sweep/retry.h"
@@ -28,7 +29,6 @@
 namespace sat::sweep {
 namespace {
 
-double NowUnix() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
 
 template <class T>
 nlohmann::json OrNull(const std::optional<T>& v) {
@@ -83,12 +83,6 @@ std::string HostName() {
   gethostname(name, sizeof name - 1);
   return name;
 }
-
-// Metric values matched in output lines, handed from the run's supervisor thread to the loop.
-struct MatchedLines {
-  std::mutex mu;
-  std::vector<MetricPoint> points;
-};
 
 // The GPU holding the tree's processes; else the first of the largest GPUs sampled (a job confined to its GPU
 // sees only that one).
@@ -290,28 +284,19 @@ Result<int> RunNodeJob(const std::string& job_path, const NodeOptions& options) 
   MetricLog metrics(job.metric);
   auto lines = std::make_shared<MatchedLines>();
 
-  run::RunSpec rs;
-  rs.argv = job.argv;
-  rs.env = job.env;
-  rs.env["SATURATE_CHANNEL"] = channel.value()->path();
-  rs.env["SATURATE_RUN_ID"] = run_id;
-  if (!job.auto_instrumentation) rs.env["SATURATE_AUTO"] = "0";
-  rs.env["SATURATE_REPORT_INTERVAL"] = fmt::format("{:g}", std::clamp(job.window_s / 6, 0.05, 0.25));
-  rs.env["PYTHONUNBUFFERED"] = "1";
-  rs.pythonpath_prepend = {SATURATE_PYTHON_DIR};
-  rs.log_dir = job.log_dir;
-  rs.time_limit_s = job.time_limit_s;
-  rs.stop_grace_s = 10;
-  rs.term_grace_s = 5;
-  if (pattern) {
-    rs.on_line = [pattern = *pattern, lines](run::Stream, std::string_view line) {
-      auto found = pattern.Match(line);
-      if (found.empty()) return;
-      std::lock_guard lock(lines->mu);
-      for (auto& [name, value] : found) lines->points.push_back(MetricPoint{name, value, std::nullopt, NowUnix()});
-    };
-  }
-  auto run = run::Run::Start(std::move(rs));
+  Launch launch;
+  launch.argv = job.argv;
+  launch.env = job.env;
+  launch.channel_path = channel.value()->path();
+  launch.run_id = run_id;
+  launch.auto_instrumentation = job.auto_instrumentation;
+  launch.window_s = job.window_s;
+  launch.log_dir = job.log_dir;
+  launch.time_limit_s = job.time_limit_s;
+  launch.stop_grace_s = 10;
+  if (pattern) launch.pattern = &*pattern;
+  launch.lines = lines;
+  auto run = run::Run::Start(LaunchSpec(launch));
   if (!run.ok()) return run.error();
 
   HelperMetrics helper;
@@ -326,9 +311,7 @@ Result<int> RunNodeJob(const std::string& job_path, const NodeOptions& options) 
     return Status::Ok();
   };
   auto take_lines = [&] {
-    std::lock_guard lock(lines->mu);
-    for (MetricPoint& p : lines->points) metrics.Add(std::move(p));
-    lines->points.clear();
+    for (MetricPoint& p : lines->Take()) metrics.Add(std::move(p));
   };
 
   telemetry::ProcTreeReader tree_reader("/proc");

@@ -1,0 +1,54 @@
+#include "sweep/launch.h"
+
+#include <gtest/gtest.h>
+
+namespace sat::sweep {
+namespace {
+
+TEST(Launch, EverySweepRunGetsTheChannelTheRunIdAndAReportIntervalFittedToTheWindow) {
+  Launch launch;
+  launch.argv = {"python3", "train.py"};
+  launch.env = {{"SATURATE_RUN_ID", "the spec's, overridden"}, {"OMP_NUM_THREADS", "2"}};
+  launch.channel_path = "/tmp/ch";
+  launch.run_id = "run-7";
+  launch.window_s = 3;
+  launch.time_limit_s = 60;
+  const run::RunSpec rs = LaunchSpec(launch);
+  EXPECT_EQ(rs.argv, launch.argv);
+  EXPECT_EQ(rs.env.at("SATURATE_CHANNEL"), "/tmp/ch");
+  EXPECT_EQ(rs.env.at("SATURATE_RUN_ID"), "run-7");
+  EXPECT_EQ(rs.env.at("OMP_NUM_THREADS"), "2");
+  EXPECT_EQ(rs.env.at("SATURATE_REPORT_INTERVAL"), "0.25");  // 3 s / 6, capped
+  EXPECT_EQ(rs.env.at("PYTHONUNBUFFERED"), "1");
+  EXPECT_EQ(rs.env.count("SATURATE_AUTO"), 0u);
+  EXPECT_EQ(rs.time_limit_s, 60);
+  EXPECT_FALSE(rs.on_line);
+  launch.auto_instrumentation = false;
+  launch.window_s = 0.12;
+  const run::RunSpec off = LaunchSpec(launch);
+  EXPECT_EQ(off.env.at("SATURATE_AUTO"), "0");
+  EXPECT_EQ(off.env.at("SATURATE_REPORT_INTERVAL"), "0.05");  // at least 50 ms
+}
+
+TEST(Launch, MatchedLinesReachTheLoopOnce) {
+  auto pattern = MetricPattern::Create(R"(loss=(?P<loss>[0-9.]+))", "'metric_pattern'");
+  ASSERT_TRUE(pattern.ok());
+  Launch launch;
+  launch.pattern = &pattern.value();
+  launch.lines = std::make_shared<MatchedLines>();
+  const run::RunSpec rs = LaunchSpec(launch);
+  ASSERT_TRUE(rs.on_line);
+  rs.on_line(run::Stream::kStdout, "step 1 loss=0.5");
+  rs.on_line(run::Stream::kStderr, "no metric here");
+  rs.on_line(run::Stream::kStderr, "loss=0.25");
+  const std::vector<MetricPoint> points = launch.lines->Take();
+  ASSERT_EQ(points.size(), 2u);
+  EXPECT_EQ(points[0].name, "loss");
+  EXPECT_DOUBLE_EQ(points[0].value, 0.5);
+  EXPECT_DOUBLE_EQ(points[1].value, 0.25);
+  EXPECT_GT(points[1].time_unix, 1.7e9);
+  EXPECT_TRUE(launch.lines->Take().empty());
+}
+
+}  // namespace
+}  // namespace sat::sweep

@@ -36,20 +36,30 @@ def _chain_to_shadowed():
 
 
 class _TorchImportHook:
-    """A meta path finder that sees the import of `torch` once, and arranges for saturate to patch it as soon as
-    torch's own __init__ has run. It finds nothing itself: the spec comes from the finders after it."""
+    """A meta path finder that waits for `torch` and arranges for saturate to patch it as soon as torch's own
+    __init__ has run, whichever way the import comes: `import torch`, `importlib.import_module`, `__import__`, a
+    `find_spec("torch")` first (transformers' is_torch_available) or a lazy loader. It finds nothing itself: the
+    spec comes from the finders after it, with its loader's exec_module wrapped. It leaves sys.meta_path only once
+    torch is instrumented, so a look-up that imports nothing does not end the wait. Until then, any other import
+    that finds torch already in sys.modules (brought in by a finder ahead of this one) attaches late: the first
+    chance there is. Threads: the import lock serialises finders per module; `_busy` guards re-entry."""
+
+    def __init__(self):
+        self._busy = False
 
     def find_spec(self, name, path=None, target=None):
         if name != "torch":
+            torch = _sys.modules.get("torch")
+            if torch is not None and _ready(torch):
+                _attach(torch)
             return None
-        # One shot: later imports of torch (and the lookup below) must not come back here.
+        if self._busy:
+            return None
+        self._busy = True
         try:
-            _sys.meta_path.remove(self)
-        except ValueError:
-            pass
-        import importlib.util
-
-        spec = importlib.util.find_spec(name)
+            spec = _spec_from_later_finders(self, name, path, target)
+        finally:
+            self._busy = False
         loader = getattr(spec, "loader", None)
         exec_module = getattr(loader, "exec_module", None)
         if exec_module is None:
@@ -57,11 +67,62 @@ class _TorchImportHook:
 
         def exec_then_patch(module):
             exec_module(module)
-            _instrument(module)
+            _attach(module)
+
+        exec_then_patch.saturate_pending = True  # _ready: this import attaches when torch's __init__ is done
 
         # The loader object is this spec's own (a fresh one per lookup), so only torch's import is affected.
-        loader.exec_module = exec_then_patch
+        try:
+            loader.exec_module = exec_then_patch
+        except (AttributeError, TypeError):  # a loader that refuses attributes: the late attach still holds
+            pass
         return spec
+
+
+def _spec_from_later_finders(hook, name, path, target):
+    """What the import system would find for `name` without `hook`: the first spec of the finders after it."""
+    for finder in list(_sys.meta_path):
+        if finder is hook:
+            continue
+        find = getattr(finder, "find_spec", None)
+        if find is None:
+            continue
+        spec = find(name, path, target)
+        if spec is not None:
+            return spec
+    return None
+
+
+def _initializing(module):
+    """True while a module's own top-level code is still running (importlib marks its spec so)."""
+    return bool(getattr(getattr(module, "__spec__", None), "_initializing", False))
+
+
+def _ready(torch):
+    """torch is in sys.modules with its __init__ done, and no import through this hook will attach later: not
+    a lazy module yet to load (importlib.util.LazyLoader), nor one whose own exec_module is still running."""
+    if _initializing(torch) or type(torch).__name__ == "_LazyModule":
+        return False
+    loader = getattr(getattr(torch, "__spec__", None), "loader", None)
+    return not getattr(getattr(loader, "exec_module", None), "saturate_pending", False)
+
+
+_HOOK = None
+_ATTACHED = False
+
+
+def _attach(torch):
+    """Instruments `torch` once, and takes the import hook off sys.meta_path."""
+    global _ATTACHED
+    if _ATTACHED:
+        return
+    _ATTACHED = True
+    if _HOOK is not None:
+        try:
+            _sys.meta_path.remove(_HOOK)
+        except ValueError:
+            pass
+    _instrument(torch)
 
 
 def _instrument(torch):
@@ -70,15 +131,33 @@ def _instrument(torch):
 
         _auto.install(torch)
     except Exception as e:
-        print("saturate: automatic instrumentation is off for this run: %s: %s" % (type(e).__name__, e),
-              file=_sys.stderr)
+        _off("%s: %s" % (type(e).__name__, e))
+
+
+def _off(reason):
+    # probe reads this prefix from stderr to say why nothing was measured (src/probe/stage.cc, AutoFailureLine).
+    print("saturate: automatic instrumentation is off for this run: %s" % reason, file=_sys.stderr)
+
+
+def _check_at_exit():
+    """Never silently not at all: a process that imported torch without the instrumentation attaching says so."""
+    torch = _sys.modules.get("torch")
+    if _ATTACHED or torch is None or not _ready(torch):
+        return
+    _off("torch was imported (%s) without passing saturate's import hook or any later import "
+         "(sys.meta_path: %s)" % (getattr(torch, "__file__", "?"),
+                                  ", ".join(type(f).__name__ for f in _sys.meta_path)[:200]))
 
 
 _chain_to_shadowed()
 # Only a process saturate started has somewhere to report or knobs to apply.
 _wanted = _os.environ.get("SATURATE_CHANNEL") or _os.environ.get("SATURATE_KNOBS")
 if _wanted and _os.environ.get("SATURATE_AUTO", "1") != "0":
-    if "torch" in _sys.modules:  # imported by the chained sitecustomize itself
-        _instrument(_sys.modules["torch"])
+    import atexit as _atexit
+
+    _atexit.register(_check_at_exit)
+    if "torch" in _sys.modules:  # imported before this ran: a .pth file, the chained sitecustomize
+        _attach(_sys.modules["torch"])
     else:
-        _sys.meta_path.insert(0, _TorchImportHook())
+        _HOOK = _TorchImportHook()
+        _sys.meta_path.insert(0, _HOOK)

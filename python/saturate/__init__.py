@@ -123,6 +123,25 @@ def _forget_in_child():
     _STATE.forget()
 
 
-atexit.register(lambda: _STATE.at_exit())
+def _at_exit():
+    _STATE.at_exit()
+
+
+class _ForkedProcess:
+    """multiprocessing's fork start method ends a child with os._exit, which runs no atexit handler: a rank started
+    that way (torch.multiprocessing.start_processes(start_method="fork")) sends its final report from
+    multiprocessing's own exit hook instead, registered anew in each child (its registry is cleared at start)."""
+
+    def after_fork(self):
+        import multiprocessing.util
+
+        multiprocessing.util.Finalize(None, _at_exit, exitpriority=10)
+
+
+_FORKED = _ForkedProcess()
+atexit.register(_at_exit)
 if hasattr(os, "register_at_fork"):  # POSIX only
     os.register_at_fork(after_in_child=_forget_in_child)
+    import multiprocessing.util as _mp_util
+
+    _mp_util.register_after_fork(_FORKED, _ForkedProcess.after_fork)

@@ -60,8 +60,9 @@ def install(torch):
     _AUTO = Auto(_STATE, torch, os.environ)
     _AUTO.patch()
     if hasattr(os, "register_at_fork"):
-        # A forked child (a DataLoader worker) must never report as the trainer.
-        os.register_at_fork(after_in_child=_AUTO.disable)
+        # A forked child may be a rank (start_method="fork", Lightning's ddp_fork) or a DataLoader worker: it
+        # starts afresh, and a worker is silenced by what it is (its worker loop starts), not by the fork.
+        os.register_at_fork(after_in_child=_AUTO.after_fork_in_child)
 
 
 def _knob_request(knobs, name):
@@ -106,6 +107,18 @@ class Auto:
         self.site_counts = {}
         self.loaders_built = 0
         self.inject_untargeted = True  # no target: the first shuffled loader gets the knobs
+        self.optimizers = 0
+        self.latest_optimizer = None  # weakref
+        self.scaler = False  # the script built a GradScaler
+        self.script_amp = None  # "bf16"/"fp16" when the script entered autocast itself
+        self.inside_our_autocast = False
+        self.module_hook = None  # the first step's global forward pre-hook handle
+        self.amp_request = _knob_request(state.knobs, "amp")
+        self.failed = None  # why the instrumentation turned itself off, once it did
+        self._begin_process()
+
+    def _begin_process(self):
+        """The per-process part of the state: what a new process (a forked rank) must not inherit."""
         self.train = None  # LoaderInfo of the training loader, once a step named it
         self.current = None  # LoaderInfo of the loader that handed over the latest batch
         self.last_batch = None  # that batch (compute mode takes it over)
@@ -116,22 +129,44 @@ class Auto:
         self.after_step = 0.0  # this step's share of after-step time so far
         self.excluding_since = None  # perf time another loader's iteration began, while it lasts
         self.excluded = 0.0  # this step's excluded time so far
-        self.optimizers = 0
-        self.latest_optimizer = None  # weakref
+        self.backward_at = None  # perf time of this step's latest backward() call
         self.step_depth = 0  # nested optimizer steps (an optimizer wrapping another) count once
-        self.scaler = False  # the script built a GradScaler
-        self.script_amp = None  # "bf16"/"fp16" when the script entered autocast itself
-        self.inside_our_autocast = False
-        self.module_hook = None  # the first step's global forward pre-hook handle
         self.modules_seen = []  # (module, first dimension of its input) in first-call order, first step only
         self.model = None  # weakref to the model, once known
         self.model_samples = 0  # samples in the model's input (grad-enabled calls) since the last step end
         self.compute_batch = None  # compute mode: the batch on the device, repeated
         self.bypass = False  # our own loader iteration (drain, compute) must not be counted by the patches
-        self.amp_request = _knob_request(state.knobs, "amp")
 
     def disable(self):
         self.active = False
+        if self.module_hook is not None:
+            self.module_hook.remove()
+            self.module_hook = None
+
+    def after_fork_in_child(self):
+        """A forked process counts from nothing (the helper's State forgets its counters in the same hook), and
+        looks for its own first step and model again."""
+        if not self.active:
+            return
+        self._begin_process()
+        if self.module_hook is None:
+            self._register_module_hook()
+
+    def in_worker(self):
+        """The DataLoader worker loop starts in this process: it loads data for a trainer, it never is one."""
+        self.disable()
+
+    def fail(self, where, error):
+        """A patched path raised inside saturate's own code: stop instrumenting, say so once, and let the program
+        run on unchanged (every patch calls the original whatever happens here)."""
+        if self.failed is not None:
+            return
+        self.failed = "%s: %s: %s" % (where, type(error).__name__, error)
+        self.disable()
+        try:
+            print("saturate: automatic instrumentation is off for this run: %s" % self.failed, file=sys.stderr)
+        except Exception:
+            pass
 
     def silent(self):
         """The explicit helper took over, or this process is not the trainer."""
@@ -151,9 +186,27 @@ class Auto:
         autocast = getattr(torch, "autocast", None)
         if isinstance(autocast, type):
             self._patch_autocast(autocast)
-        register = getattr(torch.nn.modules.module, "register_module_forward_pre_hook", None)
+        self._patch_worker_loop(getattr(getattr(dl, "_utils", None), "worker", None))
+        self._register_module_hook()
+
+    def _register_module_hook(self):
+        register = getattr(self.torch.nn.modules.module, "register_module_forward_pre_hook", None)
         if register is not None:
             self.module_hook = register(self._on_module_call)
+
+    def _patch_worker_loop(self, worker_module):
+        """DataLoader workers are told apart by what they run: torch's worker loop (fork, spawn or forkserver)."""
+        original = getattr(worker_module, "_worker_loop", None)
+        if original is None:
+            return
+        auto = self
+
+        @functools.wraps(original)
+        def _worker_loop(*args, **kwargs):
+            auto.in_worker()
+            return original(*args, **kwargs)
+
+        worker_module._worker_loop = _worker_loop
 
     def _patch_loader(self, loader_cls, iter_cls):
         auto = self
@@ -166,10 +219,17 @@ class Auto:
         def __init__(loader, *args, **kwargs):
             if getattr(loader, "_saturate_info", None) is not None or not auto.active:
                 return original_init(loader, *args, **kwargs)
-            info, args, kwargs = auto.on_loader_built(loader, original_init, args, kwargs)
-            original_init(loader, *args, **kwargs)
-            object.__setattr__(loader, "_saturate_info", info)
-            info.settings = _loader_settings(loader)
+            try:
+                info, new_args, new_kwargs = auto.on_loader_built(loader, original_init, args, kwargs)
+            except Exception as e:
+                auto.fail("DataLoader.__init__", e)
+                return original_init(loader, *args, **kwargs)
+            original_init(loader, *new_args, **new_kwargs)
+            try:
+                object.__setattr__(loader, "_saturate_info", info)
+                info.settings = _loader_settings(loader)
+            except Exception as e:
+                auto.fail("DataLoader.__init__", e)
             return None
 
         @functools.wraps(original_iter)
@@ -177,8 +237,12 @@ class Auto:
             info = getattr(loader, "_saturate_info", None)
             if info is None or auto.bypass or auto.silent():
                 return original_iter(loader)
-            info.loader = weakref.ref(loader)
-            taken = auto.on_iter(loader, info)
+            try:
+                info.loader = weakref.ref(loader)
+                taken = auto.on_iter(loader, info)
+            except Exception as e:
+                auto.fail("DataLoader.__iter__", e)
+                return original_iter(loader)
             if taken is not None:
                 return taken
             it = original_iter(loader)
@@ -192,10 +256,19 @@ class Auto:
             info = getattr(it, "_saturate_info", None)
             if info is None or auto.bypass or not auto.active or auto.state.explicit:
                 return original_next(it)
-            t0 = auto.on_request(info)
-            taken = auto.on_request_takeover(it, info) if auto.takes_over and info is auto.train else None
+            try:
+                t0 = auto.on_request(info)
+                taken = auto.on_request_takeover(it, info) if auto.takes_over and info is auto.train else None
+            except StopIteration:  # compute mode ends a pass over the repeated batch
+                raise
+            except Exception as e:
+                auto.fail("DataLoader.__next__", e)
+                return original_next(it)
             batch = taken if taken is not None else original_next(it)
-            auto.on_batch(info, t0, batch)
+            try:
+                auto.on_batch(info, t0, batch)
+            except Exception as e:
+                auto.fail("DataLoader.__next__", e)
             return batch
 
         loader_cls.__init__ = __init__
@@ -211,15 +284,18 @@ class Auto:
         global_hooks = pre is not None and post is not None
         if global_hooks:
             pre(lambda opt, args, kwargs: auto.on_step_begin())
-            post(lambda opt, args, kwargs: auto.on_step_end("optimizer"))
+            post(lambda opt, args, kwargs: auto.guarded_step_end("optimizer"))
 
         @functools.wraps(original_init)
         def __init__(opt, *args, **kwargs):
             original_init(opt, *args, **kwargs)
-            auto.optimizers += 1
-            auto.latest_optimizer = weakref.ref(opt)
-            if not global_hooks:
-                _wrap_step(type(opt), auto)
+            try:
+                auto.optimizers += 1
+                auto.latest_optimizer = weakref.ref(opt)
+                if not global_hooks:
+                    _wrap_step(type(opt), auto)
+            except Exception as e:
+                auto.fail("Optimizer.__init__", e)
 
         optimizer_cls.__init__ = __init__
 
@@ -229,9 +305,12 @@ class Auto:
 
         @functools.wraps(original)
         def backward(*args, **kwargs):
+            # Where the step reaches its gradient sync (DDP all-reduces during backward): a rank others wait for
+            # arrives here last.
+            auto.backward_at = _perf()
             result = original(*args, **kwargs)
             if auto.optimizers == 0:
-                auto.on_step_end("backward")
+                auto.guarded_step_end("backward")
             return result
 
         autograd.backward = backward
@@ -243,7 +322,7 @@ class Auto:
         @functools.wraps(original_init)
         def __init__(scaler, *args, **kwargs):
             original_init(scaler, *args, **kwargs)
-            auto.scaler = True
+            auto.scaler = True  # an attribute store cannot fail
 
         scaler_cls.__init__ = __init__
 
@@ -253,8 +332,11 @@ class Auto:
 
         @functools.wraps(original_enter)
         def __enter__(ctx):
-            if not auto.inside_our_autocast and auto.script_amp is None and getattr(ctx, "_enabled", True):
-                auto.script_amp = _dtype_name(getattr(ctx, "fast_dtype", None))
+            try:
+                if not auto.inside_our_autocast and auto.script_amp is None and getattr(ctx, "_enabled", True):
+                    auto.script_amp = _dtype_name(getattr(ctx, "fast_dtype", None))
+            except Exception as e:
+                auto.fail("autocast.__enter__", e)
             return original_enter(ctx)
 
         autocast_cls.__enter__ = __enter__
@@ -430,6 +512,12 @@ class Auto:
     def on_step_begin(self):
         self.step_depth += 1
 
+    def guarded_step_end(self, at):
+        try:
+            self.on_step_end(at)
+        except Exception as e:
+            self.fail("the end of a training step (%s)" % at, e)
+
     def on_step_end(self, at):
         if at == "optimizer":
             depth = self.step_depth - 1
@@ -455,6 +543,11 @@ class Auto:
             self.excluding_since = None
         train = self.train
         fresh = train is not None and train.stamp == self.step_no
+        if train is not None and not fresh and self.step_ended:
+            # No batch was asked for since the last step ended: another optimizer stepped on the same batch (a
+            # GAN's generator after its discriminator). One training step per batch; this time is part of it.
+            self._continue_step(now)
+            return
         wait = train.pending_wait if fresh else 0.0
         excluded = self.excluded
         loop = now - self.t_end - excluded - wait
@@ -469,12 +562,24 @@ class Auto:
                 state.step_s += loop
             if excluded:
                 state.excluded_s += excluded
+            backward_at = self.backward_at
+            if backward_at is not None and backward_at > self.t_end:
+                state.before_backward_s += min(max(0.0, backward_at - self.t_end - excluded), loop + wait)
             if self.after_step:
                 state.phases["after_step"] = state.phases.get("after_step", 0.0) + self.after_step
         self._reset_step(now)
         if now >= state.next_report:
             state.progress(now)
         self._extras_step_end(now, 0)
+
+    def _continue_step(self, now):
+        """The time since the previous step end joins that step (a second optimizer on the same batch)."""
+        state = self.state
+        if state.steps and not state.extras.profiled:
+            state.step_s += now - self.t_end
+        elif state.extras.profiled:
+            state.excluded_s += now - self.t_end
+        self.t_end = now
 
     def _step_samples(self):
         train = self.train
@@ -491,6 +596,7 @@ class Auto:
         self.model_samples = 0
         self.after_step = 0.0
         self.excluded = 0.0
+        self.backward_at = None
         self.t_end = now
         self.step_ended = True
 
@@ -544,6 +650,9 @@ class Auto:
         if train is not None:
             fields.update(train.settings)
             fields.update({"key": train.key, "site": train.site, "injected": dict(train.injected)})
+        fields["batchnorm"] = self.model_batchnorm
+        if state.rank is not None:
+            fields.update(state.rank)
         send("loader", fields, patient=True)
         for name, fields in self._knob_messages(train):
             send("knob", fields, patient=True)
@@ -576,6 +685,7 @@ class Auto:
 
     amp_applied = False
     amp_error = None
+    model_batchnorm = None  # the model has BatchNorm layers (None: no model found)
 
     def amp_in_effect(self):
         if self.amp_applied:
@@ -584,6 +694,13 @@ class Auto:
 
     def _on_module_call(self, module, args):
         """Global forward pre-hook, first step only: records the modules called with gradients enabled."""
+        try:
+            self._record_module_call(module, args)
+        except Exception as e:
+            self.fail("the first step's module hook", e)
+        return None
+
+    def _record_module_call(self, module, args):
         if not self.torch.is_grad_enabled():
             return None
         extras = self.state.extras
@@ -615,14 +732,19 @@ class Auto:
                 self.amp_error = "no model was called with gradients in the first step"
             return
         self.model = weakref.ref(best)
+        batchnorm = getattr(getattr(self.torch.nn.modules, "batchnorm", None), "_BatchNorm", None)
+        self.model_batchnorm = batchnorm is not None and any(isinstance(m, batchnorm) for m in best.modules())
         if self.current is None and best_dim:
             self.model_samples = best_dim
             best.register_forward_pre_hook(self._on_model_call)
         self._inject_amp(best)
 
     def _on_model_call(self, module, args):
-        if self.torch.is_grad_enabled():
-            self.model_samples += _first_dim(args) or 0
+        try:
+            if self.torch.is_grad_enabled():
+                self.model_samples += _first_dim(args) or 0
+        except Exception as e:
+            self.fail("the model's forward hook", e)
 
     def _inject_amp(self, model):
         """Runs the model's forward under torch.autocast when the amp knob asks for it."""
@@ -672,7 +794,7 @@ def _wrap_step(cls, auto):
         try:
             return step(opt, *args, **kwargs)
         finally:
-            auto.on_step_end("optimizer")
+            auto.guarded_step_end("optimizer")
 
     counted_step._saturate = True
     cls.step = counted_step
@@ -744,12 +866,27 @@ def _loader_settings(loader):
     workers = getattr(loader, "num_workers", 0)
     dataset = getattr(loader, "dataset", None)
     iterable = any(c.__name__ == "IterableDataset" for c in type(dataset).__mro__)
+    batch_size = getattr(loader, "batch_size", None)
+    drop_last = bool(getattr(loader, "drop_last", False))
     return {"dataset": type(dataset).__name__, "iterable": bool(iterable), "num_workers": workers,
             "pin_memory": bool(getattr(loader, "pin_memory", False)),
-            "batch_size": getattr(loader, "batch_size", None),
+            "batch_size": batch_size, "last_batch": _last_batch(loader, batch_size, drop_last, iterable),
             "prefetch_factor": getattr(loader, "prefetch_factor", None) if workers else None,
             "persistent_workers": bool(getattr(loader, "persistent_workers", False)),
             "drop_last": bool(getattr(loader, "drop_last", False))}
+
+
+def _last_batch(loader, batch_size, drop_last, iterable):
+    """Samples in an epoch's last batch in this process when it is smaller than the rest (a DistributedSampler's
+    share of the dataset, not the whole), else None."""
+    if drop_last or iterable or not batch_size:
+        return None
+    sampler = getattr(loader, "sampler", None)
+    n = _len_or_none(sampler) if sampler is not None else None
+    if not n:
+        return None
+    rest = n % batch_size
+    return rest or None
 
 
 def _first_parameter(obj):

@@ -61,6 +61,38 @@ def _cuda_memory():
         return None
 
 
+def _env_int(environ, *names):
+    for name in names:
+        text = environ.get(name)
+        if text is not None and text.strip().lstrip("-").isdigit():
+            return int(text)
+    return None
+
+
+def rank_of_process(environ=os.environ):
+    """This process's place in a distributed job, or None for a single process: {"rank", "world_size",
+    "local_rank"} from torch.distributed once the script initialised it (spawn, fork and any launcher), else from
+    the variables launchers set (torchrun, accelerate and Lightning: RANK/WORLD_SIZE/LOCAL_RANK; srun:
+    SLURM_PROCID/SLURM_NTASKS/SLURM_LOCALID; mpirun: OMPI_COMM_WORLD_*). Never initialises anything."""
+    rank = world = None
+    dist = getattr(sys.modules.get("torch"), "distributed", None)
+    try:
+        if dist is not None and dist.is_available() and dist.is_initialized():
+            rank, world = dist.get_rank(), dist.get_world_size()
+    except Exception:
+        rank = world = None
+    if world is None:
+        for r, w in (("RANK", "WORLD_SIZE"), ("SLURM_PROCID", "SLURM_NTASKS"),
+                     ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE")):
+            rank, world = _env_int(environ, r), _env_int(environ, w)
+            if rank is not None and world is not None:
+                break
+    if world is None or rank is None or world <= 1:
+        return None
+    local = _env_int(environ, "LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK")
+    return {"rank": rank, "world_size": world, "local_rank": rank if local is None else local}
+
+
 class State:
     """Everything the helper knows in this process. `environ` is read once, at construction."""
 
@@ -96,6 +128,10 @@ class State:
         self.explicit = False  # the script iterates saturate.track(): the automatic layer stays silent
         # Time left out of the measurement: other loaders (validation) between training steps, profiled steps.
         self.excluded_s = 0.0
+        # Automatic instrumentation: seconds from each step's start to its last backward() call (data wait
+        # included), where a distributed step meets the other ranks; a straggler's is the longest.
+        self.before_backward_s = 0.0
+        self.rank = None  # rank_of_process(), once tracking began
         self.extras = StepExtras(self, self.count_flops, self.trace_path)
 
     def mode(self):
@@ -115,9 +151,12 @@ class State:
                   "torch": getattr(torch, "__version__", None), "device": default_device(self.device_request)}
         if self.auto:
             fields["auto"] = True
+        if self.rank is not None:
+            fields.update(self.rank)
         self.channel.send("hello", fields, patient=True)
 
     def begin_tracking(self):
+        self.rank = rank_of_process()
         self.hello()
         self.tracking = True
 
@@ -127,6 +166,10 @@ class State:
                   "phases": dict(self.phases)}
         if self.auto or self.excluded_s:
             fields["excluded_s"] = self.excluded_s
+        if self.auto:
+            fields["before_backward_s"] = self.before_backward_s
+        if self.rank is not None:
+            fields["rank"] = self.rank["rank"]
         if self.metrics:
             fields["metrics"] = dict(self.metrics)
         return fields

@@ -127,6 +127,8 @@ void ReadProgress(FieldReader& in, HelperMessage& m) {
     in.Fail(mem_in.error());
   }
   in.Count("excluded_s", m.excluded_s);
+  in.Count("before_backward_s", m.before_backward_s);
+  in.Count("rank", m.rank);
   if (m.type == MessageType::kDone) in.String("reason", m.done_reason, true);
 }
 
@@ -140,6 +142,7 @@ void ReadLoader(FieldReader& in, LoaderInfo& l) {
   in.Count("batch_size", l.batch_size);
   in.Count("prefetch_factor", l.prefetch_factor);
   in.Bool("persistent_workers", l.persistent_workers);
+  in.Bool("drop_last", l.drop_last);
   if (const json* injected = in.Find("injected", false)) {
     if (!injected->is_object()) return in.Fail("field 'injected' is not an object");
     for (const auto& [name, value] : injected->items()) l.injected[name] = value;
@@ -147,6 +150,21 @@ void ReadLoader(FieldReader& in, LoaderInfo& l) {
   in.String("samples_from", l.samples_from);
   in.String("step_at", l.step_at);
   in.Count("others", l.others);
+  in.Count("last_batch", l.last_batch);
+  in.Bool("batchnorm", l.batchnorm);
+}
+
+// rank, world_size and local_rank, all three or none.
+void ReadRank(FieldReader& in, std::optional<RankInfo>& out) {
+  std::optional<int64_t> rank, world, local;
+  in.Count("rank", rank);
+  in.Count("world_size", world);
+  in.Count("local_rank", local);
+  if (!rank && !world) return;
+  if (!rank || !world || *world < 1 || *rank >= *world) {
+    return in.Fail("fields 'rank' and 'world_size' must come together, with 0 <= rank < world_size");
+  }
+  out = RankInfo{*rank, *world, local.value_or(*rank)};
 }
 
 void ReadFlops(FieldReader& in, FlopsInfo& f) {
@@ -217,6 +235,7 @@ Result<HelperMessage> ParseHelperMessage(std::string_view datagram) {
       std::optional<bool> automatic;
       in.Bool("auto", automatic);
       m.automatic = automatic.value_or(false);
+      ReadRank(in, m.rank_info);
       break;
     }
     case MessageType::kKnob: {
@@ -237,7 +256,10 @@ Result<HelperMessage> ParseHelperMessage(std::string_view datagram) {
       in.Count("steps", m.steps, false);
       in.Count("samples", m.samples, false);
       break;
-    case MessageType::kLoader: ReadLoader(in, m.loader); break;
+    case MessageType::kLoader:
+      ReadLoader(in, m.loader);
+      ReadRank(in, m.rank_info);
+      break;
     case MessageType::kFlops: ReadFlops(in, m.flops); break;
     case MessageType::kTrace: ReadTrace(in, m.trace); break;
   }

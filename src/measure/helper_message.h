@@ -29,10 +29,23 @@ struct LoaderInfo {
   std::optional<int64_t> batch_size;       // absent with a batch_sampler
   std::optional<int64_t> prefetch_factor;  // absent without workers
   std::optional<bool> persistent_workers;
+  std::optional<bool> drop_last;
   std::map<std::string, nlohmann::json> injected;  // knob name -> the value saturate set on the loader
   std::optional<std::string> samples_from;  // "loader", "model_input", "flag" or "steps"
   std::optional<std::string> step_at;       // "optimizer" or "backward"
   std::optional<int64_t> others;            // other loaders seen so far (validation, test), left out
+  // Samples in an epoch's last batch in the sending process when smaller than batch_size (no drop_last), from the
+  // sampler's length: a DistributedSampler's share, not the whole dataset.
+  std::optional<int64_t> last_batch;
+  std::optional<bool> batchnorm;  // the model has BatchNorm layers; absent when no model was found
+};
+
+// The sender's place in a distributed job (torch.distributed once initialised, else RANK/WORLD_SIZE/LOCAL_RANK,
+// SLURM_PROCID/SLURM_NTASKS or OMPI_COMM_WORLD_*). Absent for a single-process run.
+struct RankInfo {
+  int64_t rank = 0;
+  int64_t world_size = 1;
+  int64_t local_rank = 0;
 };
 
 // The FLOPs of one training step (forward + backward), counted by the helper during the first step (a `flops`
@@ -66,6 +79,9 @@ struct HelperMessage {
   std::string mode, python, device;
   std::optional<std::string> torch;  // version; nullopt without torch
 
+  // hello and loader: the sender's rank and world size, when it is one of several ranks
+  std::optional<RankInfo> rank_info;
+
   // hello and knob: "auto": true, sent by the automatic instrumentation rather than `import saturate`
   bool automatic = false;
 
@@ -86,6 +102,10 @@ struct HelperMessage {
   // Automatic instrumentation only: seconds spent in other loaders (validation) between training steps; the
   // time between two reports minus its growth is training time.
   std::optional<double> excluded_s;
+  // Automatic instrumentation only: seconds from each step's start to its last backward() call, data wait
+  // included: where a distributed step meets the other ranks (docs/helper-protocol.md).
+  std::optional<double> before_backward_s;
+  std::optional<int64_t> rank;  // the sender's rank, when it is one of several
 
   // done
   std::string done_reason;  // "exhausted", "loader-drained", "exit", "no-loader"

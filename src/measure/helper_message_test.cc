@@ -251,3 +251,46 @@ TEST(HelperMessage, TypeNames) {
 
 }  // namespace
 }  // namespace sat::measure
+
+namespace sat::measure {
+namespace {
+
+TEST(HelperMessage, RanksOfADistributedJob) {
+  Result<HelperMessage> hello = ParseHelperMessage(
+      R"({"v":1,"type":"hello","run":"r","pid":7,"t":1.0,"mode":"train","auto":true,"rank":1,"world_size":2,)"
+      R"("local_rank":1})");
+  ASSERT_TRUE(hello.ok()) << hello.error().message;
+  ASSERT_TRUE(hello->rank_info);
+  EXPECT_EQ(hello->rank_info->rank, 1);
+  EXPECT_EQ(hello->rank_info->world_size, 2);
+  EXPECT_EQ(hello->rank_info->local_rank, 1);
+  Result<HelperMessage> loader = ParseHelperMessage(
+      R"({"v":1,"type":"loader","run":"r","pid":7,"t":1.0,"key":"t.py:9#0","batch_size":32,"last_batch":5,)"
+      R"("batchnorm":true,"drop_last":false,"rank":0,"world_size":4})");
+  ASSERT_TRUE(loader.ok()) << loader.error().message;
+  EXPECT_EQ(loader->loader.last_batch, 5);
+  EXPECT_EQ(loader->loader.batchnorm, true);
+  EXPECT_EQ(loader->loader.drop_last, false);
+  EXPECT_EQ(loader->rank_info->local_rank, 0);  // absent: its rank
+  Result<HelperMessage> progress = ParseHelperMessage(
+      R"({"v":1,"type":"progress","run":"r","pid":7,"t":1.0,"steps":3,"samples":96,"rank":1,)"
+      R"("before_backward_s":0.25})");
+  ASSERT_TRUE(progress.ok()) << progress.error().message;
+  EXPECT_EQ(progress->rank, 1);
+  EXPECT_EQ(progress->before_backward_s, 0.25);
+  // A single process sends none of them.
+  Result<HelperMessage> single = ParseHelperMessage(R"({"v":1,"type":"hello","run":"r","pid":7,"t":1.0})");
+  ASSERT_TRUE(single.ok());
+  EXPECT_FALSE(single->rank_info);
+}
+
+TEST(HelperMessage, RankOutsideItsWorldIsRefused) {
+  for (const char* fields : {R"("rank":2,"world_size":2)", R"("rank":0)", R"("world_size":2)", R"("rank":-1,"world_size":2)"}) {
+    Result<HelperMessage> m =
+        ParseHelperMessage(std::string(R"({"v":1,"type":"hello","run":"r","pid":7,"t":1.0,)") + fields + "}");
+    EXPECT_FALSE(m.ok()) << fields;
+  }
+}
+
+}  // namespace
+}  // namespace sat::measure

@@ -7,11 +7,27 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "measure/estimator.h"
 #include "measure/helper_message.h"
 
 namespace sat::measure {
+
+// One process's share of a run: a rank of a distributed job, or the run's one trainer. Cumulative since it began
+// tracking (counter restarts included), like ProgressTotals.
+struct ProcessTotals {
+  int64_t pid = 0;
+  std::optional<int64_t> rank;  // from its progress reports, when it is one of several ranks
+  int64_t steps = 0;
+  double samples = 0;
+  double wait_s = 0, step_s = 0;
+  double after_step_s = 0;                   // the automatic instrumentation's after_step phase
+  std::optional<double> before_backward_s;   // automatic instrumentation only
+  // Samples over the seconds between its first and latest report since its counters last started, other
+  // loaders' time left out; 0 before two reports.
+  double samples_per_s = 0;
+};
 
 // Cumulative totals of a run, summed over its processes (including counts from before a counter reset).
 struct ProgressTotals {
@@ -28,6 +44,7 @@ struct ProgressTotals {
   int processes = 0;                          // distinct pids that reported progress
   int processes_done = 0;                     // of them, those that sent `done`
   std::string done_reason;                    // of the latest `done`
+  std::vector<ProcessTotals> per_process;     // processes that reported steps, by pid
 
   // Shares of the loop time (wait_s + step_s), each 0 while no loop time has been reported.
   double WaitShare() const;
@@ -61,12 +78,16 @@ class ProgressAggregator {
     double t = 0;
     int64_t steps = 0;
     double samples = 0, wait_s = 0, step_s = 0, excluded_s = 0;
+    double before_backward_s = 0;
     std::map<std::string, double> phases_s;
     void Add(const Counters& other);  // sums everything but t
   };
   struct Process {
     Counters last;     // latest report
     Counters carried;  // totals from before the latest reset
+    Counters base;     // the first report since the latest reset: where its rate starts
+    std::optional<int64_t> rank;
+    bool before_backward = false;  // it reports before_backward_s
     bool done = false;
   };
   void Recount();

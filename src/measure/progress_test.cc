@@ -183,3 +183,48 @@ TEST(ProgressAggregator, FeedsTheEstimator) {
 
 }  // namespace
 }  // namespace sat::measure
+
+namespace sat::measure {
+namespace {
+
+TEST(ProgressAggregator, EachRankKeepsItsOwnTotalsAndRate) {
+  ProgressAggregator agg("run-1");
+  for (int64_t pid : {20, 21}) {
+    HelperMessage first = Report(pid, 1.0, 2, 64, 0.1, 0.2);
+    first.rank = pid - 20;
+    first.before_backward_s = 0.05;
+    agg.Add(first);
+  }
+  HelperMessage r0 = Report(20, 3.0, 12, 384, 0.2, 1.8);
+  r0.rank = 0;
+  r0.before_backward_s = 0.5;
+  r0.phases["after_step"] = 0.1;
+  r0.excluded_s = 0.5;  // a validation pass: left out of its rate
+  agg.Add(r0);
+  HelperMessage r1 = Report(21, 3.0, 12, 384, 1.5, 0.5);
+  r1.rank = 1;
+  agg.Add(r1);  // this report has no before_backward_s: the earlier one still says it reports it
+  const std::vector<ProcessTotals>& p = agg.totals().per_process;
+  ASSERT_EQ(p.size(), 2u);
+  EXPECT_EQ(p[0].pid, 20);
+  EXPECT_EQ(p[0].rank, 0);
+  EXPECT_EQ(p[0].steps, 12);
+  EXPECT_DOUBLE_EQ(p[0].samples_per_s, 320 / 1.5);
+  EXPECT_DOUBLE_EQ(p[0].after_step_s, 0.1);
+  EXPECT_EQ(p[0].before_backward_s, 0.5);
+  EXPECT_EQ(p[1].rank, 1);
+  EXPECT_DOUBLE_EQ(p[1].samples_per_s, 320 / 2.0);
+  EXPECT_DOUBLE_EQ(p[1].wait_s, 1.5);
+  EXPECT_EQ(p[1].before_backward_s, 0.0);
+}
+
+TEST(ProgressAggregator, ProcessesWithoutStepsAreNotListed) {
+  ProgressAggregator agg("run-1");
+  agg.Add(Report(30, 1.0, 0, 0));
+  agg.Add(Report(30, 2.0, 0, 0));
+  EXPECT_TRUE(agg.totals().per_process.empty());
+  EXPECT_EQ(agg.totals().processes, 1);
+}
+
+}  // namespace
+}  // namespace sat::measure

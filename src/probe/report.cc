@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "probe/mfu.h"
+#include "probe/ranks.h"
 #include "util/strings.h"
 
 namespace sat::probe {
@@ -248,6 +249,25 @@ std::string TrainingLoaderLine(const StageResult& full) {
   return "training loader: " + JoinNonEmpty(parts, " · ");
 }
 
+// "batch: 32 per device x 2 ranks = 64 global" and one row per rank, for a distributed job; empty otherwise.
+std::string RanksLines(const StageResult& full) {
+  std::vector<RankRow> ranks = RankRows(full);
+  std::optional<BatchLayout> batch = BatchLayoutOf(full);
+  if (ranks.empty() && (!batch || batch->world_size <= 1)) return "";
+  std::string out;
+  if (batch) out += "batch: " + BatchText(*batch) + '\n';
+  if (ranks.empty()) return out;
+  std::optional<Straggler> straggler = FindStraggler(full);
+  std::vector<Row> rows = {{"rank", "samples/s", "data wait", "step", "to backward", ""}};
+  for (const RankRow& r : ranks) {
+    rows.push_back({std::to_string(r.rank), FormatNumber(r.samples_per_s), FormatShare(r.wait_share),
+                    FormatNumber(r.step_ms) + " ms",
+                    r.to_backward_ms ? FormatNumber(*r.to_backward_ms) + " ms" : std::string("n/a"),
+                    straggler && straggler->rank == r.rank ? "<- straggler" : ""});
+  }
+  return out + Table(rows);
+}
+
 // probe.json's name for how the stages got their numbers.
 std::string_view Instrumentation(const ProbeResult& r) {
   if (r.helper) return r.auto_instrumented ? "auto" : "helper";
@@ -386,6 +406,38 @@ ordered_json StepPartsJson(const StageResult& s) {
 
 ordered_json Ordered(const nlohmann::json& j) { return ordered_json::parse(j.dump()); }
 
+ordered_json RanksJson(const StageResult& s) {
+  ordered_json ranks = ordered_json::array();
+  for (const RankRow& r : RankRows(s)) {
+    ranks.push_back({{"rank", r.rank},
+                     {"pid", r.pid},
+                     {"steps", r.steps},
+                     {"samples_per_s", Num(r.samples_per_s)},
+                     {"data_wait_share", Num(r.wait_share)},
+                     {"step_ms", Num(r.step_ms)},
+                     {"own_ms", Num(r.own_ms)},
+                     {"to_backward_ms", r.to_backward_ms ? Num(*r.to_backward_ms) : ordered_json(nullptr)}});
+  }
+  return ranks;
+}
+
+ordered_json BatchJson(const StageResult& s) {
+  std::optional<BatchLayout> b = BatchLayoutOf(s);
+  if (!b) return nullptr;
+  return {{"world_size", b->world_size},
+          {"per_device", b->per_device},
+          {"global", b->global},
+          {"last_batch", Opt(b->last_batch)},
+          {"batchnorm", b->batchnorm},
+          {"drop_last", b->drop_last}};
+}
+
+ordered_json StragglerJson(const StageResult& s) {
+  std::optional<Straggler> st = FindStraggler(s);
+  if (!st) return nullptr;
+  return {{"rank", st->rank}, {"cause", st->cause}, {"excess_share", Num(st->excess_share)}};
+}
+
 ordered_json StageJson(const ProbeResult& r, const StageResult& s) {
   const measure::SteadyState& e = s.estimate;
   bool measured = StageMeasured(s);
@@ -404,6 +456,10 @@ ordered_json StageJson(const ProbeResult& r, const StageResult& s) {
           {"auto_failure", s.auto_failure},
           {"no_loader", s.no_loader},
           {"training_loader", LoaderJson(s.loader)},
+          {"world_size", s.world_size},
+          {"batch", BatchJson(s)},
+          {"ranks", RanksJson(s)},
+          {"straggler", StragglerJson(s)},
           {"knobs", KnobsJson(s.knobs_seen)},
           {"knobs_auto", s.knobs_auto},
           {"knob_errors", s.knob_errors},
@@ -413,6 +469,9 @@ ordered_json StageJson(const ProbeResult& r, const StageResult& s) {
           {"rel_half_width", if_measured(e.rel_half_width)},
           {"warmup_s", if_measured(e.warmup_s)},
           {"steady_s", if_measured(e.steady_s)},
+          // The steady part on CLOCK_MONOTONIC (Python's time.monotonic()): for comparing with a script's own log.
+          {"steady_from_t", if_measured(e.start_t + e.warmup_s)},
+          {"steady_to_t", if_measured(e.start_t + e.warmup_s + e.steady_s)},
           {"n_batches", e.n_batches},
           {"converged", e.converged},
           {"drift", e.drift},
@@ -474,6 +533,7 @@ std::string ConsoleReport(const ProbeResult& r) {
   out += Table(rows);
   out += '\n';
   if (std::string loader = TrainingLoaderLine(r.full); !loader.empty()) out += OneLine(loader) + '\n';
+  out += RanksLines(r.full);
   out += StepTimeLine(r.full) + '\n';
   if (std::string flops = FlopsLine(r); !flops.empty()) out += OneLine(flops) + '\n';
   if (r.trace) {

@@ -35,7 +35,10 @@ std::string ConsoleReport(const ProbeResult& result);
 //     (null: not seen either way), auto_failure, no_loader, training_loader (null, or {key, site, dataset,
 //     iterable, num_workers, pin_memory, batch_size, prefetch_factor, persistent_workers, injected {knob: value},
 //     samples_from, step_at, others}), knobs {name: value}, knobs_auto [name], knob_errors {name: why},
-//     samples_per_s, ci_low, ci_high, rel_half_width, warmup_s, steady_s, n_batches, converged, drift, drift_rel,
+//     world_size, batch (null, or {world_size, per_device, global, last_batch, batchnorm, drop_last}), ranks
+//     [{rank, pid, steps, samples_per_s, data_wait_share, step_ms, own_ms, to_backward_ms}], straggler (null, or
+//     {rank, cause, excess_share}), samples_per_s, ci_low, ci_high, rel_half_width, warmup_s, steady_s,
+//     steady_from_t, steady_to_t (the steady part on CLOCK_MONOTONIC), n_batches, converged, drift, drift_rel,
 //     warmup_at_limit, observations, data_wait_share, phase_shares {name: share}, flops (mfu.h FlopsInfoJson:
 //     the helper's count, null when none), flops_rate (FlopsReadingJson: flops_per_s, precision,
 //     peak_flops_per_s, mfu, gpu_model, no_mfu_why; nulls when unknown), step_parts (null, or

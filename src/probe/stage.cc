@@ -229,11 +229,22 @@ Result<StageResult> RunStage(StageKind kind, const StageOptions& o, telemetry::S
             r.knob_errors.erase(m.knob_name);
           }
         }
-        if (m.type == measure::MessageType::kLoader) r.loader = m.loader;
+        if (m.rank_info) r.world_size = std::max(r.world_size, m.rank_info->world_size);
+        if (m.type == measure::MessageType::kLoader) {
+          if (m.rank_info) r.rank_loaders[m.rank_info->rank] = m.loader;
+          if (!r.loader || !m.rank_info || m.rank_info->rank == 0) r.loader = m.loader;
+        }
         if (m.type == measure::MessageType::kFlops && !r.flops) r.flops = m.flops;
         if (m.type == measure::MessageType::kTrace) r.trace = m.trace;
         if (m.type == measure::MessageType::kDone && m.done_reason == "no-loader") r.no_loader = true;
-        if (auto obs = progress.Add(m)) {
+        const size_t trainers = progress.totals().per_process.size();
+        std::optional<measure::Observation> observed = progress.Add(m);
+        if (progress.totals().per_process.size() != trainers) {
+          std::vector<pid_t> pids;
+          for (const auto& p : progress.totals().per_process) pids.push_back(static_cast<pid_t>(p.pid));
+          sampler.SetTrainers(std::move(pids));
+        }
+        if (auto& obs = observed) {
           r.helper_seen = true;
           // A report that covers time after saturate asked the command to stop measures its shutdown, not
           // training: it still counts in the totals, never in the estimate.

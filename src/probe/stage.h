@@ -63,6 +63,11 @@ struct StageResult {
   std::string auto_failure;  // the helper's "saturate: automatic instrumentation is off ..." stderr line, if any
   std::optional<measure::FlopsInfo> flops;  // the helper's FLOP count of the first training step (`flops`)
   std::optional<measure::TraceInfo> trace;  // where the helper wrote a profiler trace (`trace`), when asked to
+  // A distributed job (its processes' hello and loader messages carry rank and world size): the world size, and
+  // each rank's training loader as it reported it (its batch size is the per-device batch). 1 and empty for a
+  // single process. `loader` above is rank 0's.
+  int64_t world_size = 1;
+  std::map<int64_t, measure::LoaderInfo> rank_loaders;
   measure::SteadyState estimate;     // samples_per_s with its 95% interval; samples_per_s 0 when nothing came
   std::vector<measure::RatePoint> series;  // throughput over time, warm-up included (for reports)
   size_t observations = 0;

@@ -10,6 +10,7 @@
 
 #include "probe/mfu.h"
 #include "probe/probe.h"
+#include "probe/ranks.h"
 #include "util/strings.h"
 
 namespace sat::probe {
@@ -542,6 +543,8 @@ void AddNotes(const ProbeResult& r, const Pipe& p, Verdict& v) {
                       "mixed precision can still raise throughput");
   }
 
+  for (std::string& note : BatchNotes(r.full)) v.notes.push_back(std::move(note));
+
   for (const DataLocation& loc : r.data_locations) {
     if (!loc.network) continue;
     v.notes.push_back(fmt::format("data on a network filesystem: {} file{} on {} ({} {}); stage it on a local "
@@ -614,7 +617,13 @@ Verdict Decide(const ProbeResult& r) {
                       p.wait.value_or(0) < kSmallWaitShare && p.overhead < kOverheadBoundShare;
   bool transfer_phases = p.gpu && p.transfer_phases >= kOverheadBoundShare;
 
-  if (overhead_bound && (!loader_bound || p.overhead > loader_share)) {
+  if (std::optional<Straggler> straggler = p.full ? FindStraggler(r.full) : std::nullopt) {
+    // One rank holds every other back: no knob of the job as a whole helps before that rank is fixed.
+    v.bottleneck = "straggler";
+    v.cause = straggler->cause;
+    v.evidence = straggler->evidence;
+    v.next = straggler->next;
+  } else if (overhead_bound && (!loader_bound || p.overhead > loader_share)) {
     DecideOverhead(p, v);
   } else if (loader_bound) {
     DecideLoader(r, p, v);

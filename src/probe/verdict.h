@@ -16,17 +16,19 @@
 //      warm-up cut, and a 95% interval, when there is one, within ±kMaxUsableRelHalfWidth; an interrupted or
 //      short run has less). No bottleneck; the evidence says why, with the rates that were seen. A stage short of
 //      steady data is left out of the rules below too, with a note.
-//   3. loader vs step-overhead: the loader is "bound" when its stage runs below kLoaderNarrowRatio x compute,
+//   3. straggler: in a distributed job one rank is at least kStragglerShare of a step slower than the others'
+//      median (probe/ranks.h): it is named with its own cause (its data loading, its forward pass, its steps).
+//   4. loader vs step-overhead: the loader is "bound" when its stage runs below kLoaderNarrowRatio x compute,
 //      or when full waits for data at least kDataWaitBoundShare of each step; step overhead is "bound" when
 //      named phases that are neither compute nor copies (metrics, logging, checkpoints) take at least
 //      kOverheadBoundShare. When both hold, the larger share of the step wins (what removing it would save).
 //      The loader's cause: its processes' CPU at kCpuSaturatedShare of the cores they can use, or the host's
 //      CPU at kHostCpuBusyPct (more workers cannot help then); else the storage when iowait, disk busy or a
 //      network filesystem says so; else latency (more workers or prefetch).
-//   4. transfer: a GPU is probed, loader and compute both measured, full below kTransferGapRatio x the
+//   5. transfer: a GPU is probed, loader and compute both measured, full below kTransferGapRatio x the
 //      narrower of them, little data wait and overhead: the time goes to host-to-device copies. Also when
 //      copy-named phases take kOverheadBoundShare.
-//   5. compute: everything else. On a GPU busy under kLowGpuUtilPct the step is bound by CPU-side work. On a
+//   6. compute: everything else. On a GPU busy under kLowGpuUtilPct the step is bound by CPU-side work. On a
 //      busier GPU, MFU (mfu.h) below kLowMfu points at small kernels and launch overhead (CUDA graphs,
 //      torch.compile, a larger batch); from kNearPeakMfu on, only fewer FLOPs or a faster GPU help (or, for an
 //      fp32 run, the GPU's 16-bit units). The evidence carries the achieved FLOP/s, on a CPU too.
@@ -64,7 +66,7 @@ inline constexpr double kMinSteadyS = 3;              // seconds of steady data 
 inline constexpr double kMaxUsableRelHalfWidth = 0.5;  // ... and a 95% interval within ±50% of it
 
 struct Verdict {
-  std::string bottleneck;  // "loader", "compute", "transfer", "step-overhead"; empty when failed or unknown
+  std::string bottleneck;  // "loader", "compute", "transfer", "step-overhead", "straggler"; empty: failed/unknown
   std::string cause;       // why that pipe is narrow, e.g. "loader CPU-saturated", "network filesystem"
   std::string evidence;    // the numbers, "; "-separated: "loader 212 samples/s < compute 1,840 samples/s; ..."
   std::string next;        // the next knob to turn

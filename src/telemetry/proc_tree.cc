@@ -100,20 +100,21 @@ bool RunsPython(std::string_view cmdline) {
 
 }  // namespace
 
-unsigned CountForkedWorkers(const std::vector<ProcCounters>& procs) {
+unsigned CountForkedWorkers(const std::vector<ProcCounters>& procs, const std::vector<pid_t>& trainers) {
   std::unordered_map<pid_t, std::string_view> cmdline_of;
   for (const ProcCounters& p : procs) cmdline_of[p.pid] = p.cmdline;
   unsigned workers = 0;
   for (const ProcCounters& p : procs) {
     auto parent = cmdline_of.find(p.ppid);
     if (parent == cmdline_of.end() || p.pid == p.ppid || p.cmdline.empty()) continue;
+    if (std::find(trainers.begin(), trainers.end(), p.pid) != trainers.end()) continue;
     if (parent->second == p.cmdline && RunsPython(p.cmdline)) ++workers;
   }
   return workers;
 }
 
 ProcTreeSample ComputeTreeSample(const TreeCounters* prev, const TreeCounters& cur, double interval_s,
-                                 long ticks_per_s) {
+                                 long ticks_per_s, const std::vector<pid_t>& trainers) {
   ProcTreeSample out;
   out.root = cur.root;
   out.alive = !cur.procs.empty();
@@ -126,7 +127,7 @@ ProcTreeSample ComputeTreeSample(const TreeCounters* prev, const TreeCounters& c
   }
   if (out.pids.size() < cur.procs.size()) out.pids.insert(out.pids.begin(), cur.root);
   out.process_count = static_cast<unsigned>(cur.procs.size());
-  out.worker_count = CountForkedWorkers(cur.procs);
+  out.worker_count = CountForkedWorkers(cur.procs, trainers);
   out.rss_bytes = rss;
   if (!prev || prev->root != cur.root || interval_s <= 0 || ticks_per_s <= 0) return out;
 

@@ -66,8 +66,9 @@ struct TreeCounters {
 // default) and forkserver start methods make them. A parent is Python when its argv[0] is named python* or pypy*.
 // Wrappers (sh -c, torchrun's agent, accelerate launch) exec their children, so neither they nor the trainers they
 // start count, however many there are. Limits: workers of the spawn start method are fresh interpreters and are not
-// counted; other processes a trainer forks without exec (its own multiprocessing.Pool) are.
-unsigned CountForkedWorkers(const std::vector<ProcCounters>& procs);
+// counted; other processes a trainer forks without exec (its own multiprocessing.Pool) are. `trainers` are left
+// out: ranks a launcher started by fork (torch.multiprocessing's fork start method) are forked copies too.
+unsigned CountForkedWorkers(const std::vector<ProcCounters>& procs, const std::vector<pid_t>& trainers = {});
 
 // The members (see the file comment) given every live process as (pid, ppid) and the previous members.
 // Returns them root first, then ascending pid. `live` may be in any order.
@@ -89,7 +90,7 @@ std::vector<pid_t> TreeMembers(pid_t root, const std::vector<std::pair<pid_t, pi
 // could be read. cpu_pct uses top's scale (100 = one core). rss_bytes sums resident sets, so pages shared
 // between forked workers count once per process, as in top.
 ProcTreeSample ComputeTreeSample(const TreeCounters* prev, const TreeCounters& cur, double interval_s,
-                                 long ticks_per_s);
+                                 long ticks_per_s, const std::vector<pid_t>& trainers = {});
 
 // The GPU memory the tree's processes hold: the sum of used_memory_bytes over every entry in the GPUs' process
 // lists whose pid is in `pids`. nullopt when `gpus` is empty (no NVML), or when the tree's entries all lack a

@@ -285,6 +285,11 @@ TEST(CountForkedWorkers, NeedsAReadableCommandLineAndAParentInTheTree) {
   EXPECT_EQ(CountForkedWorkers({proc(2, 1, py), proc(3, 1, py)}), 0u) << "their parent is not in the tree";
   const std::string pypy = std::string("pypy3\0t.py\0", 11);
   EXPECT_EQ(CountForkedWorkers({proc(1, 0, pypy), proc(2, 1, pypy)}), 1u);
+
+  // Ranks a launcher forked (start_method="fork") train: with their own forked loader worker, one worker counts.
+  const std::vector<ProcCounters> fork_ranks = {proc(1, 0, py), proc(2, 1, py), proc(3, 1, py), proc(4, 2, py)};
+  EXPECT_EQ(CountForkedWorkers(fork_ranks), 3u) << "without knowing who trains, ranks look like workers";
+  EXPECT_EQ(CountForkedWorkers(fork_ranks, {2, 3}), 1u);
 }
 
 }  // namespace

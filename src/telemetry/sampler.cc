@@ -138,8 +138,13 @@ Sample Sampler::Collect() {
     return s;
   }
   TreeCounters tree = tree_reader_.Read(root);
-  ProcTreeSample tree_sample =
-      ComputeTreeSample(prev_tree_ ? &*prev_tree_ : nullptr, tree, s.mono_s - prev_tree_mono_s_, ticks_per_s_);
+  std::vector<pid_t> trainers;
+  {
+    std::lock_guard lock(trainers_mu_);
+    trainers = trainers_;
+  }
+  ProcTreeSample tree_sample = ComputeTreeSample(prev_tree_ ? &*prev_tree_ : nullptr, tree,
+                                                 s.mono_s - prev_tree_mono_s_, ticks_per_s_, trainers);
   if (tree_sample.alive) tree_sample.gpu_memory_bytes = TreeGpuMemory(tree_sample.pids, s.gpus);
   s.tree = std::move(tree_sample);
   prev_tree_ = std::move(tree);
@@ -149,7 +154,15 @@ Sample Sampler::Collect() {
 
 void Sampler::Watch(pid_t root) { watched_.store(root > 0 ? root : 0); }
 
-void Sampler::Unwatch() { watched_.store(0); }
+void Sampler::Unwatch() {
+  watched_.store(0);
+  SetTrainers({});
+}
+
+void Sampler::SetTrainers(std::vector<pid_t> pids) {
+  std::lock_guard lock(trainers_mu_);
+  trainers_ = std::move(pids);
+}
 
 std::vector<Sample> Sampler::Snapshot() const {
   std::lock_guard lock(buffer_mu_);

@@ -72,6 +72,9 @@ class Sampler {
   // Watches the tree rooted at `root` (> 0) from the next tick on; the first tick of a new root has no rates.
   void Watch(pid_t root);
   void Unwatch();
+  // The watched tree's processes that train (they report steps): never counted as DataLoader workers, even when
+  // they are forked copies of their launcher. Cleared by Unwatch.
+  void SetTrainers(std::vector<pid_t> pids);
 
   std::vector<Sample> Snapshot() const;            // oldest first
   std::vector<Sample> Since(double mono_s) const;  // samples with mono_s >= the given time, oldest first
@@ -88,6 +91,8 @@ class Sampler {
   const SamplerOptions options_;
   const long ticks_per_s_;
   std::atomic<pid_t> watched_{0};
+  std::mutex trainers_mu_;
+  std::vector<pid_t> trainers_;  // guarded by trainers_mu_
 
   // Collection state, guarded by collect_mu_.
   std::mutex collect_mu_;

@@ -7,6 +7,7 @@
 
 #include "tune/compare.h"
 #include "tune/flops.h"
+#include "tune/global_batch.h"
 #include "util/strings.h"
 
 namespace sat::tune {
@@ -132,6 +133,7 @@ std::string ConsoleReport(const TuneResult& r) {
     o += fmt::format("\nRecommended: {}{}\n", ValuesText(s.recommended, order),
                      confirmed.empty() ? "" : fmt::format("  ({} in full training)", confirmed));
     o += fmt::format("  {}\n", r.recommended_command);
+    if (std::optional<GlobalBatch> batch = RecommendedGlobalBatch(s)) o += "  " + GlobalBatchText(*batch) + "\n";
     if (std::string injected = InjectedText(r); !injected.empty()) o += injected;
     if (s.fastest != s.recommended)
       o += fmt::format("Fastest:     {}  ({} in compute mode{})\n", ValuesText(s.fastest, order),

@@ -8,6 +8,7 @@
 
 #include "tune/compare.h"
 #include "tune/flops.h"
+#include "tune/global_batch.h"
 #include "tune/html_report.h"
 
 namespace sat::tune {
@@ -30,6 +31,12 @@ std::string_view RoleName(KnobRole r) {
 }
 
 json ValuesOrNull(const KnobValues& v) { return v.empty() ? json(nullptr) : json(v); }
+
+json GlobalBatchJson(const SearchOutcome& s) {
+  std::optional<GlobalBatch> b = RecommendedGlobalBatch(s);
+  if (!b) return nullptr;
+  return {{"knob", b->knob}, {"per_device", b->per_device}, {"world_size", b->world_size}, {"global", b->global}};
+}
 
 json RateOf(const SearchOutcome& s, std::optional<int> id) {
   const Trial* t = s.FindTrial(id);
@@ -135,6 +142,7 @@ json ResultsJson(const TuneResult& r) {
       {"injected", s.injected},
       {"code_changes", changes},
       {"recommended_command", r.recommended_command},
+      {"global_batch", GlobalBatchJson(s)},
       {"fastest_command", r.fastest_command},
       {"needs",
        {{"cpu_cores", OrNull(r.needs.cpu_cores)},

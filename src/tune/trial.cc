@@ -128,6 +128,7 @@ Trial TrialFromStage(const probe::StageResult& s, const std::vector<KnobSpec>& k
     t.loader_key = s.loader->key.value_or("");
     t.loader_site = s.loader->site.value_or("");
   }
+  t.world_size = s.world_size;
   t.samples_per_s = s.estimate.samples_per_s;
   if (std::isfinite(s.estimate.ci_low)) t.ci_low = s.estimate.ci_low;
   if (std::isfinite(s.estimate.ci_high)) t.ci_high = s.estimate.ci_high;
@@ -218,6 +219,7 @@ json TrialToJson(const Trial& t) {
       {"knob_errors", t.knob_errors},
       {"loader_key", t.loader_key},
       {"loader_site", t.loader_site},
+      {"world_size", t.world_size},
       {"samples_per_s", t.samples_per_s},
       {"ci_low", t.ci_low},
       {"ci_high", t.ci_high},
@@ -267,6 +269,7 @@ Result<Trial> TrialFromJson(const json& j) {
     t.knob_errors = j.value("knob_errors", std::map<std::string, std::string>{});
     t.loader_key = j.value("loader_key", "");
     t.loader_site = j.value("loader_site", "");
+    t.world_size = j.value("world_size", int64_t{1});
     t.samples_per_s = j.at("samples_per_s").get<double>();
     t.ci_low = j.value("ci_low", 0.0);
     t.ci_high = j.value("ci_high", 0.0);

@@ -49,6 +49,7 @@ struct Trial {
   std::set<std::string> knobs_auto;
   std::map<std::string, std::string> knob_errors;
   std::string loader_key, loader_site;
+  int64_t world_size = 1;  // ranks of a distributed job (their hello/loader messages); 1 for one process
 
   // Throughput over the steady part; samples_per_s 0 when nothing was measured.
   double samples_per_s = 0, ci_low = 0, ci_high = 0;

@@ -59,8 +59,9 @@ probe_ranks spawn "$PY" "${DDP[@]}" --start spawn
 probe_ranks fork "$PY" "${DDP[@]}" --start fork
 probe_ranks launcher "$PY" "$SCRIPTS/launch_ranks.py" --nproc 2 "${DDP[@]}" --start env
 
-# A straggler: rank 1 loads each batch 40 ms slower; the others wait for it inside the step.
-probe_json straggler --budget 30s -- "$PY" "${DDP[@]}" --start spawn --slow-rank 1 --slow-ms 40
+# A straggler: rank 1 loads each batch 100 ms slower (a step takes ~20 ms on an idle machine); the others wait
+# for it inside the step.
+probe_json straggler --budget 30s -- "$PY" "$SCRIPTS/ddp_train.py" --samples 8192 --width 128 --start spawn --slow-rank 1 --slow-ms 100
 expect_bottleneck "$WORK/straggler.json" straggler
 [ "$(jq_py "$WORK/straggler.json" 'j["verdict"]["cause"]')" = "rank 1's data loading" ] ||
   fail "the straggler's cause should be rank 1's data loading"

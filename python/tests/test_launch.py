@@ -117,6 +117,47 @@ print("steps", steps, "weight", float(model.weight.sum()))
 
 
 @unittest.skipUnless(HAVE_TORCH, "needs torch")
+class TorchBeforeTheHookTest(ChannelTest):
+    def test_torch_imported_before_saturate_runs_is_instrumented_at_once(self):
+        # What a .pth file or the environment's own sitecustomize does: torch is in sys.modules before the hook.
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as theirs:
+            with open(os.path.join(theirs, "sitecustomize.py"), "w") as f:
+                f.write("import torch\n")
+            pythonpath = os.pathsep.join([saturate_env()["PYTHONPATH"], theirs])
+            proc, messages = run_script(self.receiver, [os.path.join(SCRIPTS, "loops.py"), "--steps", "20",
+                                                        "--step-ms", "0"], PYTHONPATH=pythonpath)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(final(messages)["steps"], 19)
+
+
+NEVER_ATTACHES = """
+import importlib.machinery, sys
+
+class Ahead:
+    def find_spec(self, name, path=None, target=None):
+        if name == "torch":
+            return importlib.machinery.PathFinder.find_spec(name, path)
+        return None
+
+sys.meta_path.insert(0, Ahead())
+import torch
+print("trained", torch.ones(2).sum().item())
+"""
+
+
+@unittest.skipUnless(HAVE_TORCH, "needs torch")
+class NeverSilentTest(ChannelTest):
+    def test_torch_that_no_hook_saw_is_named_at_exit(self):
+        proc, messages = run_script(self.receiver, ["-c", NEVER_ATTACHES])
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("trained 2.0", proc.stdout)
+        self.assertIn("saturate: automatic instrumentation is off for this run: torch was imported", proc.stderr)
+        self.assertIn("Ahead", proc.stderr)  # the finders, so the user sees what was ahead of saturate's
+
+
+@unittest.skipUnless(HAVE_TORCH, "needs torch")
 class NeverBreaksTest(ChannelTest):
     def test_a_failure_inside_the_instrumentation_turns_it_off_and_the_program_runs_unchanged(self):
         import tempfile

@@ -177,6 +177,28 @@ class NeverBreaksTest(ChannelTest):
         self.assertIn("no shape here", lines[0])
 
 
+class RankOfProcessTest(unittest.TestCase):
+    """Where a rank learns its place before (or without) torch.distributed: each launcher's variables."""
+
+    def test_launchers_variables(self):
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+        from saturate._state import rank_of_process
+
+        cases = [
+            ({"RANK": "1", "WORLD_SIZE": "4", "LOCAL_RANK": "1"}, {"rank": 1, "world_size": 4, "local_rank": 1}),
+            ({"SLURM_PROCID": "3", "SLURM_NTASKS": "4", "SLURM_LOCALID": "0"},
+             {"rank": 3, "world_size": 4, "local_rank": 0}),
+            ({"OMPI_COMM_WORLD_RANK": "2", "OMPI_COMM_WORLD_SIZE": "8"}, {"rank": 2, "world_size": 8, "local_rank": 2}),
+            ({"RANK": "0", "WORLD_SIZE": "1"}, None),  # one process is no distributed job
+            ({"SLURM_PROCID": "0", "SLURM_NTASKS": "1"}, None),  # a Slurm job of one task (a sweep run)
+            ({"RANK": "x", "WORLD_SIZE": "2"}, None),
+            ({}, None),
+        ]
+        for environ, want in cases:
+            with self.subTest(environ=environ):
+                self.assertEqual(rank_of_process(environ), want)
+
+
 @unittest.skipUnless(HAVE_TORCH, "needs torch")
 class RanksTest(ChannelTest):
     """2 ranks on gloo; each rank reports for itself, with its rank, and its counts match its own."""

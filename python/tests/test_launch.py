@@ -90,6 +90,8 @@ FAILING_BATCH = """
 import torch
 from torch.utils.data import DataLoader
 
+torch.manual_seed(0)
+
 class Odd:
     '''A batch whose shape cannot be read: saturate's sample count fails on it.'''
     def __init__(self, x):

@@ -871,6 +871,7 @@ def _loader_settings(loader):
     return {"dataset": type(dataset).__name__, "iterable": bool(iterable), "num_workers": workers,
             "pin_memory": bool(getattr(loader, "pin_memory", False)),
             "batch_size": batch_size, "last_batch": _last_batch(loader, batch_size, drop_last, iterable),
+            "epoch_samples": _epoch_samples(loader, batch_size, drop_last, iterable),
             "prefetch_factor": getattr(loader, "prefetch_factor", None) if workers else None,
             "persistent_workers": bool(getattr(loader, "persistent_workers", False)),
             "drop_last": bool(getattr(loader, "drop_last", False))}
@@ -887,6 +888,18 @@ def _last_batch(loader, batch_size, drop_last, iterable):
         return None
     rest = n % batch_size
     return rest or None
+
+
+def _epoch_samples(loader, batch_size, drop_last, iterable):
+    """Samples one epoch of `loader` hands over in this process (a DistributedSampler's share), or None."""
+    if iterable:
+        return None
+    n = _len_or_none(getattr(loader, "sampler", None))
+    if n is None:
+        return None
+    if drop_last and batch_size:
+        n -= n % batch_size
+    return n
 
 
 def _first_parameter(obj):

@@ -31,6 +31,7 @@ struct ProbeCliOptions {
   bool shell = false;
   bool trace = false;
   double target = 0.02;
+  double price_per_hour = 0;
   ServeFlag serve;
   std::vector<std::string> command;
 };
@@ -43,6 +44,12 @@ Status RunProbeCommand(const ProbeCliOptions& c) {
   if (Status st = CheckInRange("--target", c.target, Open(0, 1), "a fraction: 0.02 = ±2%"); !st) return st;
   if (c.batch_size != 0) {
     if (Status st = CheckInRange("--batch-size", c.batch_size, Above(0)); !st) return st;
+  }
+  if (c.price_per_hour != 0) {
+    if (Status st = CheckInRange("--price-per-hour", c.price_per_hour, Open(0, 1e6), "money per GPU-hour, e.g. 2.50");
+        !st) {
+      return st;
+    }
   }
   std::optional<double> samples_per_step;
   if (!c.samples_per_step.empty()) {
@@ -70,6 +77,7 @@ Status RunProbeCommand(const ProbeCliOptions& c) {
   o.trace = c.trace;
   o.verbose = c.verbose;
   o.target_rel_half_width = c.target;
+  if (c.price_per_hour > 0) o.price_per_gpu_hour = c.price_per_hour;
 
   auto exporter = StartExporter(c.serve);
   if (!exporter) return exporter.error();
@@ -113,6 +121,9 @@ Action SetupProbe(CLI::App& app) {
                  "(e.g. --samples-per-step 64)")
       ->type_name("N");
   app.add_option("--target", c->target, "stop a measurement once its 95% interval is within ±TARGET (default 0.02)");
+  app.add_option("--price-per-hour", c->price_per_hour,
+                 "what one GPU-hour costs (e.g. 2.50): the report gives the cost per million samples and per epoch")
+      ->type_name("PRICE");
   app.add_flag("--trace", c->trace,
                "save a torch.profiler Chrome trace of a few steady steps of the full stage (trace.json in --out, "
                "else saturate-probe-trace-TIME.json here) and summarise it: GPU idle, kernels, copies, top kernels");

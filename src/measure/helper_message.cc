@@ -152,6 +152,7 @@ void ReadLoader(FieldReader& in, LoaderInfo& l) {
   in.Count("others", l.others);
   in.Count("last_batch", l.last_batch);
   in.Bool("batchnorm", l.batchnorm);
+  in.Count("epoch_samples", l.epoch_samples);
 }
 
 // rank, world_size and local_rank, all three or none.

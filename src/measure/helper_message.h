@@ -38,6 +38,7 @@ struct LoaderInfo {
   // sampler's length: a DistributedSampler's share, not the whole dataset.
   std::optional<int64_t> last_batch;
   std::optional<bool> batchnorm;  // the model has BatchNorm layers; absent when no model was found
+  std::optional<int64_t> epoch_samples;  // samples in one epoch in the sending process (its sampler's length)
 };
 
 // The sender's place in a distributed job (torch.distributed once initialised, else RANK/WORLD_SIZE/LOCAL_RANK,

@@ -48,6 +48,8 @@ const std::vector<Metric<GpuSample>>& GpuMetrics() {
        [](const GpuSample& g) { return g.clock_memory_mhz; }},
       {"DCGM_FI_DEV_GPU_TEMP", "gauge", "GPU temperature (in C).", [](const GpuSample& g) { return g.temperature_c; }},
       {"DCGM_FI_DEV_POWER_USAGE", "gauge", "Power draw (in W).", [](const GpuSample& g) { return g.power_draw_w; }},
+      {"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "counter", "Total energy consumption since boot (in mJ).",
+       [](const GpuSample& g) { return g.energy_j ? std::optional<double>(*g.energy_j * 1000) : std::nullopt; }},
       {"DCGM_FI_DEV_GPU_UTIL", "gauge", "GPU utilization (in %).", [](const GpuSample& g) { return g.util_gpu_pct; }},
       {"DCGM_FI_DEV_MEM_COPY_UTIL", "gauge", "Memory utilization (in %).",
        [](const GpuSample& g) { return g.util_memory_pct; }},

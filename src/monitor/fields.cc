@@ -103,6 +103,10 @@ std::vector<Field> BuildTable() {
       GpuField({"enforced.power.limit", "gpu.power.current_limit"}, "W",
                "The power ceiling the power management algorithm enforces.",
                [](const GpuSample& g) { return Num(g.power_limit_w, 2); }),
+      // NVML's name (nvmlDeviceGetTotalEnergyConsumption; nvidia-smi -q prints it as "Total Energy Consumption"),
+      // in joules: a counter since the driver loaded, so a difference of two rows is the energy between them.
+      GpuField({"total_energy_consumption"}, "J", "Energy the board used since the driver was loaded (a counter).",
+               [](const GpuSample& g) { return Num(g.energy_j, 3); }),
       GpuField({"clocks.current.sm", "clocks.sm"}, "MHz", "Current frequency of the SM clock.",
                [](const GpuSample& g) { return Num(g.clock_sm_mhz, 0); }),
       GpuField({"clocks.current.memory", "clocks.mem"}, "MHz", "Current frequency of the memory clock.",

@@ -39,6 +39,7 @@ struct ProbeResult {
   std::string kept_log_dir;
   // --trace: the full stage's profiler trace, its summary or why there is none; absent without --trace.
   std::optional<TraceOutcome> trace;
+  std::optional<double> price_per_gpu_hour;  // --price-per-hour, as given
 };
 
 struct ProbeOptions {
@@ -54,6 +55,7 @@ struct ProbeOptions {
   bool trace = false;                        // --trace: a profiler trace of the full stage (TracePath)
   bool verbose = false;
   double target_rel_half_width = 0.02;
+  std::optional<double> price_per_gpu_hour;  // --price-per-hour: cost lines in the report (energy.h CostOf)
   std::string proc_root = "/proc";
   // --serve: every sample and each stage's progress (labels command="probe", stage) go there; not owned.
   monitor::LiveFigures* live = nullptr;

@@ -8,6 +8,7 @@
 #include <optional>
 #include <vector>
 
+#include "probe/energy.h"
 #include "probe/mfu.h"
 #include "probe/ranks.h"
 #include "util/strings.h"
@@ -249,6 +250,39 @@ std::string TrainingLoaderLine(const StageResult& full) {
   return "training loader: " + JoinNonEmpty(parts, " · ");
 }
 
+// "energy: full 1.23 J per sample (2,930 samples/kWh) at 251 W, from NVML's energy counter · compute ..."; empty
+// when no stage has a GPU energy reading.
+std::string EnergyLine(const ProbeResult& r) {
+  std::vector<std::string> parts;
+  std::string method;
+  for (const StageResult* s : {&r.full, &r.compute, &r.loader}) {
+    std::optional<EnergyPerSample> e = EnergyPerSampleOf(*s);
+    if (!e) continue;
+    method = e->method;
+    parts.push_back(fmt::format("{} {} J per sample ({} samples/kWh) at {} W", StageName(s->kind),
+                                FormatNumber(e->joules_per_sample), FormatNumber(e->samples_per_kwh),
+                                FormatNumber(e->watts)));
+  }
+  if (parts.empty()) {
+    return r.machine.gpu_index >= 0 ? "energy: n/a (the GPU reports neither an energy counter nor its power)" : "";
+  }
+  return "energy: " + JoinNonEmpty(parts, " · ") +
+         (method == "counter" ? ", from NVML's energy counter (the GPU only)" : ", from power draw x time (the GPU only)");
+}
+
+// "cost: full $0.52 per million samples, $3.10 per epoch of 60,000 samples, at 2.50 per GPU-hour x 2 GPUs".
+std::string CostLine(const ProbeResult& r) {
+  if (!r.price_per_gpu_hour) return "";
+  std::optional<Cost> c = CostOf(r.full, *r.price_per_gpu_hour);
+  if (!c) return "cost: n/a (the full stage measured no throughput)";
+  std::string epoch = c->per_epoch ? fmt::format(", {} per epoch of {} samples", FormatNumber(*c->per_epoch),
+                                                 GroupThousands(static_cast<uint64_t>(*c->epoch_samples)))
+                                   : std::string(", per epoch n/a (the loader's length is unknown)");
+  return fmt::format("cost: full {} per million samples{}, at {} per GPU-hour{}", FormatNumber(c->per_million_samples),
+                     epoch, FormatNumber(*r.price_per_gpu_hour),
+                     c->gpus > 1 ? fmt::format(" x {} GPUs", FormatNumber(c->gpus)) : std::string());
+}
+
 // "batch: 32 per device x 2 ranks = 64 global" and one row per rank, for a distributed job; empty otherwise.
 std::string RanksLines(const StageResult& full) {
   std::vector<RankRow> ranks = RankRows(full);
@@ -432,6 +466,25 @@ ordered_json BatchJson(const StageResult& s) {
           {"drop_last", b->drop_last}};
 }
 
+ordered_json EnergyJson(const StageResult& s) {
+  std::optional<EnergyPerSample> e = EnergyPerSampleOf(s);
+  if (!e) return nullptr;
+  return {{"joules_per_sample", Num(e->joules_per_sample)},
+          {"samples_per_kwh", Num(e->samples_per_kwh)},
+          {"watts", Num(e->watts)},
+          {"method", e->method}};
+}
+
+ordered_json CostJson(const ProbeResult& r, const StageResult& s) {
+  std::optional<Cost> c = r.price_per_gpu_hour ? CostOf(s, *r.price_per_gpu_hour) : std::nullopt;
+  if (!c) return nullptr;
+  return {{"price_per_gpu_hour", Num(*r.price_per_gpu_hour)},
+          {"gpus", Num(c->gpus)},
+          {"per_million_samples", Num(c->per_million_samples)},
+          {"epoch_samples", c->epoch_samples ? Num(*c->epoch_samples) : ordered_json(nullptr)},
+          {"per_epoch", c->per_epoch ? Num(*c->per_epoch) : ordered_json(nullptr)}};
+}
+
 ordered_json StragglerJson(const StageResult& s) {
   std::optional<Straggler> st = FindStraggler(s);
   if (!st) return nullptr;
@@ -460,6 +513,8 @@ ordered_json StageJson(const ProbeResult& r, const StageResult& s) {
           {"batch", BatchJson(s)},
           {"ranks", RanksJson(s)},
           {"straggler", StragglerJson(s)},
+          {"energy", EnergyJson(s)},
+          {"cost", CostJson(r, s)},
           {"knobs", KnobsJson(s.knobs_seen)},
           {"knobs_auto", s.knobs_auto},
           {"knob_errors", s.knob_errors},
@@ -536,6 +591,8 @@ std::string ConsoleReport(const ProbeResult& r) {
   out += RanksLines(r.full);
   out += StepTimeLine(r.full) + '\n';
   if (std::string flops = FlopsLine(r); !flops.empty()) out += OneLine(flops) + '\n';
+  if (std::string energy = EnergyLine(r); !energy.empty()) out += OneLine(energy) + '\n';
+  if (std::string cost = CostLine(r); !cost.empty()) out += OneLine(cost) + '\n';
   if (r.trace) {
     for (const std::string& line : TraceOutcomeLines(*r.trace)) out += OneLine(line) + '\n';
   }

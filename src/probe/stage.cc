@@ -148,6 +148,7 @@ StageTelemetry SummarizeTelemetry(const std::vector<Sample>& samples, int gpu_in
     t.gpm_tensor_active_pct = SummarizeField(samples, gpu([](const Gpu& g) { return g.gpm_tensor_active_pct; }));
     t.gpm_dram_bw_util_pct = SummarizeField(samples, gpu([](const Gpu& g) { return g.gpm_dram_bw_util_pct; }));
     if (const telemetry::GpuSample* g = GpuOf(samples.back(), gpu_index)) t.gpu_mem_total_bytes = AsDouble(g->memory_total_bytes);
+    t.gpu_energy = GpuEnergy(samples, gpu_index);
   }
   return t;
 }

@@ -15,6 +15,7 @@
 #include "measure/estimator.h"
 #include "measure/line_parser.h"
 #include "measure/progress.h"
+#include "probe/energy.h"
 #include "monitor/live_figures.h"
 #include "run/runner.h"
 #include "telemetry/sampler.h"
@@ -39,6 +40,7 @@ struct StageTelemetry {
   std::optional<telemetry::Summary> tree_workers;    // DataLoader workers (telemetry::CountForkedWorkers)
   std::optional<telemetry::Summary> tree_gpu_mem_bytes;
   std::optional<telemetry::Summary> host_cpu_pct, host_iowait_pct, disk_busy_pct, disk_read_bytes_per_s;
+  std::optional<EnergyReading> gpu_energy;  // the probed GPU over the steady part (probe/energy.h)
   unsigned cpu_count = 0;
 };
 

@@ -114,6 +114,7 @@ using ErrorStringFn = const char*(nvmlReturn_t);
 using SystemStringFn = nvmlReturn_t(char*, unsigned int);
 using DeviceStringFn = nvmlReturn_t(nvmlDevice_t, char*, unsigned int);
 using DeviceUintFn = nvmlReturn_t(nvmlDevice_t, unsigned int*);
+using DeviceUllFn = nvmlReturn_t(nvmlDevice_t, unsigned long long*);
 using DeviceTypedUintFn = nvmlReturn_t(nvmlDevice_t, int, unsigned int*);
 using PstateFn = nvmlReturn_t(nvmlDevice_t, int*);
 using MemoryFn = nvmlReturn_t(nvmlDevice_t, nvmlMemory_t*);
@@ -214,6 +215,7 @@ struct Api {
   Entry power_usage{library, {"nvmlDeviceGetPowerUsage"}};
   Entry enforced_power_limit{library, {"nvmlDeviceGetEnforcedPowerLimit"}};
   Entry power_management_limit{library, {"nvmlDeviceGetPowerManagementLimit"}};
+  Entry total_energy{library, {"nvmlDeviceGetTotalEnergyConsumption"}};
   Entry clock{library, {"nvmlDeviceGetClockInfo"}};
   Entry pcie_link_gen{library, {"nvmlDeviceGetCurrPcieLinkGeneration"}};
   Entry pcie_link_width{library, {"nvmlDeviceGetCurrPcieLinkWidth"}};
@@ -240,6 +242,12 @@ struct Api {
 std::optional<unsigned> ReadUint(Entry& entry, nvmlDevice_t device) {
   unsigned int value = 0;
   if (entry.Call<DeviceUintFn>(device, &value) != kSuccess) return std::nullopt;
+  return value;
+}
+
+std::optional<unsigned long long> ReadUll(Entry& entry, nvmlDevice_t device) {
+  unsigned long long value = 0;
+  if (entry.Call<DeviceUllFn>(device, &value) != kSuccess) return std::nullopt;
   return value;
 }
 
@@ -512,6 +520,7 @@ GpuSample NvmlBackend::ReadDevice(unsigned index) {
   std::optional<unsigned> limit_mw = ReadUint(api_.enforced_power_limit, h);
   if (!limit_mw) limit_mw = ReadUint(api_.power_management_limit, h);
   s.power_limit_w = FromMilli(limit_mw);
+  if (std::optional<unsigned long long> mj = ReadUll(api_.total_energy, h)) s.energy_j = *mj / 1000.0;  // mJ
 
   s.clock_sm_mhz = AsDouble(ReadTypedUint(api_.clock, h, kClockSm));
   s.clock_memory_mhz = AsDouble(ReadTypedUint(api_.clock, h, kClockMem));

@@ -30,6 +30,9 @@ struct GpuSample {
   Opt<uint64_t> memory_total_bytes, memory_used_bytes, memory_free_bytes;
   Opt<double> temperature_c;
   Opt<double> power_draw_w, power_limit_w;
+  // The board's energy since the driver was loaded (nvmlDeviceGetTotalEnergyConsumption, Volta and later), in
+  // joules: a counter, so energy over an interval is the difference of two samples.
+  Opt<double> energy_j;
   Opt<double> clock_sm_mhz, clock_memory_mhz;
   Opt<unsigned> pcie_link_gen, pcie_link_width;
   Opt<double> pcie_tx_bytes_per_s, pcie_rx_bytes_per_s;

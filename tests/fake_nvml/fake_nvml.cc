@@ -5,8 +5,8 @@
 // Built twice from this file:
 //   fake_nvml      a current driver: versioned (_v2/_v3) and unversioned names.
 //   fake_nvml_old  (-DFAKE_NVML_OLD) an old driver: no _v2/_v3 names, which take the original PCI and process
-//                  records, no nvmlDeviceGetEnforcedPowerLimit or nvmlDeviceGetPcieThroughput, and no GPM
-//                  (nvmlGpm*) entry points.
+//                  records, no nvmlDeviceGetEnforcedPowerLimit, nvmlDeviceGetPcieThroughput or
+//                  nvmlDeviceGetTotalEnergyConsumption, and no GPM (nvmlGpm*) entry points.
 //
 // Behaviour, from the environment read when nvmlInit* first initialises (again after the last nvmlShutdown):
 //   FAKE_NVML_DEVICES=N              device count (default 2, at most 64)
@@ -14,7 +14,7 @@
 //   FAKE_NVML_FAIL=sym1,sym2         those entry points answer NVML_ERROR_FUNCTION_NOT_FOUND (exported, but
 //                                    unknown to the kernel driver, as when the library is newer than it)
 //   FAKE_NVML_UNSUPPORTED=f1,f2      those fields answer NVML_ERROR_NOT_SUPPORTED; fields: name uuid pci util
-//                                    memory temperature power enforced_power_limit power_limit clocks
+//                                    memory temperature power enforced_power_limit power_limit energy clocks
 //                                    pcie_link pcie_throughput pstate fan processes; and for GPM: gpm (the
 //                                    device is not GPM-capable: nvmlGpmQueryDeviceSupport says no, as before
 //                                    Hopper), gpm_sm_active gpm_sm_occupancy gpm_tensor gpm_dram (that metric
@@ -26,7 +26,9 @@
 //
 // Readings of device i: "Fake NVIDIA H200", UUID GPU-fa4e0000-0000-4000-8000-<i as 12 hex digits>, PCI
 // 00000000:<0x18+i>:00.0, memory total 143771 MiB and used (i+1) GiB plus its processes' memory, memory
-// utilisation half the GPU's, 35+i C, 250+i W drawn, enforced limit 690 W, management limit 700 W, SM clock
+// utilisation half the GPU's, 35+i C, 250+i W drawn (and so an energy counter of 250+i W times the seconds of
+// CLOCK_MONOTONIC: every interval's energy is that power times its length), enforced limit 690 W, management
+// limit 700 W, SM clock
 // 1980-i MHz, memory clock 2619 MHz, PCIe gen 5 x16, TX 1000+i KB/s, RX 2000+i KB/s, P<i mod 16>, fan 30+i %.
 // GPM metrics between two samples of device i: SM activity 60+i %, SM occupancy 30+i %, tensor activity 9+i %,
 // DRAM bandwidth 20+i %; nvmlGpmMetricsGet refuses (NVML_ERROR_INVALID_ARGUMENT) a pair whose samples are not
@@ -36,6 +38,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <functional>
 #include <optional>
 #include <set>
@@ -471,6 +474,15 @@ nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t* pci) {
 
 nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t device, unsigned int* milliwatts) {
   return Answer(__func__, device, "enforced_power_limit", milliwatts, [](unsigned) { return 690000u; });
+}
+
+nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device, unsigned long long* millijoules) {
+  if (nvmlReturn_t rc = EnterDevice(__func__, device, millijoules, "energy")) return rc;
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  const double seconds = static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) / 1e9;
+  *millijoules = static_cast<unsigned long long>((250 + device->index) * seconds * 1000.0);
+  return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t device, int counter, unsigned int* kb_per_s) {

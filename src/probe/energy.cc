@@ -1,0 +1,86 @@
+#include "probe/energy.h"
+
+#include <cmath>
+
+#include "probe/stage.h"
+#include "probe/verdict.h"
+
+namespace sat::probe {
+namespace {
+
+const telemetry::GpuSample* GpuIn(const telemetry::Sample& s, int index) {
+  for (const telemetry::GpuSample& g : s.gpus)
+    if (static_cast<int>(g.index) == index) return &g;
+  return nullptr;
+}
+
+}  // namespace
+
+std::optional<EnergyReading> GpuEnergy(const std::vector<telemetry::Sample>& samples, int gpu_index) {
+  if (gpu_index < 0 || samples.size() < 2) return std::nullopt;
+  const telemetry::GpuSample* first = GpuIn(samples.front(), gpu_index);
+  const telemetry::GpuSample* last = GpuIn(samples.back(), gpu_index);
+  const double span = samples.back().mono_s - samples.front().mono_s;
+  if (first && last && first->energy_j && last->energy_j && span > 0 && *last->energy_j >= *first->energy_j) {
+    return EnergyReading{*last->energy_j - *first->energy_j, span, "counter"};
+  }
+  // Power x time: trapezoids between consecutive samples that both carry a power reading.
+  double joules = 0, seconds = 0;
+  const telemetry::Sample* prev = nullptr;
+  std::optional<double> prev_w;
+  for (const telemetry::Sample& s : samples) {
+    const telemetry::GpuSample* g = GpuIn(s, gpu_index);
+    std::optional<double> w = g ? g->power_draw_w : std::nullopt;
+    if (w && prev_w && s.mono_s > prev->mono_s) {
+      const double dt = s.mono_s - prev->mono_s;
+      joules += (*w + *prev_w) / 2 * dt;
+      seconds += dt;
+    }
+    prev = &s;
+    prev_w = w;
+  }
+  if (!(seconds > 0)) return std::nullopt;
+  return EnergyReading{joules, seconds, "power x time"};
+}
+
+std::optional<EnergyPerSample> EnergyPerSampleOf(const StageResult& stage) {
+  const std::optional<EnergyReading>& e = stage.telemetry.gpu_energy;
+  if (!e || !(e->seconds > 0) || !StageMeasured(stage)) return std::nullopt;
+  EnergyPerSample out;
+  out.watts = e->joules / e->seconds;
+  out.joules_per_sample = out.watts / stage.estimate.samples_per_s;
+  out.samples_per_kwh = out.joules_per_sample > 0 ? 3.6e6 / out.joules_per_sample : 0;
+  out.method = e->method;
+  return out;
+}
+
+std::optional<Cost> CostOf(const StageResult& stage, double price_per_gpu_hour) {
+  if (!(price_per_gpu_hour > 0) || !std::isfinite(price_per_gpu_hour) || !StageMeasured(stage)) return std::nullopt;
+  Cost c;
+  c.gpus = static_cast<double>(std::max<int64_t>(1, stage.world_size));
+  c.per_hour = price_per_gpu_hour * c.gpus;
+  const double per_sample = c.per_hour / 3600 / stage.estimate.samples_per_s;
+  c.per_million_samples = per_sample * 1e6;
+  double epoch = 0;
+  bool known = !stage.rank_loaders.empty() || stage.loader.has_value();
+  if (!stage.rank_loaders.empty()) {
+    for (const auto& [rank, l] : stage.rank_loaders) {
+      if (!l.epoch_samples) known = false;
+      epoch += static_cast<double>(l.epoch_samples.value_or(0));
+    }
+    // Ranks whose loader message was lost hold the same share.
+    if (known && static_cast<int64_t>(stage.rank_loaders.size()) < stage.world_size) {
+      epoch *= static_cast<double>(stage.world_size) / static_cast<double>(stage.rank_loaders.size());
+    }
+  } else if (stage.loader) {
+    known = stage.loader->epoch_samples.has_value();
+    epoch = static_cast<double>(stage.loader->epoch_samples.value_or(0));
+  }
+  if (known && epoch > 0) {
+    c.epoch_samples = epoch;
+    c.per_epoch = epoch * per_sample;
+  }
+  return c;
+}
+
+}  // namespace sat::probe

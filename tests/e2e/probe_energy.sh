@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# What a run costs, through the NVML stand-in (tests/fake_nvml: 250 W drawn, and an energy counter that grows by
+# exactly that): probe's joules per sample equal the stand-in's energy over the measured window, from the counter;
+# without the counter, from power x time; with neither, n/a (never 0). --price-per-hour turns throughput into money
+# per million samples and per epoch (the epoch's length from the training loader). monitor reads the counter.
+set -euo pipefail
+source "$(dirname "$0")/lib.bash"
+source "$(dirname "$0")/probe_lib.bash"
+SCRIPT=("$PY" "$SATURATE_SOURCE_DIR/tests/e2e/scripts/loops.py" --steps 1000000 --step-ms 5)
+export SATURATE_NVML_LIBRARY="$FAKE_NVML" FAKE_NVML_DEVICES=1
+
+check_energy() {  # name method
+  "$PY" - "$WORK/$1.json" "$2" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+full = j["stages"]["full"]
+e, rate = full["energy"], full["samples_per_s"]
+print(sys.argv[1], e, rate)
+assert e is not None, "no energy reading"
+assert e["method"] == sys.argv[2], e
+assert abs(e["joules_per_sample"] / (250.0 / rate) - 1) < 0.02, (e, 250.0 / rate)
+assert abs(e["samples_per_kwh"] * e["joules_per_sample"] / 3.6e6 - 1) < 1e-9
+PY
+}
+
+probe_json counter --budget 20s --price-per-hour 3.6 -- "${SCRIPT[@]}"
+check_energy counter counter || fail "joules per sample should follow the stand-in's energy counter"
+"$PY" - "$WORK/counter.json" <<'PY' || fail "cost per million samples and per epoch"
+import json, sys
+full = json.load(open(sys.argv[1]))["stages"]["full"]
+c, rate = full["cost"], full["samples_per_s"]
+print(c)
+per_s = 3.6 / 3600
+assert abs(c["per_million_samples"] - per_s / rate * 1e6) < 1e-9 * c["per_million_samples"], c
+assert c["epoch_samples"] == 100000, c  # loops.py's dataset, one process
+assert abs(c["per_epoch"] - 100000 / rate * per_s) < 1e-9 * c["per_epoch"], c
+PY
+"$SATURATE" probe --budget 20s --price-per-hour 3.6 -- "${SCRIPT[@]}" >"$WORK/console.txt" 2>&1
+grep -q "^energy: full .* J per sample .* from NVML's energy counter" "$WORK/console.txt" || fail "console energy line"
+grep -q "^cost: full .* per million samples, .* per epoch of 100,000 samples, at 3.60 per GPU-hour" "$WORK/console.txt" ||
+  fail "console cost line: $(grep '^cost' "$WORK/console.txt")"
+
+FAKE_NVML_UNSUPPORTED=energy probe_json power --budget 20s -- "${SCRIPT[@]}"
+check_energy power "power x time" || fail "without the counter, power x time"
+
+FAKE_NVML_UNSUPPORTED=energy,power probe_json none --budget 20s -- "${SCRIPT[@]}"
+[ "$(jq_py "$WORK/none.json" 'j["stages"]["full"]["energy"]')" = None ] || fail "no counter and no power: n/a"
+
+expect_exit 2 "$SATURATE" probe --price-per-hour -1 -- true
+expect_contains "$ERR" "--price-per-hour"
+
+out=$("$SATURATE" monitor --query-gpu=index,total_energy_consumption --format=csv,noheader,nounits -c 2 -lms 200)
+echo "$out"
+"$PY" -c "
+import sys
+rows = [l.split(', ') for l in sys.argv[1].splitlines()]
+a, b = float(rows[0][1]), float(rows[1][1])
+assert 25 < b - a < 150, (a, b)  # 250 W for about 0.2 s: 50 J
+" "$out" || fail "monitor's total_energy_consumption should grow by the power times the interval"
+echo ok

@@ -525,6 +525,7 @@ Status Controller::End(Attempt& a, const run::RunOutcome& outcome) {
   ended.exit_code = outcome.exit_code;
   ended.term_signal = outcome.term_signal;
   ended.detail = outcome.detail;
+  ended.start_transient = outcome.start_transient;
   ended.oom_while_packed = oom && degree > 1;
   ended.stopped_early = !a.stopped_early.empty() && outcome.exit_class == run::ExitClass::kStopped;
   ended.error_line = LastErrorLine(outcome.stderr_tail, outcome.stdout_tail);

@@ -17,6 +17,8 @@
 #include "sweep/slurm_cli.h"
 #include "sweep/slurm_reconcile.h"
 #include "telemetry/sampler.h"
+#include "util/atomic_file.h"
+#include "util/json_text.h"
 #include "util/strings.h"
 
 namespace sat::sweep {
@@ -222,7 +224,7 @@ Status SlurmController::Watch(Flight& f, const std::vector<QueuedJob>& queue, do
       const std::string id = started.value()->value("job_id", "");
       if (f.job_id.empty() && !id.empty()) {
         f.job_id = id;
-        if (auto s = journal_->SetSlurmJob(f.attempt_id, f.job_id, f.request.ToJson().dump()); !s.ok()) return s;
+        if (auto s = journal_->SetSlurmJob(f.attempt_id, f.job_id, JsonText(f.request.ToJson())); !s.ok()) return s;
       }
     }
   }
@@ -254,7 +256,7 @@ Status SlurmController::Watch(Flight& f, const std::vector<QueuedJob>& queue, do
     if (task < ids.size() && ids[task] == std::to_string(f.attempt_id)) {
       queued = q;
       f.job_id = q.id;
-      if (auto s = journal_->SetSlurmJob(f.attempt_id, f.job_id, f.request.ToJson().dump()); !s.ok()) return s;
+      if (auto s = journal_->SetSlurmJob(f.attempt_id, f.job_id, JsonText(f.request.ToJson())); !s.ok()) return s;
     }
   }
   if (queued) {
@@ -371,7 +373,7 @@ Status SlurmController::Submit() {
       ++unsized_flying[shape];
       request = DefaultRequest(spec_.saturate.slurm, partition_.gres, bumps.value());
     }
-    auto& group = groups[request.ToJson().dump()];
+    auto& group = groups[JsonText(request.ToJson())];
     group.first = request;
     group.second.push_back(r);
   }
@@ -426,7 +428,7 @@ Status SlurmController::SubmitGroup(const SlurmRequest& request, const std::vect
     std::filesystem::create_directories(f.dir, ec);
     const std::string job_file = f.dir + "/" + kJobFile;
     Status written = ec ? Status(Error{fmt::format("cannot create {}: {}", f.dir, ec.message())})
-                        : WriteFileAtomically(job_file, NodeJobToJson(job).dump(2) + "\n");
+                        : WriteFileAtomically(job_file, JsonText(NodeJobToJson(job), 2) + "\n", kPrivateFileMode);
     if (!written.ok()) {
       const AttemptOutcome stopped = Stopped(written.message());
       (void)journal_->EndAttempt(f.attempt_id, stopped, {}, {}, RetryPolicy{spec_.saturate.retries});
@@ -467,7 +469,7 @@ Status SlurmController::SubmitGroup(const SlurmRequest& request, const std::vect
   for (size_t i = 0; i < submitted.size(); ++i) {
     Flight& f = submitted[i];
     f.job_id = array ? fmt::format("{}_{}", job.value(), i) : job.value();
-    if (auto st = journal_->SetSlurmJob(f.attempt_id, f.job_id, request.ToJson().dump()); !st.ok()) return st;
+    if (auto st = journal_->SetSlurmJob(f.attempt_id, f.job_id, JsonText(request.ToJson())); !st.ok()) return st;
     ++result_.started;
     Emit(SweepEvent::Kind::kStarted, &f,
          fmt::format("submitted as job {} (attempt {}; asks {})", f.job_id, f.attempt_no, Describe(request)));

@@ -570,7 +570,16 @@ TEST(ParseSpecErrors, CommandMetricAndSaturateSection) {
   EXPECT_EQ(ErrorOf(head + "saturate:\n  max_per_gpus: 2\n"),
             "sweep.yaml:6:3: saturate: unknown key 'max_per_gpus' (did you mean 'max_per_gpu'?)");
   EXPECT_EQ(ErrorOf(head + "saturate:\n  timeout: soon\n"),
-            "sweep.yaml:6:12: saturate: 'timeout' must be a duration like 30m, 90s or 1h30m, not 'soon'");
+            "sweep.yaml:6:12: saturate: 'timeout' must be a duration above 0 and at most 366 days like 30m, 90s or "
+            "1h30m, or 'none' for no limit, not 'soon'");
+  // Infinite and huge limits overflowed the attempt's deadline: every attempt timed out at once.
+  for (const char* bad : {"inf", ".inf", "1e300", "0"}) {
+    EXPECT_NE(ErrorOf(head + "saturate:\n  timeout: " + bad + "\n").find("'none' for no limit"), std::string::npos)
+        << bad;
+  }
+  auto unlimited = ParseSpec(head + "saturate:\n  timeout: none\n", "sweep.yaml");
+  ASSERT_TRUE(unlimited.ok()) << unlimited.error().message;
+  EXPECT_EQ(unlimited->saturate.timeout_s, 0);
   EXPECT_EQ(ErrorOf(head + "saturate:\n  memory_margin: 1.5\n"),
             "sweep.yaml:6:18: saturate: 'memory_margin' must be a fraction in [0, 1), e.g. 0.1");
   EXPECT_EQ(ErrorOf(head + "saturate:\n  retries: -1\n"), "sweep.yaml:6:12: saturate: 'retries' must be at least 0");

@@ -94,6 +94,7 @@ class SlurmController {
   std::optional<SlurmCli> cli_;
   PartitionInfo partition_;
   GpuShare share_ = GpuShare::kGpu;
+  std::unique_ptr<ControllerLock> lock_;  // before journal_, so it is released after the journal closes
   std::unique_ptr<Journal> journal_;
   uint64_t seed_ = 0;
   std::string job_name_;
@@ -136,6 +137,7 @@ Status SlurmController::Prepare() {
 
   auto opened = OpenSweepJournal(spec_, o_.journal_path, o_.resume, o_.seed);
   if (!opened.ok()) return opened.error();
+  lock_ = std::move(opened->lock);
   journal_ = std::move(opened->journal);
   seed_ = opened->seed;
   job_name_ = SlurmJobName(o_.journal_path);
@@ -447,9 +449,10 @@ Status SlurmController::SubmitGroup(const SlurmRequest& request, const std::vect
                       ShellQuote(o_.saturate_binary));
   Status written = WriteFileAtomically(script, text);
 
+  const std::string comment = "saturate:" + JoinNonEmpty(attempt_ids, ",");
   std::vector<std::string> options = {"--job-name=" + job_name_,
                                       fmt::format("--output={}/slurm/{}", o_.log_dir, array ? "%A_%a.out" : "%j.out"),
-                                      "--comment=saturate:" + JoinNonEmpty(attempt_ids, ",")};
+                                      "--comment=" + comment};
   if (array) options.push_back(fmt::format("--array=0-{}", submitted.size() - 1));
   if (!s.partition.empty()) options.push_back("--partition=" + s.partition);
   if (!s.account.empty()) options.push_back("--account=" + s.account);
@@ -458,6 +461,19 @@ Status SlurmController::SubmitGroup(const SlurmRequest& request, const std::vect
   for (const std::string& option : request.SbatchOptions()) options.push_back(option);
   for (const std::string& option : s.options) options.push_back(option);
   Result<std::string> job = written.ok() ? cli_->Submit(options, script) : Result<std::string>(written.error());
+  if (!job.ok() && written.ok()) {
+    // sbatch can fail after slurmctld queued the job (a reply that timed out): a job with this comment is ours.
+    if (auto queue = cli_->Queue(job_name_); queue.ok()) {
+      for (const QueuedJob& q : queue.value()) {
+        if (q.comment == comment) {
+          Emit(SweepEvent::Kind::kNote, nullptr,
+               fmt::format("sbatch failed ({}), but Slurm queued the job: {}", job.error().message, q.id));
+          job = q.id.substr(0, q.id.find('_'));
+          break;
+        }
+      }
+    }
+  }
   if (!job.ok()) {
     // Not the runs' fault: they stay queued, and the error stops the sweep with sbatch's own words.
     for (const Flight& f : submitted) {

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <cstdio>
 #include <ctime>
 
 #include "sweep/journal.h"

@@ -24,6 +24,16 @@
 namespace sat::sweep {
 namespace {
 
+// Whether a failed sbatch may have queued its job all the same: its reply timed out or slurmctld could not be
+// reached to confirm (sbatch's own words), or sbatch did not answer in time (SlurmCli's limit), as opposed to a
+// clear rejection of the job.
+bool SubmitMayHaveQueued(std::string_view error) {
+  for (std::string_view text : {"timed out", "Unable to contact", "did not answer within"}) {
+    if (error.find(text) != std::string_view::npos) return true;
+  }
+  return false;
+}
+
 // Quoted for bash: every byte literal.
 std::string ShellQuote(const std::string& s) {
   std::string out = "'";
@@ -475,6 +485,13 @@ Status SlurmController::SubmitGroup(const SlurmRequest& request, const std::vect
     }
   }
   if (!job.ok()) {
+    // A reply that never came may still have queued the job, and it may show in squeue only later: the attempts
+    // stay open without a job id, and --resume looks for them by their comment before submitting anything again.
+    if (written.ok() && SubmitMayHaveQueued(job.error().message)) {
+      return Error{fmt::format("{} (Slurm may still have queued the job: --resume looks for it by its comment '{}' "
+                               "before submitting again)",
+                               job.error().message, comment)};
+    }
     // Not the runs' fault: they stay queued, and the error stops the sweep with sbatch's own words.
     for (const Flight& f : submitted) {
       const AttemptOutcome stopped = Stopped(job.error().message);

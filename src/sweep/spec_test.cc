@@ -8,6 +8,8 @@
 #include <fstream>
 #include <set>
 
+#include "util/test_mutations.h"
+
 namespace sat::sweep {
 namespace {
 
@@ -627,6 +629,17 @@ TEST(LoadSpecFile, ReadsAFileAndNamesItInErrors) {
   auto missing = LoadSpecFile(path);
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.error().message, "cannot read sweep spec " + path + ": No such file or directory");
+}
+
+// Without libFuzzer the same bad specs as fuzz/sweep_spec meet the parser here: a spec or an error naming the
+// problem (exit code 2), never anything else.
+TEST(ParseSpec, SeededRandomSpecs) {
+  for (const std::string& yaml : SeededMutations(SATURATE_SOURCE_DIR "/fuzz/corpus/sweep_spec", 3000, 19)) {
+    auto spec = ParseSpec(yaml, "fuzz.yaml");
+    if (!spec.ok()) {
+      EXPECT_EQ(spec.error().exit_code, kExitUsage) << spec.error().message;
+    }
+  }
 }
 
 }  // namespace

@@ -418,9 +418,17 @@ Status Controller::Tick(double now, bool sample_now) {
 
   if (!interrupted_ && !failed_) {
     const HostState host = HostOf(sample.host, links_);
+    // After a start fails, the rest of this round's admissions leave the packer unstarted (they stay queued in
+    // the journal), so the packer never holds a run the controller does not.
+    Status started;
     for (const Admission& admission : packer_->Admit(now, DeviceStates(sample), host)) {
-      if (auto s = Start(admission, now); !s.ok()) return s;
+      if (started.ok()) {
+        started = Start(admission, now);
+      } else {
+        packer_->Left(admission.key, LeaveReason::kOther, Footprint{});
+      }
     }
+    if (!started.ok()) return started;
   }
   for (std::string& note : packer_->TakeNotes()) Emit(SweepEvent::Kind::kNote, nullptr, std::move(note));
   if (o_.on_snapshot && now - last_snapshot_ >= 1) {
@@ -483,8 +491,13 @@ Status Controller::Propose(const std::string& key) {
 }
 
 Status Controller::Start(const Admission& admission, double now) {
+  // The packer has placed the run; if it cannot start, the packer must hear that it left again.
+  auto not_started = [&](Error e) -> Status {
+    packer_->Left(admission.key, LeaveReason::kOther, Footprint{});
+    return e;
+  };
   if (plan_.at(admission.key).params.is_null()) {
-    if (auto s = Propose(admission.key); !s.ok()) return s;
+    if (auto s = Propose(admission.key); !s.ok()) return not_started(s.error());
   }
   Planned& planned = plan_.at(admission.key);
   const DeviceInfo& device = packer_->devices()[admission.device];
@@ -492,7 +505,7 @@ Status Controller::Start(const Admission& admission, double now) {
   const int number = ++planned.attempts;
   const std::string log_dir = fmt::format("{}/{}-{}/attempt-{}", o_.log_dir, planned.index, admission.key, number);
   auto id = journal_->BeginAttempt(admission.key, on_gpu ? std::optional(device.gpu_index) : std::nullopt, 0, log_dir);
-  if (!id.ok()) return id.error();
+  if (!id.ok()) return not_started(id.error());
 
   auto a = std::make_unique<Attempt>(now, on_gpu, meter_, fmt::format("{}-{}-{}", getpid(), admission.key, number),
                                      spec_.metric);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fault injection on the journal: one controller per journal (a journal locked by another process, two
-# `sweep --resume` started together), and a full disk under the journal (a small tmpfs, where mount works): the
-# sweep starts nothing new, stops its runs, exits with the error, and --resume then finishes every run once.
+# `sweep --resume` started together), and a journal that cannot be written (its SQLite lock held past the busy
+# timeout; a full disk under it, a small tmpfs, where mount works): the sweep starts nothing new, stops its runs,
+# exits with the error, and --resume then finishes every run once.
 set -euo pipefail
 source "$(dirname "$0")/lib.bash"
 source "$(dirname "$0")/sweep_lib.bash"
@@ -46,6 +47,27 @@ cat "$WORK/a.err" "$WORK/b.err"
 expect_contains "$(cat "$WORK/a.err" "$WORK/b.err")" "is in use by"
 expect_each_finished_once "$journal" 4
 expect_no_trainer_left
+
+# The journal's SQLite lock held past the busy timeout (10 s) by another process: the write that waited fails, the
+# sweep starts nothing new and stops with its state saved; --resume then finishes every run once.
+journal="$WORK/busy.journal"
+SWEEP_SECONDS=2 $(sweep_of "$journal") "${command[@]}" >"$WORK/busy.out" 2>"$WORK/busy.err" &
+sat=$!
+wait_running "$journal" 1 60
+"$PY" -c 'import sqlite3, sys, time
+con = sqlite3.connect(sys.argv[1], isolation_level=None)
+con.execute("BEGIN EXCLUSIVE")
+time.sleep(13)
+con.execute("ROLLBACK")' "$journal"
+wait_status $sat
+cat "$WORK/busy.err"
+[ "$RC" -eq 1 ] || fail "a sweep whose journal stayed locked exits 1, got $RC"
+expect_contains "$(cat "$WORK/busy.err")" "starting nothing new"
+expect_no_trainer_left
+SWEEP_SECONDS=0.5 $(sweep_of "$journal") --resume "${command[@]}" >"$WORK/busy2.out" 2>"$WORK/busy2.err" \
+  || fail "resume after the lock: $(cat "$WORK/busy2.err")"
+expect_contains "$(cat "$WORK/busy2.out")" "4 done, 0 failed"
+expect_each_finished_once "$journal" 4
 
 # A full disk under the journal.
 mnt="$WORK/small"

@@ -1,5 +1,7 @@
 // `saturate monitor`: nvidia-smi's query interface plus the host and a watched process tree; for a command it
 // starts, also the training throughput the command reports over the helper channel.
+#include <ext/stdio_filebuf.h>
+#include <fcntl.h>
 #include <fmt/core.h>
 #include <unistd.h>
 
@@ -10,7 +12,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -214,11 +215,14 @@ Status RunMonitor(const MonitorOptions& o) {
   }
 
   // Output: a file (-f) or stdout.
-  std::ofstream file;
+  // The file is opened close-on-exec (std::ofstream is not), so the watched command does not inherit it.
+  std::unique_ptr<__gnu_cxx::stdio_filebuf<char>> file_buffer;
   if (!o.filename.empty()) {
-    file.open(o.filename, std::ios::out | std::ios::trunc);
-    if (!file) return Error{fmt::format("cannot write -f {}: {}", o.filename, strerror(errno))};
+    const int fd = open(o.filename.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return Error{fmt::format("cannot write -f {}: {}", o.filename, strerror(errno))};
+    file_buffer = std::make_unique<__gnu_cxx::stdio_filebuf<char>>(fd, std::ios::out);
   }
+  std::ostream file(file_buffer.get());
   std::ostream& out = o.filename.empty() ? std::cout : file;
 
   std::unique_ptr<Presenter> presenter;

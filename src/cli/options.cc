@@ -13,8 +13,8 @@ Result<double> DurationFlag(std::string_view flag, std::string_view text, double
   const bool enough =
       seconds && std::isfinite(*seconds) && (least == Least::kIncluded ? *seconds >= min_s : *seconds > min_s);
   if (enough) return *seconds;
-  return UsageError(fmt::format("{} '{}' is not a duration {} {:g}s (e.g. 500ms, 90s, 10m, 1h30m)", flag, text,
-                                least == Least::kIncluded ? "of at least" : "above", min_s));
+  return UsageError(fmt::format("{} '{}' is not a duration {} {:g}s and at most 366 days (e.g. 500ms, 90s, 10m, "
+                                "1h30m)", flag, text, least == Least::kIncluded ? "of at least" : "above", min_s));
 }
 
 Result<std::optional<double>> OptionalDurationFlag(std::string_view flag, std::string_view text, double min_s,

@@ -17,19 +17,27 @@ TEST(DurationFlag, NamesTheFlagTheTextAndTheLeast) {
   ASSERT_FALSE(short_budget.ok());
   EXPECT_EQ(short_budget.error().exit_code, kExitUsage);
   EXPECT_EQ(short_budget.error().message,
-            "--budget '5s' is not a duration of at least 20s (e.g. 500ms, 90s, 10m, 1h30m)");
+            "--budget '5s' is not a duration of at least 20s and at most 366 days (e.g. 500ms, 90s, 10m, 1h30m)");
   EXPECT_EQ(DurationFlag("--warmup", "0", 0, Least::kExcluded).error().message,
-            "--warmup '0' is not a duration above 0s (e.g. 500ms, 90s, 10m, 1h30m)");
+            "--warmup '0' is not a duration above 0s and at most 366 days (e.g. 500ms, 90s, 10m, 1h30m)");
   EXPECT_FALSE(DurationFlag("--budget", "2x", 20).ok());
   EXPECT_FALSE(DurationFlag("--budget", "inf", 20).ok());
   EXPECT_FALSE(DurationFlag("--budget", "", 0).ok());
+}
+
+// A huge limit would overflow the runner's nanosecond deadline, so every attempt would time out at once.
+TEST(DurationFlag, RefusesWhatNoClockCanHold) {
+  EXPECT_EQ(DurationFlag("--timeout", "1e300", 0, Least::kExcluded).error().message,
+            "--timeout '1e300' is not a duration above 0s and at most 366 days (e.g. 500ms, 90s, 10m, 1h30m)");
+  EXPECT_FALSE(DurationFlag("--timeout", "100000000h", 0).ok());
+  EXPECT_FALSE(DurationFlag("--timeout", "nan", 0).ok());
 }
 
 TEST(OptionalDurationFlag, EmptyIsLeftOut) {
   EXPECT_EQ(OptionalDurationFlag("--trial-budget", "", 6).value(), std::nullopt);
   EXPECT_EQ(OptionalDurationFlag("--trial-budget", "8s", 6).value(), 8);
   EXPECT_EQ(OptionalDurationFlag("--trial-budget", "5s", 6).error().message,
-            "--trial-budget '5s' is not a duration of at least 6s (e.g. 500ms, 90s, 10m, 1h30m)");
+            "--trial-budget '5s' is not a duration of at least 6s and at most 366 days (e.g. 500ms, 90s, 10m, 1h30m)");
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "probe/probe.h"
 #include "probe/report.h"
 #include "run/interrupt.h"
+#include "util/json_text.h"
 #include "util/range.h"
 #include "util/strings.h"
 
@@ -87,7 +88,7 @@ Status RunProbeCommand(const ProbeCliOptions& c) {
   auto result = probe::RunProbe(o, gpus->backend.get());
   if (!result) return result.error();
   if (c.json) {
-    std::cout << probe::ProbeJson(*result).dump(2) << '\n';
+    std::cout << JsonText(probe::ProbeJson(*result), 2) << '\n';
   } else {
     std::cout << probe::ConsoleReport(*result);
   }

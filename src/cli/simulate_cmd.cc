@@ -3,13 +3,14 @@
 #include <fmt/core.h>
 
 #include <chrono>
-#include <fstream>
 #include <iostream>
 
 #include "cli/command.h"
 #include "sim/report.h"
 #include "sim/simulate.h"
 #include "sim/workload.h"
+#include "util/atomic_file.h"
+#include "util/json_text.h"
 #include "util/strings.h"
 
 namespace sat::cli {
@@ -52,9 +53,7 @@ Status RunSimulate(SimulateCliOptions c) {
     runs = sim::GenerateWorkload(c.workload);
   }
   if (!c.write_runs.empty()) {
-    std::ofstream out(c.write_runs, std::ios::binary);
-    out << sim::RunsToJson(runs);
-    if (!out.flush()) return Error{fmt::format("cannot write {}", c.write_runs)};
+    if (Status st = WriteFileAtomically(c.write_runs, sim::RunsToJson(runs)); !st.ok()) return st;
   }
 
   const auto start = std::chrono::steady_clock::now();
@@ -65,7 +64,7 @@ Status RunSimulate(SimulateCliOptions c) {
     nlohmann::json doc = sim::ToJson(c.config, c.params, *results);
     doc["runs"] = runs.size();
     doc["wall_s"] = wall_s;
-    std::cout << doc.dump(2) << '\n';
+    std::cout << JsonText(doc, 2) << '\n';
   } else {
     std::cout << fmt::format("{} runs on {} GPUs ({} per node, {:g} GiB each, {:g} cores per node)\n\n", runs.size(),
                              c.config.gpus, c.config.gpus_per_node, c.config.gpu_mem_gib, c.config.cpu_cores_per_node)

@@ -3,7 +3,6 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
-#include <fstream>
 #include <iostream>
 
 #include "cli/command.h"
@@ -17,6 +16,8 @@
 #include "sweep/mps.h"
 #include "sweep/status.h"
 #include "sweep/view.h"
+#include "util/atomic_file.h"
+#include "util/json_text.h"
 #include "util/range.h"
 #include "util/strings.h"
 
@@ -67,9 +68,13 @@ Result<sweep::Spec> BuildSpec(const SweepCliOptions& c) {
   if (!c.shape.empty()) o.shape = c.shape;
   if (c.retries >= 0) o.retries = c.retries;
   if (c.max_per_gpu > 0) o.max_per_gpu = c.max_per_gpu;
-  auto timeout = OptionalDurationFlag("--timeout", c.timeout, 0);
-  if (!timeout.ok()) return timeout.error();
-  if (*timeout) o.timeout_s = **timeout;
+  if (IsNoLimit(c.timeout)) {
+    o.timeout_s = 0;
+  } else {
+    auto timeout = OptionalDurationFlag("--timeout", c.timeout, 0, Least::kExcluded);
+    if (!timeout.ok()) return timeout.error();
+    if (*timeout) o.timeout_s = **timeout;
+  }
   if (!c.metric_pattern.empty()) o.metric_pattern = c.metric_pattern;
   if (c.no_auto) o.auto_instrumentation = false;
   if (!c.metric.empty()) {
@@ -195,7 +200,7 @@ Status RunSweepCommand(const SweepCliOptions& c) {
       if (!report.ok()) return report.error();
       doc["slurm"] = *report;
     }
-    std::cout << doc.dump(2) << '\n';
+    std::cout << JsonText(doc, 2) << '\n';
   } else {
     std::cout << fmt::format("sweep {} in {:.1f} s: {}\n", result->interrupted ? "interrupted" : "finished",
                              result->wall_s, sweep::CountsLine(result->counts));
@@ -242,7 +247,7 @@ Status RunStatusCommand(const ReadCliOptions& c) {
     auto report = SlurmReportJsonOf(*path);
     if (!report.ok()) return report.error();
     if (!report->is_null()) doc["slurm"] = *report;
-    std::cout << doc.dump(2) << '\n';
+    std::cout << JsonText(doc, 2) << '\n';
   } else {
     std::cout << sweep::FormatStatus(*status, c.all ? 0 : 20);
     auto report = SlurmReportText(*path, c.all);
@@ -261,16 +266,13 @@ Status RunExportCommand(const ReadCliOptions& c) {
   auto status = sweep::ReadStatus(*path);
   if (!status.ok()) return status.error();
   const std::string text = c.csv ? sweep::ResultsCsv(status->runs, status->sweep.metric)
-                                 : sweep::ResultsJson(status->runs, status->sweep.metric).dump(2) + "\n";
+                                 : JsonText(sweep::ResultsJson(status->runs, status->sweep.metric), 2) + "\n";
   if (c.out.empty() || c.out == "-") {
     std::cout << text;
     std::cout.flush();
     return Status::Ok();
   }
-  std::ofstream out(c.out, std::ios::binary);
-  out << text;
-  if (!out.flush()) return Error{fmt::format("cannot write {}", c.out)};
-  return Status::Ok();
+  return WriteFileAtomically(c.out, text);
 }
 
 void AddReadOptions(CLI::App& sub, ReadCliOptions& c) {
@@ -295,7 +297,7 @@ Action SetupSweep(CLI::App& app) {
   app.add_option("--max-per-gpu", c->max_per_gpu, "at most this many runs share a device (default: as measured)");
   app.add_option("--shape", c->shape, "a parameter that changes a run's footprint (model, batch size); repeatable")
       ->allow_extra_args(false);
-  app.add_option("--timeout", c->timeout, "per attempt, e.g. 30m (default: the spec's, else none)");
+  app.add_option("--timeout", c->timeout, "per attempt, e.g. 30m, or 'none' for no limit (default: the spec's, else none)");
   app.add_option("--retries", c->retries, "how often a failed run is tried again (default: the spec's, else 2)");
   app.add_option("--metric", c->metric, "the metric results are sorted by (default: the spec's)");
   app.add_flag("--maximize", c->maximize, "with --metric: higher is better");

@@ -12,6 +12,7 @@
 #include "tune/console.h"
 #include "tune/results.h"
 #include "tune/tune.h"
+#include "util/json_text.h"
 #include "util/range.h"
 
 namespace sat::cli {
@@ -120,7 +121,7 @@ Status RunTuneCommand(const TuneCliOptions& c) {
   auto result = tune::RunTune(o, gpus->backend.get());
   if (!result) return result.error();
   if (c.json) {
-    std::cout << tune::ResultsJson(*result).dump(2) << '\n';
+    std::cout << JsonText(tune::ResultsJson(*result), 2) << '\n';
   } else {
     std::cout << '\n' << tune::ConsoleReport(*result);
     if (!c.out.empty()) std::cout << fmt::format("\nresults.json, results.csv and report.html are in {}\n", c.out);

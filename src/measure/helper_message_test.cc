@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "util/test_mutations.h"
+
 namespace sat::measure {
 namespace {
 
@@ -247,6 +249,13 @@ TEST(HelperMessage, TypeNames) {
   EXPECT_EQ(MessageTypeName(MessageType::kHello), "hello");
   EXPECT_EQ(MessageTypeName(MessageType::kDone), "done");
   EXPECT_EQ(MessageTypeName(MessageType::kLoader), "loader");
+}
+
+// Without libFuzzer the same bad datagrams as fuzz/helper_message meet the parser here: a message or an error.
+TEST(ParseHelperMessage, SeededRandomDatagrams) {
+  for (const std::string& d : SeededMutations(SATURATE_SOURCE_DIR "/fuzz/corpus/helper_message", 20000, 19)) {
+    (void)ParseHelperMessage(d);
+  }
 }
 
 }  // namespace

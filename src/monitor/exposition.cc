@@ -6,6 +6,9 @@
 #include <cstdint>
 #include <functional>
 
+#include "util/redact.h"
+#include "util/utf8.h"
+
 namespace sat::monitor {
 namespace {
 
@@ -210,8 +213,7 @@ Labels GpuLabels(const GpuSample& g, const std::string& hostname) {
 }
 
 std::string CommandLabel(const std::string& command) {
-  if (command.size() <= kMaxCommandLabel) return command;
-  return command.substr(0, kMaxCommandLabel) + "...";
+  return ClipText(RedactCommandLine(command), kMaxCommandLabel);
 }
 
 }  // namespace
@@ -225,7 +227,7 @@ std::string ExpositionValue(double value) {
 
 std::string EscapeLabelValue(std::string_view value) {
   std::string out;
-  for (char c : value) {
+  for (char c : ValidUtf8(value)) {
     if (c == '\\') out += "\\\\";
     else if (c == '"') out += "\\\"";
     else if (c == '\n') out += "\\n";

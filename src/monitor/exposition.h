@@ -47,7 +47,8 @@ std::string RenderExposition(const ExpositionInput& input);
 // back exactly, NaN, +Inf, -Inf.
 std::string ExpositionValue(double value);
 
-// A label value with backslash, double quote and newline escaped.
+// A label value as valid UTF-8 (the text format requires it; a malformed byte becomes U+FFFD), with backslash,
+// double quote and newline escaped.
 std::string EscapeLabelValue(std::string_view value);
 
 }  // namespace sat::monitor

@@ -52,6 +52,19 @@ TEST(EscapeLabelValue, BackslashQuoteAndNewline) {
   EXPECT_EQ(EscapeLabelValue("a\\b \"c\"\nd"), "a\\\\b \\\"c\\\"\\nd");
 }
 
+// The text format is UTF-8: a Latin-1 byte from a command line must not make the page unreadable.
+TEST(EscapeLabelValue, MalformedUtf8BecomesReplacementCharacter) {
+  EXPECT_EQ(EscapeLabelValue("caf\xe9 \xc3\xa9"), "caf\xef\xbf\xbd \xc3\xa9");
+}
+
+// 200 bytes at most; the two-byte character at bytes 199 and 200 is left out whole.
+TEST(RenderExposition, LongCommandLabelIsCutOnACharacterBoundary) {
+  ExpositionInput in = BusyInput();
+  in.tree_command = std::string(199, 'x') + "\xc3\xa9";
+  const std::string page = RenderExposition(in);
+  EXPECT_NE(page.find("command=\"" + std::string(199, 'x') + "...\""), std::string::npos);
+}
+
 // dcgm-exporter's names, HELP texts, types and labels (gpu, UUID, pci_bus_id, device, modelName, Hostname), in
 // its units: MiB, W, MHz, %.
 TEST(RenderExposition, GpuSeriesAsDcgmExporterWritesThem) {

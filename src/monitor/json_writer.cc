@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "monitor/sample_json.h"
+#include "util/json_text.h"
 
 namespace sat::monitor {
 
@@ -22,13 +23,13 @@ JsonWriter::JsonWriter(Query query) : query_(std::move(query)) {}
 
 void JsonWriter::WriteSample(std::ostream& out, const telemetry::Sample& sample) const {
   if (query_.empty()) {
-    out << nlohmann::json(sample).dump() << '\n';
+    out << JsonText(nlohmann::json(sample)) << '\n';
     return;
   }
   for (const Row& row : RowsOf(query_, sample)) {
     nlohmann::ordered_json object = nlohmann::ordered_json::object();
     for (const Column& c : query_.columns) object[c.name] = CellJson(c.field->Read(*row.sample, row.gpu));
-    out << object.dump() << '\n';
+    out << JsonText(object) << '\n';
   }
 }
 

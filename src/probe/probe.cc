@@ -5,10 +5,11 @@
 
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 
 #include "probe/report.h"
 #include "run/interrupt.h"
+#include "util/atomic_file.h"
+#include "util/json_text.h"
 #include "util/strings.h"
 
 namespace sat::probe {
@@ -206,12 +207,7 @@ Result<ProbeResult> RunProbe(const ProbeOptions& o, telemetry::GpuBackend* gpu) 
 Status WriteProbeJson(const ProbeResult& result, const std::string& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
-  fs::path path = fs::path(dir) / "probe.json";
-  std::ofstream out(path);
-  if (!out) return Error{fmt::format("cannot write {}: {}", path.string(), strerror(errno))};
-  out << ProbeJson(result).dump(2) << '\n';
-  if (!out) return Error{fmt::format("cannot write {}", path.string())};
-  return Status::Ok();
+  return WriteFileAtomically((fs::path(dir) / "probe.json").string(), JsonText(ProbeJson(result), 2) + "\n");
 }
 
 }  // namespace sat::probe

@@ -11,6 +11,8 @@
 #include "probe/energy.h"
 #include "probe/mfu.h"
 #include "probe/ranks.h"
+#include "util/json_text.h"
+#include "util/redact.h"
 #include "util/strings.h"
 
 namespace sat::probe {
@@ -203,7 +205,7 @@ std::string IntOrNa(const std::optional<int64_t>& v) { return v ? std::to_string
 // The knobs saturate set on the loader: "workers=4, pin_memory=true".
 std::string InjectedText(const std::map<std::string, nlohmann::json>& injected) {
   std::vector<std::string> parts;
-  for (const auto& [name, value] : injected) parts.push_back(fmt::format("{}={}", name, value.dump()));
+  for (const auto& [name, value] : injected) parts.push_back(fmt::format("{}={}", name, JsonText(value)));
   return JoinNonEmpty(parts, ", ");
 }
 
@@ -405,7 +407,7 @@ ordered_json LoaderJson(const std::optional<measure::LoaderInfo>& loader) {
   if (!loader) return nullptr;
   const measure::LoaderInfo& l = *loader;
   ordered_json injected = ordered_json::object();
-  for (const auto& [name, value] : l.injected) injected[name] = ordered_json::parse(value.dump());
+  for (const auto& [name, value] : l.injected) injected[name] = ordered_json::parse(JsonText(value));
   return {{"key", Opt(l.key)},
           {"site", Opt(l.site)},
           {"dataset", Opt(l.dataset)},
@@ -423,7 +425,7 @@ ordered_json LoaderJson(const std::optional<measure::LoaderInfo>& loader) {
 
 ordered_json KnobsJson(const std::map<std::string, nlohmann::json>& knobs) {
   ordered_json out = ordered_json::object();
-  for (const auto& [name, value] : knobs) out[name] = ordered_json::parse(value.dump());
+  for (const auto& [name, value] : knobs) out[name] = ordered_json::parse(JsonText(value));
   return out;
 }
 
@@ -438,7 +440,7 @@ ordered_json StepPartsJson(const StageResult& s) {
           {"other_phases", Num(other)}};
 }
 
-ordered_json Ordered(const nlohmann::json& j) { return ordered_json::parse(j.dump()); }
+ordered_json Ordered(const nlohmann::json& j) { return ordered_json::parse(JsonText(j)); }
 
 ordered_json RanksJson(const StageResult& s) {
   ordered_json ranks = ordered_json::array();
@@ -619,7 +621,7 @@ ordered_json ProbeJson(const ProbeResult& r) {
   }
   const Verdict& v = r.verdict;
   return {{"version", SATURATE_VERSION},
-          {"command", r.command},
+          {"command", RedactArgv(r.command)},
           {"machine",
            {{"cpu_count", m.cpu_count},
             {"mem_total_bytes", Opt(m.mem_total_bytes)},

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 
+#include "util/json_text.h"
 #include "util/strings.h"
 
 namespace sat::probe {
@@ -51,7 +52,7 @@ std::vector<Event> CompleteEvents(const json& events) {
     ev.name = name->get<std::string>();
     ev.cat = ToLower(e.value("cat", ""));
     if (ev.cat.empty()) ev.cat = LegacyCategory(e.value("pid", json()), ev.name);
-    ev.thread = e.value("pid", json()).dump() + "/" + e.value("tid", json()).dump();
+    ev.thread = JsonText(e.value("pid", json())) + "/" + JsonText(e.value("tid", json()));
     ev.span.start = ts->get<double>();
     ev.span.end = ev.span.start + std::max(0.0, dur->get<double>());
     out.push_back(std::move(ev));

@@ -7,12 +7,13 @@
 #include <cstring>
 
 #include "util/strings.h"
+#include "util/utf8.h"
 
 namespace sat::run {
 namespace {
 
 // Evidence lines are kept for messages; a megabyte-long line must not end up in a one-line detail.
-constexpr size_t kMaxEvidenceChars = 300;
+constexpr size_t kMaxEvidenceChars = 300;  // bytes, cut on a character boundary
 
 constexpr std::array<std::string_view, 7> kGpuOomTexts = {
     "CUDA out of memory",       // torch.cuda.OutOfMemoryError's message
@@ -50,11 +51,7 @@ bool IsWorkerDeath(std::string_view line) {
          (Contains(line, "is killed by signal") || Contains(line, "exited unexpectedly"));
 }
 
-std::string Clip(std::string_view line) {
-  line = Trim(line);
-  if (line.size() <= kMaxEvidenceChars) return std::string(line);
-  return std::string(line.substr(0, kMaxEvidenceChars)) + "...";
-}
+std::string Clip(std::string_view line) { return ClipText(Trim(line), kMaxEvidenceChars); }
 
 std::string StopDetail(const ExitFacts& f) {
   std::string how;

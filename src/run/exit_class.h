@@ -59,6 +59,7 @@ enum class StopCause { kNone, kRequested, kInterrupted, kTimeLimit };
 struct ExitFacts {
   bool started = true;       // false: exec or chdir failed in the child
   std::string start_error;   // when !started, e.g. "cannot run 'pyhton': No such file or directory"
+  bool start_transient = false;  // when !started: for want of a resource (run/spawn.h IsTransientStartError)
   bool exited = false;       // true: exited with exit_code; false: killed by term_signal
   int exit_code = 0;
   int term_signal = 0;

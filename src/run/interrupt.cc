@@ -28,7 +28,12 @@ void InstallInterruptHandlers() {
     sigemptyset(&sa.sa_mask);
     // Restart interrupted system calls so unrelated blocking code keeps working; waiters poll the flag.
     sa.sa_flags = SA_RESTART;
-    for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+      // `nohup saturate sweep ... &` ignores SIGHUP so that the sweep outlives the terminal; that stays so.
+      struct sigaction old = {};
+      if (sig == SIGHUP && sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+      sigaction(sig, &sa, nullptr);
+    }
   });
 }
 

@@ -9,7 +9,7 @@
 
 namespace sat::run {
 
-// Installs the handlers (idempotent, thread-safe). The handlers only bump an atomic counter and remember the
+// Installs the handlers (idempotent, thread-safe). A SIGHUP ignored when saturate started (nohup) stays ignored. The handlers only bump an atomic counter and remember the
 // first signal; every further signal counts again (no SA_RESETHAND).
 void InstallInterruptHandlers();
 

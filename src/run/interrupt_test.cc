@@ -1,11 +1,32 @@
 #include "run/interrupt.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <csignal>
 
 namespace sat::run {
 namespace {
+
+// nohup: a SIGHUP ignored at start stays ignored, so closing the terminal does not stop an unattended sweep.
+// In a forked child, so the handlers are installed there for the first time.
+TEST(Interrupt, AnIgnoredHangupStaysIgnored) {
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    signal(SIGHUP, SIG_IGN);
+    InstallInterruptHandlers();
+    raise(SIGHUP);
+    const bool hup_counted = Interrupted();
+    raise(SIGTERM);
+    _exit(hup_counted ? 1 : InterruptSignal() == SIGTERM ? 0 : 2);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: SIGHUP was handled; 2: SIGTERM was not";
+}
 
 TEST(Interrupt, SignalsSetTheFlagAndCountAgain) {
   InstallInterruptHandlers();

@@ -2,8 +2,8 @@
 //
 // A line ends at '\n' or at '\r' (progress bars such as tqdm redraw themselves with '\r'); "\r\n" is one
 // break. Empty lines are dropped: they carry nothing for the line consumers, and the raw bytes are in the log.
-// A line longer than max_line_bytes is cut into pieces of that size so a stream without breaks cannot grow
-// memory without bound. Not thread-safe: one splitter per stream, fed by one thread.
+// A line longer than max_line_bytes is cut into pieces of about that size (on UTF-8 character boundaries, so a
+// piece never ends inside a character) so a stream without breaks cannot grow memory without bound. Not thread-safe: one splitter per stream, fed by one thread.
 #pragma once
 
 #include <cstddef>
@@ -27,6 +27,7 @@ class LineSplitter {
 
  private:
   void Emit(const Sink& sink);
+  void EmitPiece(const Sink& sink);
 
   size_t max_line_bytes_;
   std::string partial_;

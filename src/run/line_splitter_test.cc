@@ -37,5 +37,11 @@ TEST(LineSplitter, DropsEmptyLines) { EXPECT_EQ(Lines({"\n\n\r\na\n\n"}), (V{"a"
 
 TEST(LineSplitter, CutsOverlongLines) { EXPECT_EQ(Lines({"abcdefg\n"}, 3), (V{"abc", "def", "g"})); }
 
+// A character that straddles the cut goes whole into the next piece, so every piece of valid text is valid.
+TEST(LineSplitter, CutsOverlongLinesBetweenCharacters) {
+  EXPECT_EQ(Lines({"abc\xc3\xa9" "def\n"}, 4), (V{"abc", "\xc3\xa9" "de", "f"}));
+  EXPECT_EQ(Lines({"ab\xe2\x82\xac", "xyz\n"}, 4), (V{"ab", "\xe2\x82\xac" "x", "yz"}));
+}
+
 }  // namespace
 }  // namespace sat::run

@@ -45,8 +45,9 @@ constexpr auto kScanInterval = std::chrono::seconds(1);
 // How long output pipes may stay open once the whole known tree is gone (an unattributable process holds them).
 constexpr auto kDrainLimit = std::chrono::seconds(1);
 
+// Bounded, so a limit no clock can hold (1e300 s) cannot overflow into a deadline in the past.
 Clock::duration Seconds(double s) {
-  return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+  return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(std::clamp(s, 0.0, kMaxDurationS)));
 }
 
 // Writes all of `data`; the errno of the first failure, or 0.
@@ -178,7 +179,7 @@ class Run::Supervisor {
 
   std::optional<RunOutcome> WaitFor(double seconds) const {
     std::unique_lock lock(mu_);
-    if (!cv_.wait_for(lock, std::chrono::duration<double>(std::max(0.0, seconds)), [this] { return done_; })) {
+    if (!cv_.wait_for(lock, Seconds(seconds), [this] { return done_; })) {
       return std::nullopt;
     }
     return outcome_;
@@ -251,7 +252,8 @@ class Run::Supervisor {
 };
 
 void Run::Supervisor::Main() {
-  auto spawned = Spawn(request_);
+  bool transient = false;
+  auto spawned = Spawn(request_, &transient);
   {
     std::lock_guard lock(mu_);
     launched_ = true;
@@ -262,6 +264,7 @@ void Run::Supervisor::Main() {
     ExitFacts facts;
     facts.started = false;
     facts.start_error = spawned.error().message;
+    facts.start_transient = transient;
     CleanRunTmpDir(tmp_dir_);
     Finish(std::move(facts), 0);
     return;
@@ -471,6 +474,7 @@ void Run::Supervisor::Finish(ExitFacts facts, double duration_s) {
   o.exit_class = c.exit_class;
   o.detail = std::move(c.detail);
   o.exit_code = facts.started && facts.exited ? facts.exit_code : -1;
+  o.start_transient = !facts.started && facts.start_transient;
   o.term_signal = facts.term_signal;
   o.duration_s = duration_s;
   o.stdout_tail.assign(streams_[0].tail.begin(), streams_[0].tail.end());

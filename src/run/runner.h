@@ -85,6 +85,8 @@ struct RunOutcome {
   ExitClass exit_class = ExitClass::kFailed;
   std::string detail;     // one human line: "GPU out of memory: torch.cuda.OutOfMemoryError: ..."
   int exit_code = -1;     // the exit status when it exited; -1 when killed by a signal or never started
+  // start_failed for want of a resource (fork: EAGAIN, pipe: EMFILE, ENOMEM): the same command may start later.
+  bool start_transient = false;
   int term_signal = 0;    // the signal that killed it; 0 when it exited
   double duration_s = 0;  // from start to the command's own end (not counting the cleanup of leftovers)
   std::vector<std::string> stdout_tail, stderr_tail;  // the last RunSpec::tail_lines lines, oldest first

@@ -237,6 +237,14 @@ TEST(Runner, TimeLimitStopsAndMarksTimedOut) {
   }
 }
 
+// A limit beyond what a nanosecond clock holds is no limit, not an immediate time-out.
+TEST(Runner, HugeTimeLimitDoesNotOverflow) {
+  RunSpec spec = Spec({"sleep", "0.2"});
+  spec.time_limit_s = 1e300;
+  auto o = RunToEnd(std::move(spec));
+  EXPECT_EQ(o.exit_class, ExitClass::kFinished) << o.detail;
+}
+
 // A trainer-like tree: a worker in the group, a child in a new session, and a double-forked grandchild that
 // calls setsid and ignores SIGINT and SIGTERM. Each prints "pid N"; the parent prints "ready" last.
 constexpr const char* kTreeScript = R"(

@@ -33,9 +33,13 @@ std::vector<char*> CStrings(const std::vector<std::string>& strings) {
   return out;
 }
 
-Status MakePipe(UniqueFd& read_end, UniqueFd& write_end) {
+// On failure *err is the errno.
+Status MakePipe(UniqueFd& read_end, UniqueFd& write_end, int* err) {
   int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) return Error{fmt::format("cannot create a pipe: {}", ErrnoText(errno))};
+  if (pipe2(fds, O_CLOEXEC) != 0) {
+    *err = errno;
+    return Error{fmt::format("cannot create a pipe: {}", ErrnoText(*err))};
+  }
   read_end.Reset(fds[0]);
   write_end.Reset(fds[1]);
   return Status::Ok();
@@ -111,7 +115,16 @@ Result<std::string> ResolveProgram(const std::string& program, const std::string
   return Error{fmt::format("cannot run '{}': {} (searched PATH)", program, ErrnoText(ENOENT))};
 }
 
-Result<SpawnedChild> Spawn(const SpawnRequest& request) {
+bool IsTransientStartError(int err) { return err == EAGAIN || err == EMFILE || err == ENFILE || err == ENOMEM; }
+
+Result<SpawnedChild> Spawn(const SpawnRequest& request, bool* transient) {
+  int err = 0;
+  if (transient != nullptr) *transient = false;
+  // Every failure below that is for want of a resource (a process, a descriptor, memory) may pass.
+  auto failed = [&](Error e) -> Result<SpawnedChild> {
+    if (transient != nullptr) *transient = IsTransientStartError(err);
+    return e;
+  };
   if (request.argv.empty()) return Error{"cannot run an empty command"};
   const std::string& program = request.argv[0];
   auto path = ResolveProgram(program, LookupVar(request.env, "PATH").value_or("/usr/local/bin:/usr/bin:/bin"));
@@ -122,15 +135,21 @@ Result<SpawnedChild> Spawn(const SpawnRequest& request) {
   std::vector<char*> envp = CStrings(request.env);
   const char* cwd = request.cwd.empty() ? nullptr : request.cwd.c_str();
   UniqueFd devnull(open("/dev/null", O_RDONLY | O_CLOEXEC));
-  if (!devnull.valid()) return Error{fmt::format("cannot open /dev/null: {}", ErrnoText(errno))};
+  if (!devnull.valid()) {
+    err = errno;
+    return failed(Error{fmt::format("cannot open /dev/null: {}", ErrnoText(err))});
+  }
   UniqueFd out_r, out_w, err_r, err_w, report_r, report_w;
-  for (Status s : {MakePipe(out_r, out_w), MakePipe(err_r, err_w), MakePipe(report_r, report_w)}) {
-    if (!s) return s.error();
+  for (Status s : {MakePipe(out_r, out_w, &err), MakePipe(err_r, err_w, &err), MakePipe(report_r, report_w, &err)}) {
+    if (!s) return failed(s.error());
   }
 
   pid_t parent = getpid();
   pid_t pid = fork();
-  if (pid < 0) return Error{fmt::format("cannot start '{}': fork failed: {}", program, ErrnoText(errno))};
+  if (pid < 0) {
+    err = errno;
+    return failed(Error{fmt::format("cannot start '{}': fork failed: {}", program, ErrnoText(err))});
+  }
   if (pid == 0) {
     ExecChild(parent, path->c_str(), argv.data(), envp.data(), cwd, devnull.get(), out_w.get(), err_w.get(),
               report_w.get());
@@ -143,11 +162,12 @@ Result<SpawnedChild> Spawn(const SpawnRequest& request) {
 
   if (auto failure = ReadFailure(report_r.get())) {
     waitpid(pid, nullptr, 0);
+    err = failure->error;
     if (failure->stage == ChildFailure::kChdir) {
       return Error{fmt::format("cannot start '{}': cannot change directory to '{}': {}", program, request.cwd,
                                ErrnoText(failure->error))};
     }
-    return Error{fmt::format("cannot run '{}': {}", program, ErrnoText(failure->error))};
+    return failed(Error{fmt::format("cannot run '{}': {}", program, ErrnoText(failure->error))});
   }
   for (const UniqueFd* fd : {&out_r, &err_r}) fcntl(fd->get(), F_SETFL, fcntl(fd->get(), F_GETFL) | O_NONBLOCK);
   return SpawnedChild{pid, std::move(out_r), std::move(err_r)};

@@ -33,8 +33,13 @@ struct SpawnedChild {
 // entry means the current directory). Error: "cannot run 'x': No such file or directory (searched PATH)", or EACCES.
 Result<std::string> ResolveProgram(const std::string& program, const std::string& path_var);
 
+// Whether a start that failed with errno `err` failed for want of a resource (EAGAIN from fork under
+// RLIMIT_NPROC, EMFILE/ENFILE from pipe, ENOMEM): another try later may succeed.
+bool IsTransientStartError(int err);
+
 // Forks and execs. Error (with the reason, e.g. "cannot run 'pyhton': No such file or directory") when the
-// program could not be started; in that case no child is left behind.
-Result<SpawnedChild> Spawn(const SpawnRequest& request);
+// program could not be started; in that case no child is left behind, and `*transient` (when given) says
+// whether the reason was IsTransientStartError.
+Result<SpawnedChild> Spawn(const SpawnRequest& request, bool* transient = nullptr);
 
 }  // namespace sat::run

@@ -1,6 +1,7 @@
 #include "run/spawn.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -58,6 +59,31 @@ TEST(Spawn, ExecFailureComesBackAsErrno) {
   ASSERT_FALSE(bad_dir.ok());
   EXPECT_EQ(bad_dir.error().message,
             "cannot start '/bin/true': cannot change directory to '/no/such/dir': No such file or directory");
+}
+
+// Out of descriptors (as under a low `ulimit -n`, or with thousands of runs' pipes open): the start fails with
+// the reason, and says it may pass, so a sweep retries it instead of failing the run for good.
+TEST(Spawn, RunningOutOfDescriptorsIsTransient) {
+  const int lowest_free = dup(0);
+  ASSERT_GE(lowest_free, 0);
+  close(lowest_free);
+  struct rlimit old {};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &old), 0);
+  struct rlimit tight = old;
+  tight.rlim_cur = static_cast<rlim_t>(lowest_free);
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &tight), 0);
+  bool transient = false;
+  auto r = Spawn({{"/bin/true"}, CurrentEnvironment(), ""}, &transient);
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &old), 0);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("Too many open files"), std::string::npos) << r.error().message;
+  EXPECT_TRUE(transient);
+
+  auto missing = Spawn({{"/no/such/program"}, CurrentEnvironment(), ""}, &transient);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_FALSE(transient);
+  EXPECT_TRUE(IsTransientStartError(EAGAIN));
+  EXPECT_FALSE(IsTransientStartError(ENOENT));
 }
 
 }  // namespace

@@ -23,6 +23,8 @@ namespace {
 
 // Two workers: Prometheus keeps one connection alive between scrapes, and a person's curl gets the other.
 constexpr size_t kWorkers = 2;
+// A scrape has no body; anything larger than this is refused (413) before cpp-httplib would read it into memory.
+constexpr size_t kMaxRequestBody = 4096;
 constexpr int kMaxPort = 65535;
 
 // Why `address` cannot be bound, in the kernel's words: cpp-httplib reports only that it failed.
@@ -103,6 +105,15 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::Start(const ListenAddress&
     int yes = 1;
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
     setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof yes);
+  });
+  server->set_payload_max_length(kMaxRequestBody);
+  // Routed before any body is read: only GET and HEAD are answered, so nobody can make saturate read an upload.
+  server->set_pre_routing_handler([](const httplib::Request& request, httplib::Response& response) {
+    if (request.method == "GET" || request.method == "HEAD") return httplib::Server::HandlerResponse::Unhandled;
+    response.status = 405;
+    response.set_header("Allow", "GET, HEAD");
+    response.set_content("saturate: only GET and HEAD\n", "text/plain; charset=utf-8");
+    return httplib::Server::HandlerResponse::Handled;
   });
   server->Get("/metrics", [render](const httplib::Request&, httplib::Response& response) {
     response.set_content(render(), std::string(monitor::kExpositionContentType));

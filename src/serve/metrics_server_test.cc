@@ -78,6 +78,40 @@ TEST(MetricsServer, ServesTheRenderedPageAtMetrics) {
   EXPECT_EQ(missing->status, 404);
 }
 
+// Only GET and HEAD are answered; a body is never read into memory, whatever its size.
+TEST(MetricsServer, RefusesOtherMethodsAndBodies) {
+  auto server = MetricsServer::Start({"127.0.0.1", 0}, [] { return std::string("x 1\n"); });
+  ASSERT_TRUE(server.ok()) << server.error().message;
+  httplib::Client client((*server)->address().host, (*server)->address().port);
+  for (const char* method : {"POST", "PUT", "DELETE", "PATCH", "OPTIONS"}) {
+    httplib::Request request;
+    request.method = method;
+    request.path = "/metrics";
+    request.body = "a=1";
+    request.set_header("Content-Type", "text/plain");
+    auto reply = client.send(request);
+    ASSERT_TRUE(reply) << method;
+    EXPECT_EQ(reply->status, 405) << method;
+    EXPECT_EQ(reply->get_header_value("Allow"), "GET, HEAD");
+  }
+  auto head = client.Head("/metrics");
+  ASSERT_TRUE(head);
+  EXPECT_EQ(head->status, 200);
+
+  // A large upload is answered 405 before its body is read (the connection may close on the sender), and the
+  // server goes on serving.
+  httplib::Request upload;
+  upload.method = "POST";
+  upload.path = "/metrics";
+  upload.body = std::string(64 << 20, 'x');
+  upload.set_header("Content-Type", "application/octet-stream");
+  auto refused = httplib::Client((*server)->address().host, (*server)->address().port).send(upload);
+  EXPECT_TRUE(!refused || refused->status == 405);
+  auto page = httplib::Client((*server)->address().host, (*server)->address().port).Get("/metrics");
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->body, "x 1\n");
+}
+
 TEST(MetricsServer, APortInUseIsAnErrorNamingTheAddress) {
   auto first = MetricsServer::Start({"127.0.0.1", 0}, [] { return std::string(); });
   ASSERT_TRUE(first.ok()) << first.error().message;

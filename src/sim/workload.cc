@@ -9,6 +9,7 @@
 #include <optional>
 #include <sstream>
 
+#include "util/json_text.h"
 #include "util/range.h"
 #include "util/strings.h"
 
@@ -211,7 +212,7 @@ Result<std::vector<SimRun>> LoadRuns(const std::string& path) {
 std::string RunsToJson(const std::vector<SimRun>& runs) {
   std::string out = "{\"runs\": [\n";
   for (size_t i = 0; i < runs.size(); ++i) {
-    out += "  " + RunToJson(runs[i]).dump();
+    out += "  " + JsonText(RunToJson(runs[i]));
     out += i + 1 < runs.size() ? ",\n" : "\n";
   }
   return out + "]}\n";

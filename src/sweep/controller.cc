@@ -16,6 +16,7 @@
 #include "sweep/bayes.h"
 #include "sweep/helper_metrics.h"
 #include "sweep/launch.h"
+#include "sweep/leftovers.h"
 #include "sweep/metrics.h"
 #include "sweep/retry.h"
 #include "telemetry/proc_maps.h"
@@ -116,6 +117,8 @@ class Controller final : public RateSource {
   Status OpenInstruments(const std::vector<unsigned>& gpu_indices);
   // One pass of the loop; `sample_now`: a scheduled tick (else a run ended between ticks).
   Status Tick(double now, bool sample_now);
+  // Ends the sweep after the loop's first error, with the state saved (see failed_).
+  void Fail(Error error);
   bool AnyEnded() const;
   Status Drain(int timeout_ms);
   void ReadTrees(const telemetry::Sample& sample, double now);
@@ -132,6 +135,7 @@ class Controller final : public RateSource {
 
   const Spec& spec_;
   const SweepOptions& o_;
+  std::unique_ptr<ControllerLock> lock_;  // before journal_, so it is released after the journal closes
   std::unique_ptr<Journal> journal_;
   std::unique_ptr<measure::HelperChannel> channel_;
   std::unique_ptr<telemetry::Sampler> sampler_;
@@ -155,18 +159,23 @@ class Controller final : public RateSource {
   uint64_t seed_ = 0;
   double t0_ = 0, last_snapshot_ = -1;
   bool interrupted_ = false;
+  // The first error of the loop (a journal that cannot be written: disk full, a lock held too long): nothing new
+  // starts, the live runs are stopped and recorded where the journal lets us, then the sweep ends with it.
+  std::optional<Error> failed_;
   SweepResult result_;
 };
 
 Status Controller::OpenJournal() {
   auto opened = OpenSweepJournal(spec_, o_.journal_path, o_.resume, o_.seed);
   if (!opened.ok()) return opened.error();
+  lock_ = std::move(opened->lock);
   journal_ = std::move(opened->journal);
   seed_ = opened->seed;
   if (o_.resume) {
     // Slurm jobs go on without saturate; only the Slurm backend can tell what became of them.
     auto runs = journal_->Runs();
     if (!runs.ok()) return runs.error();
+    std::vector<std::string> left_by_dead;  // the run ids of attempts whose controller died
     for (const RunRecord& r : runs.value()) {
       if (r.state != RunState::kRunning) continue;
       auto attempts = journal_->Attempts(r.key);
@@ -176,10 +185,19 @@ Status Controller::OpenJournal() {
                                       "with --slurm",
                                       o_.journal_path, r.key, attempts->back().slurm_job));
       }
+      if (!attempts->empty() && !attempts->back().ended_unix) left_by_dead.push_back(RunIdEntry(attempts->back()));
     }
+    // Refused while their owner lives; so past this point every open attempt's controller is gone.
     auto requeued = journal_->RequeueInterrupted();
     if (!requeued.ok()) return requeued.error();
     result_.requeued = requeued.value();
+    if (const auto pids = FindMarkedProcesses(left_by_dead); !pids.empty()) {
+      const int stopped = StopProcesses(pids, o_.stop_grace_s);
+      Emit(SweepEvent::Kind::kNote, nullptr,
+           fmt::format("stopped {} process{} left running by the interrupted controller before running their runs "
+                       "again",
+                       stopped, stopped == 1 ? "" : "es"));
+    }
   }
   return Status::Ok();
 }
@@ -234,6 +252,7 @@ Status Controller::OpenInstruments(const std::vector<unsigned>& gpu_indices) {
 }
 
 Status Controller::Prepare() {
+  t0_ = telemetry::MonotonicSeconds();  // for the notes of a resume; Execute starts the clock again
   if (auto s = CheckShape(spec_); !s.ok()) return s;
   if (auto s = OpenJournal(); !s.ok()) return s;
   std::vector<unsigned> gpu_indices;
@@ -291,17 +310,18 @@ Result<SweepResult> Controller::Execute() {
            fmt::format("interrupted: stopping {} run{}; they stay queued for --resume", live_.size(),
                        live_.size() == 1 ? "" : "s"));
     }
-    if (live_.empty() && (interrupted_ || packer_->queued() == 0)) break;
+    if (live_.empty() && (interrupted_ || failed_ || packer_->queued() == 0)) break;
     // Wake often enough that a run's end frees its place at once, not at the next tick.
     const double before = telemetry::MonotonicSeconds();
     const int wait_ms = static_cast<int>(std::clamp((next_tick - before) * 1000, 0.0, 50.0));
-    if (auto s = Drain(wait_ms); !s.ok()) return s.error();
+    if (auto s = Drain(wait_ms); !s.ok()) Fail(s.error());
     const double now = telemetry::MonotonicSeconds();
     const bool due = now >= next_tick;
     if (!due && !AnyEnded()) continue;
-    if (auto s = Tick(now, due); !s.ok()) return s.error();
+    if (auto s = Tick(now, due); !s.ok()) Fail(s.error());
     if (due) next_tick = std::max(next_tick + o_.tick_s, now);
   }
+  if (failed_) return *failed_;
   const double now = telemetry::MonotonicSeconds();
   result_.wall_s = now - t0_;
   result_.interrupted = interrupted_;
@@ -311,6 +331,15 @@ Result<SweepResult> Controller::Execute() {
   result_.counts = counts.value();
   if (o_.on_snapshot) o_.on_snapshot(Snapshot(sampler_->Latest().value_or(telemetry::Sample{}), now));
   return result_;
+}
+
+void Controller::Fail(Error error) {
+  if (failed_) return;
+  Emit(SweepEvent::Kind::kNote, nullptr,
+       fmt::format("{}: starting nothing new; stopping {} run{}; the journal keeps every run for --resume",
+                   error.message, live_.size(), live_.size() == 1 ? "" : "s"));
+  failed_ = std::move(error);
+  for (auto& [key, a] : live_) a->run->RequestStop();
 }
 
 bool Controller::AnyEnded() const {
@@ -369,12 +398,16 @@ Status Controller::Tick(double now, bool sample_now) {
     // Their last helper reports are in the socket already.
     if (auto s = Drain(0); !s.ok()) return s;
   }
+  // Each ended attempt leaves live_ even when the journal refuses its end: its attempt then stays open there, and
+  // a resume requeues it.
+  Status recorded;
   for (const std::string& key : ended) {
     Attempt& a = *live_.at(key);
-    if (auto s = End(a, *a.run->Poll()); !s.ok()) return s;
+    if (auto s = End(a, *a.run->Poll()); !s.ok() && recorded.ok()) recorded = s;
     by_run_id_.erase(a.run_id);
     live_.erase(key);
   }
+  if (!recorded.ok()) return recorded;
 
   // Runs now steady enough to trust; a growth newcomer among them settles its gain check.
   for (auto& [key, a] : live_) {
@@ -383,11 +416,19 @@ Status Controller::Tick(double now, bool sample_now) {
     packer_->Measured(key, now, a->meter.footprint(), *this);
   }
 
-  if (!interrupted_) {
+  if (!interrupted_ && !failed_) {
     const HostState host = HostOf(sample.host, links_);
+    // After a start fails, the rest of this round's admissions leave the packer unstarted (they stay queued in
+    // the journal), so the packer never holds a run the controller does not.
+    Status started;
     for (const Admission& admission : packer_->Admit(now, DeviceStates(sample), host)) {
-      if (auto s = Start(admission, now); !s.ok()) return s;
+      if (started.ok()) {
+        started = Start(admission, now);
+      } else {
+        packer_->Left(admission.key, LeaveReason::kOther, Footprint{});
+      }
     }
+    if (!started.ok()) return started;
   }
   for (std::string& note : packer_->TakeNotes()) Emit(SweepEvent::Kind::kNote, nullptr, std::move(note));
   if (o_.on_snapshot && now - last_snapshot_ >= 1) {
@@ -450,8 +491,13 @@ Status Controller::Propose(const std::string& key) {
 }
 
 Status Controller::Start(const Admission& admission, double now) {
+  // The packer has placed the run; if it cannot start, the packer must hear that it left again.
+  auto not_started = [&](Error e) -> Status {
+    packer_->Left(admission.key, LeaveReason::kOther, Footprint{});
+    return e;
+  };
   if (plan_.at(admission.key).params.is_null()) {
-    if (auto s = Propose(admission.key); !s.ok()) return s;
+    if (auto s = Propose(admission.key); !s.ok()) return not_started(s.error());
   }
   Planned& planned = plan_.at(admission.key);
   const DeviceInfo& device = packer_->devices()[admission.device];
@@ -459,7 +505,7 @@ Status Controller::Start(const Admission& admission, double now) {
   const int number = ++planned.attempts;
   const std::string log_dir = fmt::format("{}/{}-{}/attempt-{}", o_.log_dir, planned.index, admission.key, number);
   auto id = journal_->BeginAttempt(admission.key, on_gpu ? std::optional(device.gpu_index) : std::nullopt, 0, log_dir);
-  if (!id.ok()) return id.error();
+  if (!id.ok()) return not_started(id.error());
 
   auto a = std::make_unique<Attempt>(now, on_gpu, meter_, fmt::format("{}-{}-{}", getpid(), admission.key, number),
                                      spec_.metric);
@@ -525,6 +571,7 @@ Status Controller::End(Attempt& a, const run::RunOutcome& outcome) {
   ended.exit_code = outcome.exit_code;
   ended.term_signal = outcome.term_signal;
   ended.detail = outcome.detail;
+  ended.start_transient = outcome.start_transient;
   ended.oom_while_packed = oom && degree > 1;
   ended.stopped_early = !a.stopped_early.empty() && outcome.exit_class == run::ExitClass::kStopped;
   ended.error_line = LastErrorLine(outcome.stderr_tail, outcome.stdout_tail);
@@ -561,7 +608,7 @@ Status Controller::End(Attempt& a, const run::RunOutcome& outcome) {
     if (best && state.value() == RunState::kDone) text += fmt::format(", {} {:g}", spec_.metric->name, *best);
   }
   Emit(SweepEvent::Kind::kEnded, &a, std::move(text));
-  if ((state.value() == RunState::kQueued || state.value() == RunState::kRetrying) && !interrupted_) {
+  if ((state.value() == RunState::kQueued || state.value() == RunState::kRetrying) && !interrupted_ && !failed_) {
     packer_->Enqueue(a.key, a.index, a.shape);
   }
   return Status::Ok();
@@ -624,6 +671,8 @@ SweepSnapshot Controller::Snapshot(const telemetry::Sample& sample, double now) 
 
 Result<OpenedJournal> OpenSweepJournal(const Spec& spec, const std::string& path, bool resume,
                                        std::optional<uint64_t> seed_option) {
+  auto lock = ControllerLock::Acquire(path);
+  if (!lock.ok()) return lock.error();
   auto journal = Journal::Open(path);
   if (!journal.ok()) return journal.error();
   // The seed a journal was started with wins, so that a resume plans the very same runs.
@@ -657,7 +706,7 @@ Result<OpenedJournal> OpenSweepJournal(const Spec& spec, const std::string& path
   }
   SweepInfo info{spec.source, SpecHash(spec, seed), seed, spec.metric};
   if (auto s = journal.value()->EnsureRuns(info, runs.value()); !s.ok()) return s.error();
-  return OpenedJournal{std::move(journal.value()), seed};
+  return OpenedJournal{std::move(lock.value()), std::move(journal.value()), seed};
 }
 
 Result<nlohmann::json> ProposeRunValues(const Spec& spec, Journal& journal, const std::string& key, int64_t index,

@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "sweep/controller_lock.h"
 #include "sweep/journal.h"
 #include "sweep/meter.h"
 #include "sweep/packing.h"
@@ -120,9 +121,11 @@ Result<SweepResult> RunSweep(const Spec& spec, const SweepOptions& options);
 
 // A sweep's journal opened to run the sweep: the seed it plans with (the journal's, else the spec's, else
 // `seed`, else a random one) and its runs recorded (Journal::EnsureRuns). A journal that already holds progress
-// is refused (usage error) unless `resume`. Open attempts are left as they are: the caller requeues or adopts
-// them. Shared by the local controller and the Slurm backend (sweep/slurm_backend.h).
+// is refused (usage error) unless `resume`. The journal's ControllerLock is taken first: a journal another
+// controller holds is refused (usage error, naming it). Open attempts are left as they are: the caller requeues or
+// adopts them. Shared by the local controller and the Slurm backend (sweep/slurm_backend.h).
 struct OpenedJournal {
+  std::unique_ptr<ControllerLock> lock;  // held for the controller's life; before the journal is opened
   std::unique_ptr<Journal> journal;
   uint64_t seed = 0;
 };

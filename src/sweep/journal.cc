@@ -13,6 +13,7 @@
 
 #include "run/process_tree.h"
 #include "sweep/retry.h"
+#include "util/json_text.h"
 #include "util/sqlite.h"
 #include "util/strings.h"
 
@@ -232,6 +233,9 @@ bool CountsAsFailure(const AttemptOutcome& outcome) {
 RunState StateAfterOutcome(const AttemptOutcome& outcome, int failures_before, const RetryPolicy& policy) {
   if (outcome.stopped_early) return RunState::kDone;
   if (OomWhilePacked(outcome)) return RunState::kQueued;
+  if (outcome.exit_class == run::ExitClass::kStartFailed && outcome.start_transient) {
+    return StateAfterAttempt(run::ExitClass::kFailed, failures_before, policy);
+  }
   return StateAfterAttempt(outcome.exit_class, failures_before, policy);
 }
 
@@ -364,7 +368,7 @@ Status Journal::EnsureRuns(const SweepInfo& sweep, const std::vector<RunParams>&
     Stmt insert(h, "INSERT OR IGNORE INTO runs (key, idx, params_json) VALUES (?, ?, ?)");
     Stmt check(h, "SELECT idx, params_json FROM runs WHERE key = ?");
     for (const auto& run : runs) {
-      const std::string params = run.values.dump();
+      const std::string params = JsonText(run.values);
       insert.Reset();
       if (insert.Bind(1, run.key).Bind(2, run.index).Bind(3, params).Step() != SQLITE_DONE) {
         return db_->Fail("cannot record runs");
@@ -458,7 +462,7 @@ Result<std::vector<MetricPoint>> Journal::LastAttemptMetrics(std::string_view ru
 Status Journal::SetParams(std::string_view run_key, const nlohmann::json& params) {
   std::lock_guard lock(db_->mu);
   Stmt set(db_->handle(), "UPDATE runs SET params_json = ? WHERE key = ? AND params_json = 'null' AND attempts = 0");
-  if (set.Bind(1, params.dump()).Bind(2, run_key).Step() != SQLITE_DONE) return db_->Fail("cannot set parameters");
+  if (set.Bind(1, JsonText(params)).Bind(2, run_key).Step() != SQLITE_DONE) return db_->Fail("cannot set parameters");
   if (db_->Changes() != 1) {
     return Error{fmt::format("journal {}: run {} already has its parameters", db_->path(), run_key)};
   }
@@ -562,7 +566,7 @@ Result<RunState> Journal::EndAttempt(int64_t attempt_id, const AttemptOutcome& o
                 "throughput_samples_per_s = ?, peak_gpu_memory_bytes = ?, cpu_pct = ?, rss_bytes = ?, "
                 "finished_unix = ? WHERE key = ?");
     update.Bind(1, RunStateName(next)).Bind(2, CountsAsFailure(outcome) ? 1 : 0);
-    update.Bind(3, Summarise(metrics, metric).dump()).Bind(4, measurements.throughput_samples_per_s);
+    update.Bind(3, JsonText(Summarise(metrics, metric))).Bind(4, measurements.throughput_samples_per_s);
     update.Bind(5, measurements.peak_gpu_memory_bytes).Bind(6, measurements.cpu_pct);
     update.Bind(7, measurements.rss_bytes).Bind(8, now);
     if (update.Bind(9, key).Step() != SQLITE_DONE) return db_->Fail("cannot update the run");

@@ -101,6 +101,9 @@ struct AttemptOutcome {
   // The run shared its device with other runs when it ran out of memory (gpu_oom, host_oom): the packing's
   // fault, not the run's. It is queued again and the attempt does not count against its retries.
   bool oom_while_packed = false;
+  // It could not start for want of a resource (start_failed; run::RunOutcome::start_transient): retried like a
+  // failure, where a command that cannot start at all fails at once.
+  bool start_transient = false;
   // Early termination stopped it (exit class kStopped): the run is done, recorded as "stopped_early".
   bool stopped_early = false;
   std::string error_line;  // LastErrorLine of the command's output (sweep/retry.h)
@@ -113,7 +116,7 @@ struct RetryPolicy {
 // The state a run moves to after an attempt ended with `c`, when `failures_before` earlier attempts failed:
 //   finished -> done;
 //   stopped -> queued (saturate stopped it, e.g. on an interrupt: not a failure, it runs again);
-//   start_failed, timed_out -> failed (the same command would fail the same way);
+//   start_failed -> failed (the same command would fail the same way; StateAfterOutcome retries a transient one);
 //   failed, gpu_oom, host_oom, worker_killed -> retrying while failures stay within policy.retries, else failed.
 RunState StateAfterAttempt(run::ExitClass c, int failures_before, const RetryPolicy& policy);
 

@@ -334,6 +334,17 @@ TEST(StateAfterOutcome, OutOfMemoryWhilePackedIsRequeuedWithoutCharge) {
   EXPECT_TRUE(CountsAsFailure(crash));
 }
 
+// fork or pipe failing for want of processes or descriptors passes; a missing program does not.
+TEST(StateAfterOutcome, ATransientStartFailureIsRetried) {
+  const RetryPolicy two{2};
+  AttemptOutcome busy = Ended(ExitClass::kStartFailed, -1);
+  EXPECT_EQ(StateAfterOutcome(busy, 0, two), RunState::kFailed);
+  busy.start_transient = true;
+  EXPECT_EQ(StateAfterOutcome(busy, 0, two), RunState::kRetrying);
+  EXPECT_EQ(StateAfterOutcome(busy, 2, two), RunState::kFailed) << "still bounded by the retries";
+  EXPECT_TRUE(CountsAsFailure(busy));
+}
+
 TEST(Journal, OutOfMemoryWhilePackedRunsAgainWithoutUsingARetry) {
   TempDir dir;
   auto journal = OpenWithPlan(dir.File("j.db"), 1);

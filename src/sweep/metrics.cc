@@ -15,7 +15,8 @@ Result<MetricPattern> MetricPattern::Create(const std::string& pattern, std::str
   int code = 0;
   PCRE2_SIZE offset = 0;
   pcre2_code* re =
-      pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.c_str()), pattern.size(), PCRE2_UTF, &code, &offset, nullptr);
+      pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.c_str()), pattern.size(), PCRE2_UTF | PCRE2_MATCH_INVALID_UTF,
+                    &code, &offset, nullptr);
   if (!re) {
     PCRE2_UCHAR message[256];
     pcre2_get_error_message(code, message, sizeof message);

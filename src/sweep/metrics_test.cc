@@ -19,6 +19,13 @@ TEST(MetricPattern, ReadsNamedGroupsOfEveryMatch) {
   EXPECT_EQ(repeated->Match("loss=1 loss=2"), (Values{{"loss", 1}, {"loss", 2}}));
 }
 
+// A progress bar in another encoding, or bytes cut mid-character, on the same line as the metric.
+TEST(MetricPattern, MatchesLinesWithInvalidUtf8) {
+  auto pattern = MetricPattern::Create(R"(val_loss=(?P<val_loss>[0-9.]+))", "p");
+  ASSERT_TRUE(pattern.ok());
+  EXPECT_EQ(pattern->Match("\xff\xfe epoch 3 \xe9t\xe9 val_loss=0.25 \xc3"), (Values{{"val_loss", 0.25}}));
+}
+
 TEST(MetricPattern, RejectsBadExpressionsAndPatternsWithoutNames) {
   auto bad = MetricPattern::Create("loss=(?P<loss>[0-9.]+", "--metric-pattern");
   ASSERT_FALSE(bad.ok());

@@ -16,6 +16,7 @@
 #include "run/environment.h"
 #include "run/process_tree.h"
 #include "run/spawn.h"
+#include "util/atomic_file.h"
 
 namespace sat::sweep {
 namespace {
@@ -72,10 +73,8 @@ Status WriteOwner(const std::string& dir) {
   const pid_t self = getpid();
   auto entry = run::ReadProcEntry(self);
   if (!entry) return Error{fmt::format("cannot read /proc/{}/stat", self)};
-  std::ofstream out(std::filesystem::path(dir) / kOwnerFile);
-  out << self << ' ' << entry->start_ticks << '\n';
-  if (!out.flush()) return Error{fmt::format("cannot write {}/{}", dir, kOwnerFile)};
-  return Status::Ok();
+  return WriteFileAtomically((std::filesystem::path(dir) / kOwnerFile).string(),
+                             fmt::format("{} {}\n", self, entry->start_ticks));
 }
 
 // The owner's pid when the saturate process that started the daemon in `dir` is gone; nullopt while it lives, and

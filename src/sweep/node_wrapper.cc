@@ -25,6 +25,8 @@
 #include "telemetry/proc_maps.h"
 #include "telemetry/proc_tree.h"
 #include "telemetry/sampler.h"
+#include "util/atomic_file.h"
+#include "util/json_text.h"
 
 namespace sat::sweep {
 namespace {
@@ -202,33 +204,6 @@ Result<NodeOutcome> NodeOutcomeFromJson(const nlohmann::json& j) {
   }
 }
 
-Status WriteFileAtomically(const std::string& path, const std::string& text) {
-  const std::string tmp = fmt::format("{}.tmp.{}", path, getpid());
-  const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Error{fmt::format("cannot write {}: {}", tmp, std::strerror(errno))};
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const std::string why = std::strerror(errno);
-      close(fd);
-      unlink(tmp.c_str());
-      return Error{fmt::format("cannot write {}: {}", tmp, why)};
-    }
-    done += static_cast<size_t>(n);
-  }
-  // Durable before it is visible: a reader on another machine must never see a renamed, empty file.
-  const bool synced = fsync(fd) == 0;
-  close(fd);
-  if (!synced || rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    unlink(tmp.c_str());
-    return Error{fmt::format("cannot write {}: {}", path, why)};
-  }
-  return Status::Ok();
-}
-
 Result<std::optional<nlohmann::json>> ReadJsonFile(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return std::optional<nlohmann::json>();
@@ -258,7 +233,7 @@ Result<int> RunNodeJob(const std::string& job_path, const NodeOptions& options) 
   // First sign of life, so the submitter knows this node sees the sweep folder.
   const nlohmann::json started = {
       {"attempt_id", job.attempt_id}, {"job_id", job_id}, {"node", HostName()}, {"started_unix", NowUnix()}};
-  if (auto s = WriteFileAtomically(dir + "/" + kStartedFile, started.dump() + "\n"); !s.ok()) return s.error();
+  if (auto s = WriteFileAtomically(dir + "/" + kStartedFile, JsonText(started) + "\n"); !s.ok()) return s.error();
 
   auto channel = measure::HelperChannel::Open();
   if (!channel.ok()) return channel.error();
@@ -360,7 +335,7 @@ Result<int> RunNodeJob(const std::string& job_path, const NodeOptions& options) 
       so_far.measurements = meter.Summary();
       so_far.gpu_total_bytes = gpu_total;
       so_far.gpu_util_pct = util();
-      (void)WriteFileAtomically(dir + "/" + kFootprintFile, NodeOutcomeToJson(so_far).dump() + "\n");
+      (void)WriteFileAtomically(dir + "/" + kFootprintFile, JsonText(NodeOutcomeToJson(so_far)) + "\n");
       footprint_written = true;
     }
   }
@@ -385,7 +360,7 @@ Result<int> RunNodeJob(const std::string& job_path, const NodeOptions& options) 
   outcome.gpu_total_bytes = gpu_total;
   outcome.gpu_util_pct = util();
   outcome.metrics = metrics.Points();
-  if (auto s = WriteFileAtomically(dir + "/" + kOutcomeFile, NodeOutcomeToJson(outcome).dump() + "\n"); !s.ok()) {
+  if (auto s = WriteFileAtomically(dir + "/" + kOutcomeFile, JsonText(NodeOutcomeToJson(outcome)) + "\n"); !s.ok()) {
     return s.error();
   }
   return ended.exit_class == run::ExitClass::kFinished ? 0 : 1;

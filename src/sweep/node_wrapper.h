@@ -73,9 +73,6 @@ inline constexpr const char* kStartedFile = "started.json";
 inline constexpr const char* kFootprintFile = "footprint.json";
 inline constexpr const char* kOutcomeFile = "outcome.json";
 
-// Writes `text` to `path` through a temporary file in the same folder, flushed and renamed, so a reader sees the
-// old file or the whole new one.
-Status WriteFileAtomically(const std::string& path, const std::string& text);
 // Reads a JSON file; nullopt when it does not exist, an error when it cannot be read or parsed.
 Result<std::optional<nlohmann::json>> ReadJsonFile(const std::string& path);
 

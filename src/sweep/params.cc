@@ -6,6 +6,9 @@
 #include <cmath>
 #include <limits>
 
+#include "util/json_text.h"
+#include "util/strings.h"
+
 namespace sat::sweep {
 namespace {
 
@@ -46,18 +49,9 @@ nlohmann::json Quantize(double x, const Parameter& p) {
   return nlohmann::json(r);
 }
 
-uint64_t Fnv1a64(std::string_view s) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (char c : s) {
-    h ^= static_cast<unsigned char>(c);
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
-
 // A run's key: the hash of its values, and for random search of its index too.
 std::string RunKey(const nlohmann::json& values, std::optional<int64_t> index) {
-  std::string text = values.dump();
+  std::string text = JsonText(values);
   if (index) text += fmt::format("#{}", *index);
   return ShortHash(text, 12);
 }
@@ -183,10 +177,6 @@ Result<std::vector<nlohmann::json>> GridValues(const Parameter& p, size_t limit)
                       "q_uniform, or use method: random",
                       DistributionName(p.distribution)));
   }
-}
-
-std::string ShortHash(std::string_view text, size_t hex_digits) {
-  return fmt::format("{:016x}", Fnv1a64(text)).substr(0, std::min<size_t>(hex_digits, 16));
 }
 
 std::vector<RunParams> GridRuns(const std::vector<Parameter>& params,

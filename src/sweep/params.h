@@ -103,7 +103,4 @@ std::vector<RunParams> GridRuns(const std::vector<Parameter>& params,
 // the same runs everywhere and a larger count keeps the earlier runs.
 std::vector<RunParams> RandomRuns(const std::vector<Parameter>& params, int64_t count, uint64_t seed);
 
-// The first `hex_digits` (at most 16) hex digits of the 64-bit FNV-1a hash of `text`: a stable id.
-std::string ShortHash(std::string_view text, size_t hex_digits);
-
 }  // namespace sat::sweep

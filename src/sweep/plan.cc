@@ -3,6 +3,9 @@
 
 #include <fmt/format.h>
 
+#include "util/json_text.h"
+#include "util/strings.h"
+
 namespace sat::sweep {
 namespace {
 
@@ -84,7 +87,7 @@ std::string SpecHash(const Spec& spec, uint64_t seed) {
                                   {"mu", p.mu},
                                   {"sigma", p.sigma}});
   }
-  return ShortHash(plan.dump(), 16);
+  return ShortHash(JsonText(plan), 16);
 }
 
 std::vector<std::string> RenderCommand(const Spec& spec, const RunParams& run) {

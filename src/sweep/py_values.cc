@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "util/strings.h"
+#include "util/utf8.h"
 
 namespace sat::sweep {
 namespace {
@@ -154,19 +155,6 @@ void AppendPyStringRepr(std::string_view s, std::string* out) {
     }
   }
   *out += quote;
-}
-
-// Decodes one UTF-8 code point at s[*i] and advances *i; U+FFFD for a malformed sequence.
-uint32_t NextCodePoint(std::string_view s, size_t* i) {
-  const auto lead = static_cast<unsigned char>(s[(*i)++]);
-  int extra = lead >= 0xf0 ? 3 : lead >= 0xe0 ? 2 : lead >= 0xc0 ? 1 : 0;
-  if (lead >= 0x80 && extra == 0) return 0xfffd;
-  uint32_t cp = extra == 3 ? lead & 0x07 : extra == 2 ? lead & 0x0f : extra == 1 ? lead & 0x1f : lead;
-  for (; extra > 0; --extra) {
-    if (*i >= s.size() || (static_cast<unsigned char>(s[*i]) & 0xc0) != 0x80) return 0xfffd;
-    cp = (cp << 6) | (static_cast<unsigned char>(s[(*i)++]) & 0x3f);
-  }
-  return cp;
 }
 
 // json.dumps' string: ASCII only, \uXXXX (UTF-16 surrogate pairs above U+FFFF) for everything else.

@@ -17,10 +17,22 @@
 #include "sweep/slurm_cli.h"
 #include "sweep/slurm_reconcile.h"
 #include "telemetry/sampler.h"
+#include "util/atomic_file.h"
+#include "util/json_text.h"
 #include "util/strings.h"
 
 namespace sat::sweep {
 namespace {
+
+// Whether a failed sbatch may have queued its job all the same: its reply timed out or slurmctld could not be
+// reached to confirm (sbatch's own words), or sbatch did not answer in time (SlurmCli's limit), as opposed to a
+// clear rejection of the job.
+bool SubmitMayHaveQueued(std::string_view error) {
+  for (std::string_view text : {"timed out", "Unable to contact", "did not answer within"}) {
+    if (error.find(text) != std::string_view::npos) return true;
+  }
+  return false;
+}
 
 // Quoted for bash: every byte literal.
 std::string ShellQuote(const std::string& s) {
@@ -92,6 +104,7 @@ class SlurmController {
   std::optional<SlurmCli> cli_;
   PartitionInfo partition_;
   GpuShare share_ = GpuShare::kGpu;
+  std::unique_ptr<ControllerLock> lock_;  // before journal_, so it is released after the journal closes
   std::unique_ptr<Journal> journal_;
   uint64_t seed_ = 0;
   std::string job_name_;
@@ -134,6 +147,7 @@ Status SlurmController::Prepare() {
 
   auto opened = OpenSweepJournal(spec_, o_.journal_path, o_.resume, o_.seed);
   if (!opened.ok()) return opened.error();
+  lock_ = std::move(opened->lock);
   journal_ = std::move(opened->journal);
   seed_ = opened->seed;
   job_name_ = SlurmJobName(o_.journal_path);
@@ -222,7 +236,7 @@ Status SlurmController::Watch(Flight& f, const std::vector<QueuedJob>& queue, do
       const std::string id = started.value()->value("job_id", "");
       if (f.job_id.empty() && !id.empty()) {
         f.job_id = id;
-        if (auto s = journal_->SetSlurmJob(f.attempt_id, f.job_id, f.request.ToJson().dump()); !s.ok()) return s;
+        if (auto s = journal_->SetSlurmJob(f.attempt_id, f.job_id, JsonText(f.request.ToJson())); !s.ok()) return s;
       }
     }
   }
@@ -254,7 +268,7 @@ Status SlurmController::Watch(Flight& f, const std::vector<QueuedJob>& queue, do
     if (task < ids.size() && ids[task] == std::to_string(f.attempt_id)) {
       queued = q;
       f.job_id = q.id;
-      if (auto s = journal_->SetSlurmJob(f.attempt_id, f.job_id, f.request.ToJson().dump()); !s.ok()) return s;
+      if (auto s = journal_->SetSlurmJob(f.attempt_id, f.job_id, JsonText(f.request.ToJson())); !s.ok()) return s;
     }
   }
   if (queued) {
@@ -371,7 +385,7 @@ Status SlurmController::Submit() {
       ++unsized_flying[shape];
       request = DefaultRequest(spec_.saturate.slurm, partition_.gres, bumps.value());
     }
-    auto& group = groups[request.ToJson().dump()];
+    auto& group = groups[JsonText(request.ToJson())];
     group.first = request;
     group.second.push_back(r);
   }
@@ -426,7 +440,7 @@ Status SlurmController::SubmitGroup(const SlurmRequest& request, const std::vect
     std::filesystem::create_directories(f.dir, ec);
     const std::string job_file = f.dir + "/" + kJobFile;
     Status written = ec ? Status(Error{fmt::format("cannot create {}: {}", f.dir, ec.message())})
-                        : WriteFileAtomically(job_file, NodeJobToJson(job).dump(2) + "\n");
+                        : WriteFileAtomically(job_file, JsonText(NodeJobToJson(job), 2) + "\n", kPrivateFileMode);
     if (!written.ok()) {
       const AttemptOutcome stopped = Stopped(written.message());
       (void)journal_->EndAttempt(f.attempt_id, stopped, {}, {}, RetryPolicy{spec_.saturate.retries});
@@ -445,9 +459,10 @@ Status SlurmController::SubmitGroup(const SlurmRequest& request, const std::vect
                       ShellQuote(o_.saturate_binary));
   Status written = WriteFileAtomically(script, text);
 
+  const std::string comment = "saturate:" + JoinNonEmpty(attempt_ids, ",");
   std::vector<std::string> options = {"--job-name=" + job_name_,
                                       fmt::format("--output={}/slurm/{}", o_.log_dir, array ? "%A_%a.out" : "%j.out"),
-                                      "--comment=saturate:" + JoinNonEmpty(attempt_ids, ",")};
+                                      "--comment=" + comment};
   if (array) options.push_back(fmt::format("--array=0-{}", submitted.size() - 1));
   if (!s.partition.empty()) options.push_back("--partition=" + s.partition);
   if (!s.account.empty()) options.push_back("--account=" + s.account);
@@ -456,7 +471,27 @@ Status SlurmController::SubmitGroup(const SlurmRequest& request, const std::vect
   for (const std::string& option : request.SbatchOptions()) options.push_back(option);
   for (const std::string& option : s.options) options.push_back(option);
   Result<std::string> job = written.ok() ? cli_->Submit(options, script) : Result<std::string>(written.error());
+  if (!job.ok() && written.ok()) {
+    // sbatch can fail after slurmctld queued the job (a reply that timed out): a job with this comment is ours.
+    if (auto queue = cli_->Queue(job_name_); queue.ok()) {
+      for (const QueuedJob& q : queue.value()) {
+        if (q.comment == comment) {
+          Emit(SweepEvent::Kind::kNote, nullptr,
+               fmt::format("sbatch failed ({}), but Slurm queued the job: {}", job.error().message, q.id));
+          job = q.id.substr(0, q.id.find('_'));
+          break;
+        }
+      }
+    }
+  }
   if (!job.ok()) {
+    // A reply that never came may still have queued the job, and it may show in squeue only later: the attempts
+    // stay open without a job id, and --resume looks for them by their comment before submitting anything again.
+    if (written.ok() && SubmitMayHaveQueued(job.error().message)) {
+      return Error{fmt::format("{} (Slurm may still have queued the job: --resume looks for it by its comment '{}' "
+                               "before submitting again)",
+                               job.error().message, comment)};
+    }
     // Not the runs' fault: they stay queued, and the error stops the sweep with sbatch's own words.
     for (const Flight& f : submitted) {
       const AttemptOutcome stopped = Stopped(job.error().message);
@@ -467,7 +502,7 @@ Status SlurmController::SubmitGroup(const SlurmRequest& request, const std::vect
   for (size_t i = 0; i < submitted.size(); ++i) {
     Flight& f = submitted[i];
     f.job_id = array ? fmt::format("{}_{}", job.value(), i) : job.value();
-    if (auto st = journal_->SetSlurmJob(f.attempt_id, f.job_id, request.ToJson().dump()); !st.ok()) return st;
+    if (auto st = journal_->SetSlurmJob(f.attempt_id, f.job_id, JsonText(request.ToJson())); !st.ok()) return st;
     ++result_.started;
     Emit(SweepEvent::Kind::kStarted, &f,
          fmt::format("submitted as job {} (attempt {}; asks {})", f.job_id, f.attempt_no, Describe(request)));

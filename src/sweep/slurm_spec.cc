@@ -93,7 +93,8 @@ Result<SlurmSpec> ParseSlurmSpec(const YAML::Node& n, std::string_view source) {
     if (key == "time" || key == "poll") {
       auto seconds = ParseDuration(*text);
       if (!seconds || *seconds <= 0) {
-        return Fail(v, source, fmt::format("'{}' must be a duration like 2h, 30m or 90s, not '{}'", key, *text));
+        return Fail(v, source, fmt::format("'{}' must be a duration above 0 and at most 366 days like 2h, 30m or "
+                                           "90s, not '{}'", key, *text));
       }
       (key == "time" ? spec.time_s : spec.poll_s) = *seconds;
     }

@@ -59,6 +59,16 @@ TEST(SlurmSpec, ErrorsNameTheLineAndTheSetting) {
   EXPECT_NE(bad.error().message.find("unknown backend 'k8s'; use local or slurm"), std::string::npos);
 }
 
+// Slurm's time limit becomes sbatch --time and the wrapper's deadline: infinite or huge values are refused.
+TEST(SlurmSpec, TimeIsFiniteAndBounded) {
+  for (const char* bad : {"inf", "1e300", "100000h", "0"}) {
+    auto spec = ParseSpec(std::string(kHead) + "saturate:\n  slurm:\n    time: " + bad + "\n", "s.yaml");
+    ASSERT_FALSE(spec.ok()) << bad;
+    EXPECT_NE(spec.error().message.find("'time' must be a duration above 0 and at most 366 days"), std::string::npos)
+        << spec.error().message;
+  }
+}
+
 TEST(SlurmSpec, MemoryAmountsAsSbatchTakesThem) {
   EXPECT_EQ(ParseSlurmMemory("1500M"), 1500ULL << 20);
   EXPECT_EQ(ParseSlurmMemory("2g"), 2ULL << 30);

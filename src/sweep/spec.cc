@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "sweep/metrics.h"
+#include "util/json_text.h"
 #include "util/strings.h"
 
 namespace sat::sweep {
@@ -102,7 +103,7 @@ std::vector<nlohmann::json> Distinct(const std::vector<nlohmann::json>& values) 
   std::vector<nlohmann::json> out;
   std::set<std::string> seen;
   for (const auto& v : values) {
-    if (seen.insert(v.dump()).second) out.push_back(v);
+    if (seen.insert(JsonText(v)).second) out.push_back(v);
   }
   return out;
 }
@@ -519,10 +520,11 @@ class Parser {
     if (const YAML::Node timeout = n["timeout"]) {
       std::string text;
       if (!ReadString(timeout, "saturate.timeout", &text)) return false;
-      auto seconds = ParseDuration(text);
-      if (!seconds || *seconds < 0) {
+      auto seconds = IsNoLimit(text) ? std::optional<double>(0) : ParseDuration(text);
+      if (!seconds || (*seconds == 0 && !IsNoLimit(text))) {
         return Fail(timeout, "saturate",
-                    fmt::format("'timeout' must be a duration like 30m, 90s or 1h30m, not '{}'", text));
+                    fmt::format("'timeout' must be a duration above 0 and at most 366 days like 30m, 90s or 1h30m, "
+                                "or 'none' for no limit, not '{}'", text));
       }
       o.timeout_s = *seconds;
     }

@@ -7,7 +7,7 @@
 //   name / description (kept), project / entity / apiVersion / kind / controller (no effect here).
 // bayes (sweep/bayes.h) needs a metric and a run count, and proposes each run's values when it starts.
 // plus saturate's own section:
-//   saturate: {gpus: [0, 1] | "all", max_per_gpu: 4, memory_margin: 0.1, timeout: "30m", retries: 2,
+//   saturate: {gpus: [0, 1] | "all", max_per_gpu: 4, memory_margin: 0.1, timeout: "30m" | none, retries: 2,
 //              metric_pattern: 'val_loss=(?P<val_loss>[0-9.e+-]+)', env: {NAME: value}, seed: 7, runs: 20,
 //              shape: [batch_size, model], auto: false, backend: local | slurm, slurm: {...} (sweep/slurm_spec.h)}
 // Parameters take value | values [+ probabilities] | distribution with min, max, q, mu, sigma, or a nested
@@ -53,7 +53,7 @@ struct SaturateOptions {
   std::vector<unsigned> gpus;              // GPU indices to use; empty: all
   int max_per_gpu = 0;                     // runs sharing one device at most; 0: as measurement decides
   double memory_margin = 0.1;              // fraction of a GPU's memory left free when runs share it, in [0, 1)
-  double timeout_s = 0;                    // per attempt, in seconds; 0: none
+  double timeout_s = 0;                    // per attempt, in seconds; 0: none (spelled `timeout: none`)
   int retries = 2;                         // how often a failed run is tried again
   std::string metric_pattern;              // PCRE2; each named group is a metric read from output lines; empty: none
   std::vector<std::string> metric_groups;  // the named groups of metric_pattern, in pattern order

@@ -8,6 +8,8 @@
 #include <fstream>
 #include <set>
 
+#include "util/test_mutations.h"
+
 namespace sat::sweep {
 namespace {
 
@@ -570,7 +572,16 @@ TEST(ParseSpecErrors, CommandMetricAndSaturateSection) {
   EXPECT_EQ(ErrorOf(head + "saturate:\n  max_per_gpus: 2\n"),
             "sweep.yaml:6:3: saturate: unknown key 'max_per_gpus' (did you mean 'max_per_gpu'?)");
   EXPECT_EQ(ErrorOf(head + "saturate:\n  timeout: soon\n"),
-            "sweep.yaml:6:12: saturate: 'timeout' must be a duration like 30m, 90s or 1h30m, not 'soon'");
+            "sweep.yaml:6:12: saturate: 'timeout' must be a duration above 0 and at most 366 days like 30m, 90s or "
+            "1h30m, or 'none' for no limit, not 'soon'");
+  // Infinite and huge limits overflowed the attempt's deadline: every attempt timed out at once.
+  for (const char* bad : {"inf", ".inf", "1e300", "0"}) {
+    EXPECT_NE(ErrorOf(head + "saturate:\n  timeout: " + bad + "\n").find("'none' for no limit"), std::string::npos)
+        << bad;
+  }
+  auto unlimited = ParseSpec(head + "saturate:\n  timeout: none\n", "sweep.yaml");
+  ASSERT_TRUE(unlimited.ok()) << unlimited.error().message;
+  EXPECT_EQ(unlimited->saturate.timeout_s, 0);
   EXPECT_EQ(ErrorOf(head + "saturate:\n  memory_margin: 1.5\n"),
             "sweep.yaml:6:18: saturate: 'memory_margin' must be a fraction in [0, 1), e.g. 0.1");
   EXPECT_EQ(ErrorOf(head + "saturate:\n  retries: -1\n"), "sweep.yaml:6:12: saturate: 'retries' must be at least 0");
@@ -618,6 +629,17 @@ TEST(LoadSpecFile, ReadsAFileAndNamesItInErrors) {
   auto missing = LoadSpecFile(path);
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.error().message, "cannot read sweep spec " + path + ": No such file or directory");
+}
+
+// Without libFuzzer the same bad specs as fuzz/sweep_spec meet the parser here: a spec or an error naming the
+// problem (exit code 2), never anything else.
+TEST(ParseSpec, SeededRandomSpecs) {
+  for (const std::string& yaml : SeededMutations(SATURATE_SOURCE_DIR "/fuzz/corpus/sweep_spec", 3000, 19)) {
+    auto spec = ParseSpec(yaml, "fuzz.yaml");
+    if (!spec.ok()) {
+      EXPECT_EQ(spec.error().exit_code, kExitUsage) << spec.error().message;
+    }
+  }
 }
 
 }  // namespace

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <string>
 
+#include "util/test_mutations.h"
+
 namespace sat::telemetry {
 namespace {
 
@@ -221,6 +223,17 @@ TEST(HostReader, ReadsTheRealHost) {
   EXPECT_TRUE(a.load.has_value());
   for (const DiskCounters& d : a.disks) EXPECT_NE(ClassifyDiskByName(d.name), DiskKind::kVirtual) << d.name;
   for (const NetCounters& n : a.nets) EXPECT_NE(n.name, "lo");
+}
+
+// Without libFuzzer the same bad /proc text as fuzz/procfs meets the parsers here.
+TEST(ProcFs, SeededRandomFiles) {
+  for (const std::string& t : SeededMutations(SATURATE_SOURCE_DIR "/fuzz/corpus/procfs", 5000, 19)) {
+    (void)ParseCpuStat(t);
+    (void)ParseLoadAvg(t);
+    (void)ParseMemInfo(t);
+    (void)ParseDiskStats(t);
+    (void)ParseNetDev(t);
+  }
 }
 
 }  // namespace

@@ -6,6 +6,8 @@
 #include <ctime>
 #include <filesystem>
 
+#include "util/json_text.h"
+
 namespace sat::tune {
 namespace {
 
@@ -18,10 +20,11 @@ constexpr int kTrialFormat = 2;
 }  // namespace
 
 std::string TrialKey(const std::vector<std::string>& argv, bool shell, const std::string& parse,
-                     const TrialRequest& r, const MeasureSetup& setup) {
+                     const TrialRequest& r, const MeasureSetup& setup, const CommandIdentity& identity) {
   auto optional = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
   nlohmann::json key = {{"format", kTrialFormat},
                         {"argv", argv},
+                        {"command", IdentityJson(identity)},
                         {"shell", shell},
                         {"parse", parse},
                         {"auto", setup.auto_instrument},
@@ -30,7 +33,7 @@ std::string TrialKey(const std::vector<std::string>& argv, bool shell, const std
                         {"mode", probe::StageName(r.mode)},
                         {"knobs", r.knobs},
                         {"repeat", r.repeat}};
-  return key.dump();
+  return JsonText(key);
 }
 
 std::string DefaultCachePath() {
@@ -86,7 +89,7 @@ Status TrialCache::Put(const std::string& key, const std::string& machine, const
   Statement s(db_.handle(),
               "INSERT OR REPLACE INTO trials (key, machine, command, created_unix, trial) VALUES (?1, ?2, ?3, ?4, ?5)");
   s.Bind(1, key).Bind(2, machine).Bind(3, command).Bind(4, static_cast<double>(std::time(nullptr)));
-  s.Bind(5, TrialToJson(stored).dump());
+  s.Bind(5, JsonText(TrialToJson(stored)));
   if (s.Step() != SQLITE_DONE) return db_.Fail("cannot write");
   return Status::Ok();
 }

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "tune/command_identity.h"
 #include "tune/trial.h"
 #include "util/result.h"
 #include "util/sqlite.h"
@@ -25,11 +26,13 @@ struct MeasureSetup {
   std::optional<double> parse_batch_size;  // --batch-size, for --parse patterns that give steps
 };
 
-// What makes two trials the same measurement: the command as given (placeholders unfilled), how it runs and is
+// What makes two trials the same measurement: the command as given (placeholders unfilled) and what else decides
+// its result (the folder, the script's contents, the torch version: tune/command_identity.h), how it runs and is
 // measured, the request's mode, knobs and repeat, and the version of the trial format (trials stored by an
 // older saturate lack what comparisons need, so they are measured again). A canonical JSON text.
 std::string TrialKey(const std::vector<std::string>& argv, bool shell, const std::string& parse,
-                     const TrialRequest& request, const MeasureSetup& setup = {});
+                     const TrialRequest& request, const MeasureSetup& setup = {},
+                     const CommandIdentity& identity = {});
 
 // ~/.cache/saturate/tune.db, or under $XDG_CACHE_HOME when it is set.
 std::string DefaultCachePath();

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "util/json_text.h"
+
 namespace sat::tune {
 
 RenderedRun RenderRun(const std::vector<std::string>& argv, const std::vector<KnobSpec>& knobs,
@@ -35,7 +37,7 @@ RenderedRun RenderRun(const std::vector<std::string>& argv, const std::vector<Kn
         break;
     }
   }
-  if (!helper_values.empty()) out.env["SATURATE_KNOBS"] = helper_values.dump();
+  if (!helper_values.empty()) out.env["SATURATE_KNOBS"] = JsonText(helper_values);
   return out;
 }
 

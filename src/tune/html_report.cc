@@ -8,6 +8,7 @@
 #include "tune/console.h"
 #include "tune/flops.h"
 #include "tune/svg_chart.h"
+#include "util/redact.h"
 #include "util/strings.h"
 
 namespace sat::tune {
@@ -187,7 +188,7 @@ std::string Summary(const TuneResult& r) {
     }
   }
   o += ".</p>\n";
-  o += fmt::format("<pre>{}</pre>\n", Esc(r.recommended_command));
+  o += fmt::format("<pre>{}</pre>\n", Esc(RedactCommandLine(r.recommended_command)));
   if (!s.injected.empty()) {
     std::string names;
     for (const auto& n : s.injected) names += (names.empty() ? "" : ", ") + n;
@@ -245,7 +246,7 @@ std::string TrialTable(const TuneResult& r) {
 std::string HtmlReport(const TuneResult& r) {
   const SearchOutcome& s = r.search;
   std::string command;
-  for (const auto& a : r.command) command += (command.empty() ? "" : " ") + a;
+  for (const auto& a : RedactArgv(r.command)) command += (command.empty() ? "" : " ") + a;
   const Machine& m = r.machine;
   std::string o = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
   o += fmt::format("<title>saturate tune: {}</title>\n<style>{}</style>\n</head>\n<body>\n", Esc(command), kStyle);

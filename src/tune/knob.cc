@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cmath>
 
+#include "util/json_text.h"
 #include "util/strings.h"
 
 namespace sat::tune {
@@ -231,7 +232,7 @@ std::optional<KnobValue> NormalizeValue(const KnobSpec& spec, const nlohmann::js
 std::string ValueText(const KnobValue& v) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_boolean()) return v.get<bool>() ? "on" : "off";
-  return v.dump();
+  return JsonText(v);
 }
 
 std::string ValuesText(const KnobValues& values, const std::vector<std::string>& order) {

@@ -4,12 +4,14 @@
 
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 
 #include "tune/compare.h"
 #include "tune/flops.h"
 #include "tune/global_batch.h"
 #include "tune/html_report.h"
+#include "util/atomic_file.h"
+#include "util/json_text.h"
+#include "util/redact.h"
 
 namespace sat::tune {
 
@@ -58,15 +60,6 @@ std::string Cell(const std::string& s) {
 
 std::string Num(const std::optional<double>& v) { return v ? fmt::format("{}", *v) : ""; }
 
-Status WriteFile(const std::filesystem::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) return Error{fmt::format("cannot write {}: {}", path.string(), strerror(errno))};
-  out << text;
-  out.close();
-  if (!out) return Error{fmt::format("cannot write {}", path.string())};
-  return Status::Ok();
-}
-
 }  // namespace
 
 json ResultsJson(const TuneResult& r) {
@@ -105,7 +98,7 @@ json ResultsJson(const TuneResult& r) {
   const Machine& m = r.machine;
   return {
       {"version", 1},
-      {"command", r.command},
+      {"command", RedactArgv(r.command)},
       {"shell", r.shell},
       {"strategy", StrategyName(r.strategy)},
       {"machine",
@@ -141,9 +134,9 @@ json ResultsJson(const TuneResult& r) {
       {"loader", s.loader_key.empty() ? json(nullptr) : json({{"key", s.loader_key}, {"site", s.loader_site}})},
       {"injected", s.injected},
       {"code_changes", changes},
-      {"recommended_command", r.recommended_command},
+      {"recommended_command", RedactCommandLine(r.recommended_command)},
       {"global_batch", GlobalBatchJson(s)},
-      {"fastest_command", r.fastest_command},
+      {"fastest_command", RedactCommandLine(r.fastest_command)},
       {"needs",
        {{"cpu_cores", OrNull(r.needs.cpu_cores)},
         {"ram_bytes", OrNull(r.needs.ram_bytes)},
@@ -187,9 +180,9 @@ Status WriteOutputs(const TuneResult& r, const std::string& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return Error{fmt::format("cannot create {}: {}", dir, ec.message())};
-  if (Status st = WriteFile(fs::path(dir) / "results.json", ResultsJson(r).dump(2) + "\n"); !st) return st;
-  if (Status st = WriteFile(fs::path(dir) / "results.csv", ResultsCsv(r)); !st) return st;
-  return WriteFile(fs::path(dir) / "report.html", HtmlReport(r));
+  if (Status st = WriteFileAtomically(fs::path(dir) / "results.json", JsonText(ResultsJson(r), 2) + "\n"); !st) return st;
+  if (Status st = WriteFileAtomically(fs::path(dir) / "results.csv", ResultsCsv(r)); !st) return st;
+  return WriteFileAtomically(fs::path(dir) / "report.html", HtmlReport(r));
 }
 
 }  // namespace sat::tune

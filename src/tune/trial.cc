@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "probe/mfu.h"
+#include "util/json_text.h"
 
 namespace sat::tune {
 
@@ -252,14 +253,14 @@ Result<Trial> TrialFromJson(const json& j) {
     t.id = j.value("id", 0);
     t.request.step = j.at("step").get<std::string>();
     auto mode = ParseStageKind(j.at("mode").get<std::string>());
-    if (!mode) return Error{"trial: unknown mode " + j.at("mode").dump()};
+    if (!mode) return Error{"trial: unknown mode " + JsonText(j.at("mode"))};
     t.request.mode = *mode;
     t.request.knobs = j.at("knobs").get<KnobValues>();
     t.request.repeat = j.value("repeat", 0);
     t.cached = j.value("cached", false);
     t.interrupted = j.value("interrupted", false);
     auto ec = ParseExitClass(j.at("exit_class").get<std::string>());
-    if (!ec) return Error{"trial: unknown exit class " + j.at("exit_class").dump()};
+    if (!ec) return Error{"trial: unknown exit class " + JsonText(j.at("exit_class"))};
     t.exit_class = *ec;
     t.detail = j.value("detail", "");
     t.helper_seen = j.value("helper_seen", false);

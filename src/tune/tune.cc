@@ -17,6 +17,7 @@
 #include "tune/results.h"
 #include "tune/trace_run.h"
 #include "tune/trial_length.h"
+#include "util/redact.h"
 #include "util/strings.h"
 
 namespace sat::tune {
@@ -117,11 +118,12 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
   const std::optional<double> host_mem =
       result.machine.mem_total_bytes ? std::optional<double>(static_cast<double>(*result.machine.mem_total_bytes))
                                      : std::nullopt;
-  const std::string command_text = JoinCommand(o.argv);
+  const std::string command_text = JoinCommand(RedactArgv(o.argv));  // shown by the cache, so redacted
   std::vector<std::string> knob_order;
   for (const auto& k : *knobs) knob_order.push_back(k.name);
 
   const MeasureSetup setup{base.auto_instrument, o.samples_per_step, o.parse_batch_size};
+  const CommandIdentity identity = IdentifyCommand(o.argv, o.shell);
   double cap = TrialCap(o);
   std::vector<std::string> length_notes;  // trials made longer, or too slow to measure
   // The training DataLoader the first trial found: later trials inject into it and take it over by its key.
@@ -131,7 +133,7 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
   TrialFn run_trial = [&](int id, const TrialRequest& req) -> std::optional<Trial> {
     if (run::Interrupted()) return std::nullopt;
     const double elapsed = telemetry::MonotonicSeconds() - t0;
-    const std::string key = TrialKey(o.argv, o.shell, o.parse, req, setup);
+    const std::string key = TrialKey(o.argv, o.shell, o.parse, req, setup, identity);
 
     // A trial measured before on this machine is taken as it was.
     if (!o.fresh) {

@@ -67,6 +67,15 @@ std::optional<std::string> ClosestMatch(std::string_view word, const std::vector
   return best;
 }
 
+std::string ShortHash(std::string_view text, size_t hex_digits) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (char c : text) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 0x100000001b3ULL;
+  }
+  return fmt::format("{:016x}", h).substr(0, std::min<size_t>(hex_digits, 16));
+}
+
 std::optional<double> ParseDouble(std::string_view s) {
   s = Trim(s);
   if (s.empty()) return std::nullopt;
@@ -86,10 +95,12 @@ std::optional<long long> ParseInt(std::string_view s) {
   return v;
 }
 
-std::optional<double> ParseDuration(std::string_view s) {
+namespace {
+
+std::optional<double> ParseUnboundedDuration(std::string_view s) {
   s = Trim(s);
   if (s.empty()) return std::nullopt;
-  if (auto plain = ParseDouble(s)) return *plain >= 0 ? plain : std::nullopt;
+  if (auto plain = ParseDouble(s)) return plain;
   double total = 0;
   size_t i = 0;
   while (i < s.size()) {
@@ -112,6 +123,16 @@ std::optional<double> ParseDuration(std::string_view s) {
   }
   return total;
 }
+
+}  // namespace
+
+std::optional<double> ParseDuration(std::string_view s) {
+  std::optional<double> seconds = ParseUnboundedDuration(s);
+  if (!seconds || !std::isfinite(*seconds) || *seconds < 0 || *seconds > kMaxDurationS) return std::nullopt;
+  return seconds;
+}
+
+bool IsNoLimit(std::string_view s) { return ToLower(Trim(s)) == "none"; }
 
 std::string JoinNonEmpty(const std::vector<std::string>& parts, std::string_view separator) {
   std::string out;

@@ -14,6 +14,10 @@ std::string_view Trim(std::string_view s);
 bool StartsWith(std::string_view s, std::string_view prefix);
 std::string ToLower(std::string_view s);
 
+// The first `hex_digits` (at most 16) hex digits of the 64-bit FNV-1a hash of `text`: a stable id (the same on
+// every machine and build), not a defence against anyone crafting collisions.
+std::string ShortHash(std::string_view text, size_t hex_digits);
+
 // Levenshtein distance, for "did you mean" suggestions.
 size_t EditDistance(std::string_view a, std::string_view b);
 
@@ -25,8 +29,16 @@ std::optional<std::string> ClosestMatch(std::string_view word, const std::vector
 std::optional<double> ParseDouble(std::string_view s);
 std::optional<long long> ParseInt(std::string_view s);
 
-// Parses a duration: "90", "90s", "1500ms", "2m", "1h", "1m30s". Result in seconds.
+// The longest duration saturate accepts anywhere (a year). Longer is no real limit, and a deadline computed in
+// nanoseconds from it would overflow (every attempt of a sweep would time out at once).
+inline constexpr double kMaxDurationS = 366.0 * 24 * 3600;
+
+// Parses a duration: "90", "90s", "1500ms", "2m", "1h", "1m30s". Result in seconds, finite, in [0, kMaxDurationS];
+// nullopt for anything else ("inf", "nan", "-5s", "1e300").
 std::optional<double> ParseDuration(std::string_view s);
+
+// Whether a limit is given as "no limit". "none" is its one spelling (a duration of 0 or "inf" is not).
+bool IsNoLimit(std::string_view s);
 
 // Lists and numbers as reports and sentences write them (probe, tune, sweep). Numbers round to nearest, ties to
 // even, as fmt's fixed formatting does: 1234.5 -> "1,234". Not finite: "n/a".

@@ -36,6 +36,19 @@ TEST(Strings, ParseDurationUnits) {
   EXPECT_EQ(ParseDuration("-1"), std::nullopt);
 }
 
+// Limits become nanosecond deadlines: nothing infinite, undefined or beyond a year gets through.
+TEST(Strings, ParseDurationIsFiniteAndBounded) {
+  for (const char* bad : {"inf", "Infinity", "nan", "1e300", "1e300s", "9000000h", "367d", "-0.5s"}) {
+    EXPECT_EQ(ParseDuration(bad), std::nullopt) << bad;
+  }
+  EXPECT_DOUBLE_EQ(*ParseDuration("8784h"), kMaxDurationS);
+  EXPECT_DOUBLE_EQ(*ParseDuration("0"), 0);
+  EXPECT_TRUE(IsNoLimit("none"));
+  EXPECT_TRUE(IsNoLimit(" None "));
+  EXPECT_FALSE(IsNoLimit("0"));
+  EXPECT_FALSE(IsNoLimit("inf"));
+}
+
 TEST(Format, NumbersSharesAndMemory) {
   EXPECT_EQ(JoinNonEmpty({"a", "", "b"}, ", "), "a, b");
   EXPECT_EQ(JoinNonEmpty({"", ""}, ", "), "");

@@ -69,4 +69,10 @@ expect_contains "$ERR" "did you mean 'monitor'"
 # --help carries an example; --version works.
 expect_contains "$("$SATURATE" monitor --help)" "example:"
 expect_contains "$("$SATURATE" --version)" "saturate"
+
+# -f FILE -- CMD: the output file is saturate's, not the command's (no descriptor of it inherited).
+"$SATURATE" monitor --query-host=cpu.util --format=csv -l 1 -f "$WORK/out.csv" -- \
+  sh -c "ls -l /proc/\$\$/fd > '$WORK/child-fds.txt'" >/dev/null 2>&1
+[ -s "$WORK/out.csv" ] || fail "-f wrote nothing"
+expect_not_contains "$(cat "$WORK/child-fds.txt")" "out.csv"
 echo ok

@@ -73,3 +73,22 @@ expect_no_trainer_left() {
   left=$(pgrep -f "$WORK/train.py" || true)
   [ -z "$left" ] || fail "trainer processes left behind: $(ps -o pid,ppid,args -p ${left//$'\n'/,})"
 }
+
+# Waits up to $3 seconds until at least $2 runs of the journal $1 are running.
+wait_running() {
+  wait_until "[ -f '$1' ] && [ \"\$(journal_query '$1' \"SELECT count(*) FROM runs WHERE state = 'running'\")\" -ge $2 ]" "$3"
+}
+
+# Waits for the background job $1 and puts its exit status in RC (with set -e still on).
+wait_status() {
+  RC=0
+  wait "$1" || RC=$?
+}
+
+# Fails unless every run of the journal $1 has exactly one finished attempt, $2 runs in all.
+expect_each_finished_once() {
+  local finished
+  finished=$(journal_query "$1" "SELECT run_key, count(*) FROM attempts WHERE exit_class = 'finished' GROUP BY run_key")
+  [ "$(echo "$finished" | grep -c .)" = "$2" ] || fail "finished attempts: $finished"
+  [ -z "$(echo "$finished" | grep -v '|1$' || true)" ] || fail "a run finished twice: $finished"
+}

@@ -104,6 +104,8 @@ expect_contains "$status" "runs asked for a request sized from measurement"
 expect_contains "$status" "CPU-hours:"
 "$SATURATE" sweep export --csv "$WORK/s.yaml" -o "$WORK/results.csv"
 [ "$(wc -l <"$WORK/results.csv")" = 9 ] || fail "CSV rows"
+# job.json carries the run's environment (${envvar:...} secrets among it) on a shared filesystem: the owner's alone.
+[ "$(find "$WORK/s.logs" -name job.json -exec stat -c %a {} + | sort -u)" = 600 ] || fail "job.json is not 0600"
 
 # kill -9 of saturate midway: its jobs go on in Slurm; --resume adopts them and ends with every run done once.
 spec "$WORK/k.yaml" "$WORK/k-done.log" ""
@@ -157,6 +159,48 @@ sed -i 's/    partition: gpus/    options: [--constraint=nosuchfeature]/' "$WORK
 expect_exit 2 "$SATURATE" sweep "$WORK/k.yaml" --journal "$WORK/r.journal"
 expect_contains "$ERR" "sbatch refused the job: sbatch: error: Batch job submission failed: Invalid feature specification"
 [ "$(journal_query "$WORK/r.journal" "SELECT count(*) FROM runs WHERE state = 'queued'")" = 8 ] || fail "runs not left queued"
+# An sbatch whose reply timed out after slurmctld had queued the job: saturate finds the job by its comment and
+# watches it, instead of ending the sweep (and submitting the runs again on --resume: two jobs for one run).
+mkdir -p "$WORK/slow-sbatch"
+cat >"$WORK/slow-sbatch/sbatch" <<SH
+#!/bin/sh
+"$(command -v sbatch)" "\$@" >/dev/null
+echo "sbatch: error: Batch job submission failed: Socket timed out on send/recv operation" >&2
+exit 1
+SH
+chmod +x "$WORK/slow-sbatch/sbatch"
+spec "$WORK/t.yaml" "$WORK/t-done.log" ""
+PATH="$WORK/slow-sbatch:$PATH" "$SATURATE" sweep "$WORK/t.yaml" --warmup 0.3s --window 0.3s >"$WORK/t.out" 2>"$WORK/t.err" \
+  || fail "a timed-out sbatch that queued its job: $(cat "$WORK/t.err")"
+expect_contains "$(cat "$WORK/t.out")" "8 done, 0 failed"
+expect_contains "$(cat "$WORK/t.err")" "but Slurm queued the job"
+[ "$(sort -n "$WORK/t-done.log" | paste -sd,)" = "1,2,3,4,5,6,7,8" ] || fail "t-done.log: $(cat "$WORK/t-done.log")"
+
+# The same, but the job shows in squeue only after saturate gave up on sbatch: the attempt stays open, and --resume
+# finds the job by its comment instead of submitting the run again (two jobs for one run).
+# (The late submission leaves the process tree saturate gave sbatch, so saturate does not stop it with sbatch.)
+cat >"$WORK/slow-sbatch/sbatch" <<SH
+#!/bin/sh
+env -u SATURATE_RUN_TREE setsid -f sh -c 'sleep 2; exec "\$0" "\$@"' "$(command -v sbatch)" "\$@" >/dev/null 2>&1
+echo "sbatch: error: Batch job submission failed: Socket timed out on send/recv operation" >&2
+exit 1
+SH
+spec "$WORK/u.yaml" "$WORK/u-done.log" ""
+set +e
+PATH="$WORK/slow-sbatch:$PATH" "$SATURATE" sweep "$WORK/u.yaml" --warmup 0.3s --window 0.3s >"$WORK/u1.out" 2>"$WORK/u1.err"
+rc=$?
+set -e
+cat "$WORK/u1.err"
+[ "$rc" -ne 0 ] || fail "a sweep whose sbatch timed out should stop"
+expect_contains "$(cat "$WORK/u1.err")" "Slurm may still have queued the job"
+sleep 3
+"$SATURATE" sweep "$WORK/u.yaml" --resume --warmup 0.3s --window 0.3s >"$WORK/u2.out" 2>"$WORK/u2.err" \
+  || fail "resume after a timed-out sbatch: $(cat "$WORK/u2.err")"
+expect_contains "$(cat "$WORK/u2.out")" "8 done, 0 failed"
+[ "$(sort -n "$WORK/u-done.log" | paste -sd,)" = "1,2,3,4,5,6,7,8" ] || fail "u-done.log: $(cat "$WORK/u-done.log")"
+expect_contains "$(cat "$WORK/u2.err")" "resuming: 1 attempt left in flight"
+[ "$(journal_query "$WORK/u.journal" "SELECT max(attempts) FROM runs")" = 1 ] || fail "a run was submitted twice: $(journal_query "$WORK/u.journal" "SELECT run_key, attempt_no, exit_class, slurm_job, detail FROM attempts") $(cat "$WORK/u2.err")"
+
 # A sweep folder the nodes cannot see (as a node-local /tmp on a real cluster): saturate runs in a private mount
 # namespace with a tmpfs over the folder, which slurmd and its jobs do not share.
 if unshare -m --propagation private true 2>/dev/null; then

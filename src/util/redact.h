@@ -1,0 +1,28 @@
+// Secrets in command lines and environments. Every place saturate writes a command or an environment where others
+// may read it (the exporter's `command` label, probe.json, results.json and report.html, sweep exports and logs)
+// passes it through here first.
+//
+// The rule: a name that contains "key", "token", "secret" or "password" (any case) is secret, and its value
+// becomes "***": `--api-key=X` and `API_TOKEN=X` keep the name, `--api-key X` keeps the flag and hides the next
+// argument. Nothing else changes, so the redacted command still reads as the one that ran.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sat {
+
+inline constexpr std::string_view kRedacted = "***";
+
+bool IsSecretName(std::string_view name);
+
+std::vector<std::string> RedactArgv(std::vector<std::string> argv);
+
+// A command line as one string of words separated by spaces (a shell command, a /proc cmdline joined).
+std::string RedactCommandLine(std::string_view line);
+
+std::map<std::string, std::string> RedactEnvironment(std::map<std::string, std::string> env);
+
+}  // namespace sat

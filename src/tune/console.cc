@@ -132,6 +132,11 @@ std::string ConsoleReport(const TuneResult& r) {
     o += fmt::format("\nRecommended: {}{}\n", ValuesText(s.recommended, order),
                      confirmed.empty() ? "" : fmt::format("  ({} in full training)", confirmed));
     o += fmt::format("  {}\n", r.recommended_command);
+    const std::vector<std::string> flags = FlagSources(s);
+    if (!flags.empty()) {
+      o += "Set with the script's own flags:\n";
+      for (const auto& f : flags) o += "  - " + f + "\n";
+    }
     if (std::string injected = InjectedText(r); !injected.empty()) o += injected;
     if (s.fastest != s.recommended)
       o += fmt::format("Fastest:     {}  ({} in compute mode{})\n", ValuesText(s.fastest, order),

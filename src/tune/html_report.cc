@@ -188,6 +188,11 @@ std::string Summary(const TuneResult& r) {
   }
   o += ".</p>\n";
   o += fmt::format("<pre>{}</pre>\n", Esc(r.recommended_command));
+  if (const std::vector<std::string> flags = FlagSources(s); !flags.empty()) {
+    o += "<p><b>Set with the script's own flags</b>:</p>\n<ul>\n";
+    for (const auto& f : flags) o += fmt::format("<li>{}</li>\n", Esc(f));
+    o += "</ul>\n";
+  }
   if (!s.injected.empty()) {
     std::string names;
     for (const auto& n : s.injected) names += (names.empty() ? "" : ", ") + n;

@@ -34,6 +34,8 @@ class Search {
   const Trial* Measure(probe::StageKind mode, const KnobValues& knobs, const std::string& step, int repeat = 0);
   const Trial* Run(const TrialRequest& request);  // a new trial; null once the search has stopped
   void CheckKnobsTaken(const Trial& t);
+  // Knobs delivered by the script's own options (Delivery::kFlag) go into the command, not SATURATE_KNOBS.
+  void AddFlags(TrialRequest& request) const;
   const Trial* Find(std::optional<int> id) const;  // the outcome's list is filled only at the end
   void Decide(const std::string& step, std::string text, std::vector<int> trials = {});
   KnobState* State(const std::string& name);
@@ -49,6 +51,7 @@ class Search {
   // ---- steps ----
   void Baseline();                          // search.cc
   void Discover(const Trial& baseline);     // search.cc
+  void ProveFlags();                        // search.cc
   void Ceilings();                          // search.cc
   void Workers();                           // search_workers.cc
   void Amp();                               // search_compute.cc

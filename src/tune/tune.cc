@@ -151,7 +151,7 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
       }
     }
     probe::StageOptions stage = base;
-    RenderedRun rendered = RenderRun(o.argv, *knobs, req.knobs);
+    RenderedRun rendered = RenderRun(o.argv, *knobs, req.knobs, req.flags);
     stage.argv = rendered.argv;
     for (const auto& [k, v] : rendered.env) stage.env[k] = v;
     // A step-time pattern's samples per step: this trial's batch size, else --batch-size.

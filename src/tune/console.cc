@@ -105,7 +105,7 @@ std::string ConsoleReport(const TuneResult& r) {
   std::string o = fmt::format("saturate tune ({}): {} trial{} ({} run, {} from the cache) in {} of a {} budget{}\n\n",
                               StrategyName(r.strategy), s.trials.size(), s.trials.size() == 1 ? "" : "s", r.trials_run,
                               r.trials_cached, Duration(r.wall_s), Duration(r.budget_s),
-                              r.interrupted ? " (interrupted)" : r.budget_spent ? " (budget spent)" : "");
+                              r.stop_reason.empty() ? "" : " (" + r.stop_reason + ")");
 
   // The trial table, columns sized to their contents.
   std::vector<TrialRow> rows = TrialRows(r);

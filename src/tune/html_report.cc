@@ -260,7 +260,7 @@ std::string HtmlReport(const TuneResult& r) {
                    m.mem_total_bytes ? ", " + FormatBytes(static_cast<double>(*m.mem_total_bytes)) + " RAM" : "",
                    m.gpu_index >= 0 ? ", GPU " + Esc(m.gpu_name) : ", no GPU", s.trials.size(), r.trials_run,
                    r.trials_cached, r.wall_s, r.budget_s,
-                   r.interrupted ? " (interrupted)" : r.budget_spent ? " (budget spent)" : "", StrategyName(r.strategy));
+                   r.stop_reason.empty() ? "" : " (" + Esc(r.stop_reason) + ")", StrategyName(r.strategy));
   o += Summary(r);
   if (!s.decisions.empty()) {
     o += "<h2>Why</h2>\n<ul>\n";

@@ -116,6 +116,7 @@ json ResultsJson(const TuneResult& r) {
       {"wall_s", r.wall_s},
       {"interrupted", r.interrupted},
       {"budget_spent", r.budget_spent},
+      {"stop_reason", r.stop_reason},
       {"helper", s.helper},
       {"knobs", knobs},
       {"baseline", ValuesOrNull(s.baseline)},

@@ -112,6 +112,7 @@ struct ScriptModel {
     t.steady_steps = 50;
     if (unsettled(r)) {
       t.converged = t.settled = false;
+      t.unsettled_why = "still drifting";
       t.steady_steps = 8;
     }
     t.warmup_s = 2;

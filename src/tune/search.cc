@@ -56,9 +56,18 @@ SearchOutcome Search::Run() {
     Grid();
   } else {
     Ceilings();
-    Workers();
-    Amp();
-    Batch();
+    // The ceilings point at the knob to tune first (when long trials leave room for few, the first count most):
+    // a loader that keeps up leaves the model as the limit, so mixed precision and the batch come before the
+    // worker count, which is then chosen against the ceiling they raised; otherwise the loader comes first.
+    if (LoaderKeepsUp()) {
+      Amp();
+      Batch();
+      Workers();
+    } else {
+      Workers();
+      Amp();
+      Batch();
+    }
     Full();
     Confirm();
   }
@@ -187,6 +196,12 @@ std::vector<std::string> Search::KnobOrder() const {
   std::vector<std::string> order;
   for (const auto& k : out_.knobs) order.push_back(k.spec.name);
   return order;
+}
+
+bool Search::LoaderKeepsUp() const {
+  const Trial* loader = Find(out_.loader_ceiling_trial);
+  const Trial* compute = Find(out_.compute_ceiling_trial);
+  return loader && compute && Compare(*loader, *compute) == Order::kFaster;
 }
 
 StageKind Search::LoaderMode() const { return out_.helper ? StageKind::kLoader : StageKind::kFull; }

@@ -46,6 +46,8 @@ class Search {
   probe::StageKind LoaderMode() const;
   probe::StageKind ComputeMode() const;
   bool Fits(const Trial& t) const;
+  // Both ceilings were measured and the loader alone is distinguishably faster than the model alone.
+  bool LoaderKeepsUp() const;
   const char* Engine() const { return o_.gpu ? "the GPU" : "the model"; }
 
   // ---- steps ----
@@ -82,6 +84,7 @@ class Search {
   KnobValues current_;        // the settings so far, every exposed knob set once the baseline ran
   KnobValues worker_base_;    // the settings the worker scan varies workers in
   std::optional<int64_t> largest_batch_, fastest_batch_;
+  bool workers_chosen_ = false;  // the workers step ran (the batch step re-checks its choice only then)
   std::set<std::string> warned_;  // knobs whose value did not reach the script, already said
   std::map<int, int> again_;      // trial id -> the id of its run again (Measure)
 };

@@ -64,16 +64,6 @@ class _TorchImportHook:
         return spec
 
 
-def _record_flags():
-    try:
-        from saturate import _flags
-
-        _flags.install()
-    except Exception as e:
-        print("saturate: the script's flags are not recorded for this run: %s: %s" % (type(e).__name__, e),
-              file=_sys.stderr)
-
-
 def _instrument(torch):
     try:
         from saturate import _auto
@@ -88,7 +78,6 @@ _chain_to_shadowed()
 # Only a process saturate started has somewhere to report or knobs to apply.
 _wanted = _os.environ.get("SATURATE_CHANNEL") or _os.environ.get("SATURATE_KNOBS")
 if _wanted and _os.environ.get("SATURATE_AUTO", "1") != "0":
-    _record_flags()  # argparse's options, so tune can hand back the script's own flags
     if "torch" in _sys.modules:  # imported by the chained sitecustomize itself
         _instrument(_sys.modules["torch"])
     else:

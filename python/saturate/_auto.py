@@ -59,6 +59,9 @@ def install(torch):
     _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
     _AUTO = Auto(_STATE, torch, os.environ)
     _AUTO.patch()
+    from . import _flags
+
+    _flags.install()  # the script's argparse options, so tune can hand back its own flags
     if hasattr(os, "register_at_fork"):
         # A forked child (a DataLoader worker) must never report as the trainer.
         os.register_at_fork(after_in_child=_AUTO.disable)

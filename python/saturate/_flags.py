@@ -1,8 +1,10 @@
 """The script's own command-line options as argparse parsed them, sent to saturate as `flags` messages
 (docs/helper-protocol.md), so that tune can find the flag that sets a knob and hand back the user's own command.
 
-Installed from sitecustomize in processes saturate started: argparse.ArgumentParser.parse_known_args (which
-parse_args calls) is wrapped, and after the outermost call returns (a subparser's nested call is part of it) the
+Installed with the automatic instrumentation (_auto.install, when the script imports torch, in processes saturate
+started; a script that never imports torch stays untouched, so one that parses its arguments before importing
+torch is not recorded): argparse.ArgumentParser.parse_known_args (which parse_args calls) is wrapped, and after
+the outermost call returns (a subparser's nested call is part of it) the
 parser's options are sent. The cost is one call per parse; nothing runs per step. A failure of saturate's own
 here never reaches the program: the parse result is returned as it was.
 """

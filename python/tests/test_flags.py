@@ -11,9 +11,12 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import saturate  # noqa: E402
-from test_saturate import HelperTest, Receiver, of_type, saturate_env  # noqa: E402,F401
+from test_saturate import HAVE_TORCH, HelperTest, of_type, saturate_env  # noqa: E402
 
+# The hook as _auto.install sets it up when the script imports torch (torch itself is left out: seconds a test).
 SCRIPT = """
+from saturate import _flags
+_flags.install()
 import argparse
 p = argparse.ArgumentParser()
 p.add_argument("--batch-size", "--bs", type=int, default=64)
@@ -64,14 +67,16 @@ class FlagsTest(HelperTest):
         self.assertEqual((by_dest["pin_memory"]["value"], by_dest["pin_memory"]["given"]), (True, True))
         self.assertEqual((by_dest["amp"]["value"], by_dest["amp"]["given"]), ("off", False))
 
-    def test_nothing_is_recorded_outside_saturate(self):
+    @unittest.skipUnless(HAVE_TORCH, "needs torch")
+    def test_installed_with_torch_in_processes_saturate_started_only(self):
         import subprocess
 
-        env = saturate_env()  # PYTHONPATH set, but neither a channel nor knobs: not started by saturate
-        proc = subprocess.run([sys.executable, "-c", "import argparse, sys\n"
-                               "print(getattr(argparse.ArgumentParser.parse_known_args, '_saturate_flags', False))"],
-                              env=env, capture_output=True, text=True, timeout=20)
-        self.assertEqual(proc.stdout.strip(), "False", proc.stderr)
+        probe = ("import torch, argparse\n"
+                 "print(getattr(argparse.ArgumentParser.parse_known_args, '_saturate_flags', False))")
+        for env, expected in ((saturate_env(self.receiver), "True"), (saturate_env(), "False")):
+            proc = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True,
+                                  timeout=120)
+            self.assertEqual(proc.stdout.strip(), expected, proc.stderr)
 
     def test_a_knob_names_its_flag(self):
         self.configure()

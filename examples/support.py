@@ -22,7 +22,7 @@ class NoHelper:
         return contextlib.nullcontext()
 
     @staticmethod
-    def knob(name, default):
+    def knob(name, default, flag=None):
         return default
 
     @staticmethod

@@ -229,9 +229,11 @@ def parse_args(argv):
 def resolve_settings(args, helper):
     """The knobs saturate may set (the command line gives their defaults) and the device, checked together."""
     knobs = argparse.Namespace(
-        batch_size=helper.knob("batch_size", args.batch_size), workers=helper.knob("workers", args.workers),
-        amp=helper.knob("amp", args.amp), pin_memory=helper.knob("pin_memory", args.pin_memory == "on"),
-        preload=helper.knob("preload", args.preload == "on"))
+        batch_size=helper.knob("batch_size", args.batch_size, flag="--batch-size"),
+        workers=helper.knob("workers", args.workers, flag="--workers"),
+        amp=helper.knob("amp", args.amp, flag="--amp"),
+        pin_memory=helper.knob("pin_memory", args.pin_memory == "on", flag="--pin-memory"),
+        preload=helper.knob("preload", args.preload == "on", flag="--preload"))
     if knobs.amp not in ("off", "fp16", "bf16"):
         sys.exit("train_images.py: amp must be off, fp16 or bf16, not %r" % knobs.amp)
     if knobs.batch_size < 1 or knobs.workers < 0:

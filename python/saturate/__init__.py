@@ -78,8 +78,11 @@ def phase(name):
     return _Phase(name)
 
 
-def knob(name, default):
+def knob(name, default, flag=None):
     """The value saturate chose for knob `name` (from SATURATE_KNOBS), cast to type(default), else `default`.
+
+    `flag` names the script's own command-line option that sets the same value ("--workers"), with `default`
+    read from it: saturate then tunes the knob through that flag and recommends the script's own command line.
 
     Casting: bool accepts on/off, true/false, yes/no, 1/0; int accepts whole numbers and numeric strings; float
     and str convert numbers and strings; a None default returns the JSON value as is. A value that does not fit
@@ -95,6 +98,8 @@ def knob(name, default):
     fields = {"name": name, "value": value, "default": default, "source": source}
     if error is not None:
         fields["error"] = error
+    if flag is not None:
+        fields["flag"] = str(flag)
     _STATE.hello()
     _STATE.channel.send("knob", fields, patient=True)
     return value

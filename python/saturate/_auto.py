@@ -59,6 +59,9 @@ def install(torch):
     _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
     _AUTO = Auto(_STATE, torch, os.environ)
     _AUTO.patch()
+    from . import _flags
+
+    _flags.install()  # the script's argparse options, so tune can hand back its own flags
     if hasattr(os, "register_at_fork"):
         # A forked child may be a rank (start_method="fork", Lightning's ddp_fork) or a DataLoader worker: it
         # starts afresh, and a worker is silenced by what it is (its worker loop starts), not by the fork.

@@ -14,7 +14,6 @@ constexpr size_t kMaxBins = 4000;
 constexpr size_t kMserBatch = 5;       // the "5" of MSER-5
 constexpr size_t kMinMserBatches = 4;  // below this, too little data to tell warm-up from noise
 constexpr size_t kMinBinsPerBatch = 2;
-constexpr size_t kMinTrendBatches = 4;  // a line through fewer leaves under 2 degrees of freedom
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // Samples and covered seconds of one stream in one bin (or one batch of bins).
@@ -211,7 +210,7 @@ struct Trend {
 
 Trend FitTrend(const Batches& b) {
   Trend t;
-  if (b.k < kMinTrendBatches) return t;
+  if (b.k < static_cast<size_t>(kMinTrendBatches)) return t;
   const double k = static_cast<double>(b.k);
   t.x_mean = std::accumulate(b.centres.begin(), b.centres.end(), 0.0) / k;
   const double e_mean = std::accumulate(b.deviations.begin(), b.deviations.end(), 0.0) / k;
@@ -334,7 +333,10 @@ SteadyState SteadyStateEstimator::Estimate() const {
   }
   if (k >= 2 && r.samples_per_s > 0) r.rel_half_width = (r.ci_high - r.ci_low) / 2 / r.samples_per_s;
 
-  r.converged = r.n_batches >= options_.min_batches && r.steady_s >= options_.min_steady_s &&
+  const bool floor = r.steady_s >= options_.min_steady_s &&
+                     (r.n_batches >= options_.min_batches ||
+                      (r.n_batches >= kMinTrendBatches && r.steady_s >= options_.min_trend_s));
+  r.converged = floor &&
                 r.rel_half_width <= options_.target_rel_half_width && !r.warmup_at_limit && !r.drift &&
                 r.trend_bound_rel <= options_.trend_limit * options_.target_rel_half_width;
   return r;

@@ -37,6 +37,9 @@ namespace sat::measure {
 // `samples` were processed in the `duration_s` seconds that ended at `t_end_s`. Observations of one stream
 // come from one worker; different streams (the processes of a multi-process run) work in parallel and their
 // rates add. Invalid observations (non-finite values, duration_s <= 0, samples < 0) are rejected by Add.
+// The fewest batches a trend line is fitted through (2 degrees of freedom).
+inline constexpr int kMinTrendBatches = 4;
+
 struct Observation {
   double t_end_s = 0;
   double duration_s = 0;
@@ -53,6 +56,12 @@ struct EstimatorOptions {
   // of half the data, no drift, and a trend bounded to `trend_limit` targets (trend_bound_rel).
   double min_steady_s = 3;
   int min_batches = 10;
+  // Slow observations (a step of seconds) reach `min_batches` late: convergence may also come with
+  // kMinTrendBatches batches (4, the fewest a trend line can be fitted through) once the steady part spans
+  // `min_trend_s` seconds, enough to see a trend. So a few slow steps that agree may stop a measurement, while
+  // the interval and the trend bound keep a noisy or moving one going; fast observations reach `min_batches`
+  // first, as before.
+  double min_trend_s = 12;
   double target_rel_half_width = 0.02;
   // Number of batches the steady part is split into for the interval (fewer while there are under 2 bins per
   // batch).

@@ -262,6 +262,22 @@ TEST(Estimator, ShortSteadySpanIsNotConvergedEvenWhenTight) {
   EXPECT_TRUE(EstimateOf(Reports(Flat, 4, 0.01, 0.001, 6)).converged);
 }
 
+// For slow steps the floor under an early stop is 4 batches of 2 steps spanning 12 s, so the spread decides: ten
+// 3-second steps that agree within 0.5% converge, ten that scatter by 10% do not, a rate still climbing does not
+// either, and ten 1-second steps are too short a span to see a trend in.
+TEST(Estimator, SlowStepsThatAgreeConvergeAfterAFew) {
+  const SteadyState agree = EstimateOf(Reports(Flat, 30, 3, 0.005, 8));
+  EXPECT_EQ(agree.n_batches, 5);
+  EXPECT_TRUE(agree.converged) << agree.rel_half_width << " " << agree.trend_bound_rel;
+  EXPECT_NEAR(agree.samples_per_s, 1000, 10);
+  EXPECT_FALSE(EstimateOf(Reports(Flat, 6, 3, 0.005, 8)).converged);  // one batch: no interval at all
+  EXPECT_FALSE(EstimateOf(Reports(Flat, 30, 3, 0.1, 8)).converged);
+  EXPECT_FALSE(EstimateOf(Reports([](double t) { return 800 + 10 * t; }, 30, 3, 0.005, 8)).converged);
+  const SteadyState brief = EstimateOf(Reports(Flat, 10, 1, 0.005, 8));
+  EXPECT_EQ(brief.n_batches, 5);
+  EXPECT_FALSE(brief.converged);
+}
+
 TEST(Estimator, WideIntervalIsNotConverged) {
   const SteadyState s = EstimateOf(Reports(Flat, 10, 0.1, 0.3, 7));
   EXPECT_GT(s.rel_half_width, 0.02);

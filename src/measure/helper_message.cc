@@ -11,10 +11,11 @@ namespace {
 using json = nlohmann::json;
 
 constexpr int kProtocolVersion = 1;
-constexpr std::array<MessageType, 8> kTypes = {MessageType::kHello,    MessageType::kKnob,
+constexpr std::array<MessageType, 9> kTypes = {MessageType::kHello,    MessageType::kKnob,
                                                MessageType::kProgress, MessageType::kDone,
                                                MessageType::kMetrics,  MessageType::kLoader,
-                                               MessageType::kFlops,    MessageType::kTrace};
+                                               MessageType::kFlops,    MessageType::kTrace,
+                                               MessageType::kFlags};
 
 // Typed reads of one JSON object's fields; the first problem is kept and later reads are harmless.
 class FieldReader {
@@ -186,7 +187,50 @@ void ReadTrace(FieldReader& in, TraceInfo& t) {
   in.String("error", t.error);
 }
 
+void ReadFlagOption(FieldReader& in, const json& j, FlagOption& o) {
+  in.String("dest", o.dest, true);
+  in.String("kind", o.kind, true);
+  if (const json* strings = in.Find("flags", true)) {
+    if (!strings->is_array()) return in.Fail("field 'flags' is not a list");
+    for (const auto& s : *strings) {
+      if (!s.is_string()) return in.Fail("field 'flags' holds a non-string");
+      o.strings.push_back(s.get<std::string>());
+    }
+  }
+  if (auto v = j.find("value"); v != j.end()) o.value = *v;
+  if (auto v = j.find("default"); v != j.end()) o.default_value = *v;
+  std::optional<bool> given;
+  in.Bool("given", given);
+  o.given = given.value_or(false);
+}
+
+void ReadFlags(FieldReader& in, HelperMessage& m) {
+  in.String("parser", m.flags_parser, false);
+  const json* options = in.Find("options", true);
+  if (options == nullptr) return;
+  if (!options->is_array()) return in.Fail("field 'options' is not a list");
+  for (const auto& entry : *options) {
+    if (!entry.is_object()) return in.Fail("field 'options' holds a non-object");
+    auto option = FlagOptionFromJson(entry);
+    if (!option) return in.Fail("options: " + option.error().message);
+    m.flag_options.push_back(std::move(*option));
+  }
+}
+
 }  // namespace
+
+json FlagOptionJson(const FlagOption& o) {
+  return {{"dest", o.dest}, {"flags", o.strings}, {"kind", o.kind},
+          {"value", o.value}, {"default", o.default_value}, {"given", o.given}};
+}
+
+Result<FlagOption> FlagOptionFromJson(const json& j) {
+  FlagOption o;
+  FieldReader in(j);
+  ReadFlagOption(in, j, o);
+  if (!in.error().empty()) return Error{in.error()};
+  return o;
+}
 
 std::string_view MessageTypeName(MessageType type) {
   switch (type) {
@@ -198,6 +242,7 @@ std::string_view MessageTypeName(MessageType type) {
     case MessageType::kLoader: return "loader";
     case MessageType::kFlops: return "flops";
     case MessageType::kTrace: return "trace";
+    case MessageType::kFlags: return "flags";
   }
   return "?";
 }
@@ -245,6 +290,7 @@ Result<HelperMessage> ParseHelperMessage(std::string_view datagram) {
       if (const json* v = in.Find("value", false)) m.knob_value = *v;
       if (const json* v = in.Find("default", false)) m.knob_default = *v;
       in.String("error", m.knob_error);
+      in.String("flag", m.knob_flag);
       std::optional<bool> automatic;
       in.Bool("auto", automatic);
       m.automatic = automatic.value_or(false);
@@ -263,6 +309,7 @@ Result<HelperMessage> ParseHelperMessage(std::string_view datagram) {
       break;
     case MessageType::kFlops: ReadFlops(in, m.flops); break;
     case MessageType::kTrace: ReadTrace(in, m.trace); break;
+    case MessageType::kFlags: ReadFlags(in, m); break;
   }
   if (!in.error().empty()) return Error{in.error()};
   return m;

@@ -7,14 +7,15 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "util/result.h"
 
 namespace sat::measure {
 
-enum class MessageType { kHello, kKnob, kProgress, kDone, kMetrics, kLoader, kFlops, kTrace };
+enum class MessageType { kHello, kKnob, kProgress, kDone, kMetrics, kLoader, kFlops, kTrace, kFlags };
 
-// "hello", "knob", "progress", "done", "metrics", "loader", "flops", "trace".
+// "hello", "knob", "progress", "done", "metrics", "loader", "flops", "trace", "flags".
 std::string_view MessageTypeName(MessageType type);
 
 // The training DataLoader as the automatic instrumentation identified it at the first training step (a `loader`
@@ -68,6 +69,21 @@ struct TraceInfo {
   std::optional<std::string> error;  // why there is none
 };
 
+// One of the script's own command-line options as its parser parsed it (a `flags` message;
+// python/saturate/_flags.py).
+struct FlagOption {
+  std::string dest;                  // the attribute it sets ("batch_size")
+  std::vector<std::string> strings;  // its spellings, as declared ("--batch-size", "--bs")
+  // "value" (--x V), "store_true", "store_false" (present or absent), "boolean_optional" (--x / --no-x)
+  std::string kind;
+  nlohmann::json value, default_value;  // what it parsed to, and its default (null: not a short scalar)
+  bool given = false;                   // one of its spellings is on the command line
+};
+
+// The option as the `flags` message spells it, and back (an error names the first bad field).
+nlohmann::json FlagOptionJson(const FlagOption& o);
+Result<FlagOption> FlagOptionFromJson(const nlohmann::json& j);
+
 // Fields not sent for a type keep their defaults. Times in seconds; `t` is CLOCK_MONOTONIC
 // (std::chrono::steady_clock). Counters are cumulative since the sending process started tracking.
 struct HelperMessage {
@@ -91,6 +107,7 @@ struct HelperMessage {
   nlohmann::json knob_value, knob_default;  // what the script got, and its own default
   std::string knob_source;                  // "saturate" (from SATURATE_KNOBS) or "default"
   std::optional<std::string> knob_error;    // why saturate's value for it could not be used
+  std::optional<std::string> knob_flag;     // the script's own option that sets it (saturate.knob(..., flag=))
 
   // progress and done
   int64_t steps = 0;
@@ -119,6 +136,10 @@ struct HelperMessage {
 
   // trace
   TraceInfo trace;
+
+  // flags: the parser ("argparse") and its options (a long list comes in several messages)
+  std::string flags_parser;
+  std::vector<FlagOption> flag_options;
 
   nlohmann::json raw;  // the whole message as received
 };

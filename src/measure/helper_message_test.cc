@@ -242,6 +242,39 @@ TEST(HelperMessage, TraceWrittenOrWhyNot) {
   EXPECT_EQ(m->trace.error, "cannot start torch.profiler");
 }
 
+TEST(HelperMessage, ScriptFlagsAndAKnobsOwnFlag) {
+  Result<HelperMessage> m = ParseHelperMessage(Message(
+      "flags", R"("parser":"argparse","options":[{"dest":"batch_size","flags":["--batch-size","--bs"],)"
+               R"("kind":"value","value":32,"default":64,"given":true},)"
+               R"({"dest":"pin_memory","flags":["--pin-memory"],"kind":"store_true","value":false,"default":false,)"
+               R"("given":false}])"));
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_EQ(m->type, MessageType::kFlags);
+  EXPECT_EQ(m->flags_parser, "argparse");
+  ASSERT_EQ(m->flag_options.size(), 2u);
+  const FlagOption& bs = m->flag_options[0];
+  EXPECT_EQ(bs.dest, "batch_size");
+  EXPECT_EQ(bs.strings, (std::vector<std::string>{"--batch-size", "--bs"}));
+  EXPECT_EQ(bs.kind, "value");
+  EXPECT_EQ(bs.value, 32);
+  EXPECT_EQ(bs.default_value, 64);
+  EXPECT_TRUE(bs.given);
+  EXPECT_EQ(m->flag_options[1].value, false);
+  // Round trip through the JSON the cache keeps.
+  auto back = FlagOptionFromJson(FlagOptionJson(bs));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->strings, bs.strings);
+  EXPECT_EQ(back->value, 32);
+
+  EXPECT_FALSE(ParseHelperMessage(Message("flags", R"("options":[{"dest":"x","kind":"value"}])")).ok());
+  EXPECT_FALSE(ParseHelperMessage(Message("flags", R"("options":[{"dest":"x","kind":"value","flags":[1]}])")).ok());
+
+  Result<HelperMessage> k = ParseHelperMessage(
+      Message("knob", R"("name":"workers","value":2,"default":2,"source":"default","flag":"--workers")"));
+  ASSERT_TRUE(k.ok()) << k.error().message;
+  EXPECT_EQ(k->knob_flag, "--workers");
+}
+
 TEST(HelperMessage, TypeNames) {
   EXPECT_EQ(MessageTypeName(MessageType::kFlops), "flops");
   EXPECT_EQ(MessageTypeName(MessageType::kTrace), "trace");

@@ -153,6 +153,15 @@ StageTelemetry SummarizeTelemetry(const std::vector<Sample>& samples, int gpu_in
   return t;
 }
 
+// Options from one more `flags` message: a long list comes in parts, and a parser run twice sends it again.
+void MergeFlags(const std::vector<measure::FlagOption>& in, std::vector<measure::FlagOption>& out) {
+  for (const auto& o : in) {
+    auto same = std::find_if(out.begin(), out.end(), [&](const measure::FlagOption& x) { return x.dest == o.dest; });
+    if (same != out.end()) *same = o;
+    else out.push_back(o);
+  }
+}
+
 }  // namespace
 
 Result<StageResult> RunStage(StageKind kind, const StageOptions& o, telemetry::Sampler& sampler) {
@@ -224,6 +233,7 @@ Result<StageResult> RunStage(StageKind kind, const StageOptions& o, telemetry::S
         if (m.type == measure::MessageType::kKnob) {
           r.knobs_seen[m.knob_name] = m.knob_value;
           if (m.automatic) r.knobs_auto.insert(m.knob_name);
+          if (m.knob_flag) r.knob_flags[m.knob_name] = *m.knob_flag;
           if (m.knob_error) {
             r.knob_errors[m.knob_name] = *m.knob_error;
           } else {
@@ -237,6 +247,7 @@ Result<StageResult> RunStage(StageKind kind, const StageOptions& o, telemetry::S
         }
         if (m.type == measure::MessageType::kFlops && !r.flops) r.flops = m.flops;
         if (m.type == measure::MessageType::kTrace) r.trace = m.trace;
+        if (m.type == measure::MessageType::kFlags) MergeFlags(m.flag_options, r.flags);
         if (m.type == measure::MessageType::kDone && m.done_reason == "no-loader") r.no_loader = true;
         const size_t trainers = progress.totals().per_process.size();
         std::optional<measure::Observation> observed = progress.Add(m);

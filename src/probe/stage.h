@@ -58,6 +58,8 @@ struct StageResult {
   std::optional<measure::LoaderInfo> loader;  // the training DataLoader (`loader` message); key absent: none
   std::set<std::string> knobs_auto;           // knobs reported with "auto": true (injectable into the loader/amp)
   std::map<std::string, std::string> knob_errors;  // knob -> why the value saturate asked for was not applied
+  std::map<std::string, std::string> knob_flags;   // knob -> the script's own option for it (saturate.knob flag=)
+  std::vector<measure::FlagOption> flags;          // the script's parsed options (`flags` messages), by dest
   bool no_loader = false;  // a `done` with reason "no-loader": loader/compute mode found no DataLoader to take over
   // Whether the tree loaded torch (its libraries in a process's memory map, or a hello naming a torch version):
   // nullopt when the command ended before saturate could look.

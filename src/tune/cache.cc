@@ -14,8 +14,9 @@ namespace {
 using sqlite::Statement;
 
 constexpr int kSchemaVersion = 1;
-// Trials without estimate quality (settled, steady observations) were format 1.
-constexpr int kTrialFormat = 2;
+// Trials without estimate quality (settled, steady observations) were format 1; without the script's parsed
+// options (flags) format 2.
+constexpr int kTrialFormat = 3;
 
 }  // namespace
 
@@ -33,6 +34,11 @@ std::string TrialKey(const std::vector<std::string>& argv, bool shell, const std
                         {"mode", probe::StageName(r.mode)},
                         {"knobs", r.knobs},
                         {"repeat", r.repeat}};
+  if (!r.flags.empty()) {
+    nlohmann::json flags = nlohmann::json::object();
+    for (const auto& [name, flag] : r.flags) flags[name] = flag.option;
+    key["flags"] = flags;
+  }
   return JsonText(key);
 }
 

@@ -81,7 +81,7 @@ TEST_F(CacheTest, KeysSeparateEverythingThatChangesAMeasurement) {
   EXPECT_NE(base, TrialKey({"t.py"}, false, "", r, MeasureSetup{false, std::nullopt, std::nullopt}));
   EXPECT_NE(base, TrialKey({"t.py"}, false, "", r, MeasureSetup{true, 8.0, std::nullopt}));
   EXPECT_NE(base, TrialKey({"t.py"}, false, "", r, MeasureSetup{true, std::nullopt, 64.0}));
-  EXPECT_NE(base.find("\"format\":2"), std::string::npos);  // trials of the older format are measured again
+  EXPECT_NE(base.find("\"format\":3"), std::string::npos);  // trials of the older format are measured again
   TrialRequest other = r;
   other.knobs["workers"] = 3;
   EXPECT_NE(base, TrialKey({"t.py"}, false, "", other));

@@ -22,6 +22,14 @@ std::string AutocastDtype(const std::string& amp) {
 
 std::string CodeChange::Text() const { return where + ": " + code; }
 
+std::vector<std::string> FlagSources(const SearchOutcome& search) {
+  std::vector<std::string> out;
+  for (const auto& k : search.knobs)
+    if (k.spec.delivery == Delivery::kFlag && k.spec.flag)
+      out.push_back(fmt::format("{}: {} ({})", k.spec.name, k.spec.flag->option, k.spec.flag_proof));
+  return out;
+}
+
 std::string LoaderArgument(const KnobSpec& spec) {
   switch (spec.role) {
     case KnobRole::kWorkers: return "num_workers";

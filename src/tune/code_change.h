@@ -25,6 +25,10 @@ struct CodeChange {
 // ("cpu" without a GPU; float16 for fp16). Empty when no injected knob changes.
 std::vector<CodeChange> CodeChanges(const SearchOutcome& search, const KnobValues& values, bool gpu);
 
+// For each knob delivered by the script's own option (Delivery::kFlag), a line for the report: "batch_size:
+// --batch-size (trial 2 ran with --batch-size 32 and the training DataLoader had batch_size=32)".
+std::vector<std::string> FlagSources(const SearchOutcome& search);
+
 // The DataLoader argument an injected knob sets ("num_workers" for the workers role), empty when it is not one.
 std::string LoaderArgument(const KnobSpec& spec);
 

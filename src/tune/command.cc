@@ -8,7 +8,7 @@
 namespace sat::tune {
 
 RenderedRun RenderRun(const std::vector<std::string>& argv, const std::vector<KnobSpec>& knobs,
-                      const KnobValues& values) {
+                      const KnobValues& values, const std::map<std::string, FlagBinding>& flags) {
   RenderedRun out;
   out.argv = argv;
   nlohmann::json helper_values = nlohmann::json::object();
@@ -18,6 +18,13 @@ RenderedRun RenderRun(const std::vector<std::string>& argv, const std::vector<Kn
     if (k.role == KnobRole::kBatchSize && value.is_number_integer() &&
         (it != values.end() || k.delivery == Delivery::kPlaceholder))
       out.batch_size = value.get<int64_t>();
+    const FlagBinding* flag = nullptr;
+    if (auto f = flags.find(k.name); f != flags.end()) flag = &f->second;
+    else if (k.delivery == Delivery::kFlag && k.flag) flag = &*k.flag;
+    if (flag) {
+      if (it != values.end()) out.argv = SetFlag(out.argv, *flag, it->second);
+      continue;
+    }
     switch (k.delivery) {
       case Delivery::kPlaceholder: {
         const std::string text = ValueText(value);
@@ -30,6 +37,7 @@ RenderedRun RenderRun(const std::vector<std::string>& argv, const std::vector<Kn
       }
       case Delivery::kHelper:
       case Delivery::kInjected:
+      case Delivery::kFlag:
         if (it != values.end()) helper_values[k.name] = it->second;
         break;
       case Delivery::kEnvironment:

@@ -21,19 +21,21 @@ struct RenderedRun {
 };
 
 // Fills the command for `values`: each placeholder knob's `{name}` becomes its value (its Start() when `values`
-// lacks it); the helper and injected knobs present in `values` go into SATURATE_KNOBS as one JSON object (absent
-// when there are none, so the script runs on its own defaults); the allocator knob "on" sets
-// PYTORCH_CUDA_ALLOC_CONF.
+// lacks it); a knob in `flags`, or delivered by its flag (Delivery::kFlag), present in `values` is written into
+// the command as the script's own option (SetFlag); the other helper and injected knobs present in `values` go
+// into SATURATE_KNOBS as one JSON object (absent when there are none, so the script runs on its own defaults);
+// the allocator knob "on" sets PYTORCH_CUDA_ALLOC_CONF.
 RenderedRun RenderRun(const std::vector<std::string>& argv, const std::vector<KnobSpec>& knobs,
-                      const KnobValues& values);
+                      const KnobValues& values, const std::map<std::string, FlagBinding>& flags = {});
 
 // `s` as one word for a POSIX shell: unchanged when it is made of safe characters, else in single quotes.
 std::string ShellQuote(std::string_view s);
 
 // A command line to paste into a shell that runs the command with `values` outside saturate: the environment
 // assignments first (with PYTHONPATH=`python_dir` when helper knobs are set, so `import saturate` finds the
-// helper), then the filled command, each word quoted. With `shell`, the filled text runs under `sh -c`.
-// Injected knobs are left out: they take effect only under saturate (the code change says how to keep them).
+// helper), then the filled command, each word quoted, flag knobs as the script's own options. With `shell`, the
+// filled text runs under `sh -c`. Injected knobs are left out: they take effect only under saturate (the code
+// change says how to keep them).
 std::string PasteableCommand(const std::vector<std::string>& argv, bool shell, const std::vector<KnobSpec>& knobs,
                              const KnobValues& values, const std::string& python_dir);
 

@@ -1,10 +1,11 @@
 // When one measurement may be said to be faster than another: the rule behind every comparison, adoption and
 // speed-up claim that tune makes. Pure functions.
 //
-// A trial's estimate counts (Reliable) when the trial succeeded and its estimate converged (tune asks the
-// estimator for kMinSteadySteps / 2 batches of at least 2 bins, so a trial of slow steps does not stop before
-// about that many), or settled with at least kMinSteadySteps training steps after the warm-up: warm-up cut
-// before its limit, no drift, enough batches for a Student t interval. A settled interval may be wider than
+// A trial's estimate counts (Reliable) when the trial succeeded and its estimate converged (its 95% interval and
+// trend bound met the target over the estimator's floor: 10 batches, or for slow steps 4 batches of 2 steps
+// spanning 12 s), or settled with at least kMinSteadySteps training steps after the warm-up:
+// warm-up cut before its limit, no drift, enough batches for a Student t interval. So trial length follows the
+// measured spread: steps that agree count after a few, noisy ones only once their interval is tight. A settled interval may be wider than
 // --target (that width only lets a trial stop early); a wide interval simply separates from fewer others.
 // Two trials are ordered only when both count and their 95% intervals do not overlap; otherwise they are "not
 // distinguishable", and no sentence may say that one is faster, nor by how much.
@@ -18,8 +19,9 @@
 
 namespace sat::tune {
 
-// Training steps after the warm-up a trial needs before its estimate counts.
-inline constexpr int kMinSteadySteps = 30;
+// Training steps after the warm-up a trial needs before its estimate counts: 4 batches of 2 steps, the fewest a
+// trend line can be fitted through (measure/estimator.h).
+inline constexpr int kMinSteadySteps = 2 * measure::kMinTrendBatches;
 
 // The trial's estimate counts for comparisons (see above).
 bool Reliable(const Trial& t);

@@ -33,7 +33,7 @@ TEST(Compare, AnEstimateCountsOnlyWhenSteadyWithEnoughObservations) {
   Trial converged = Measured(1, 100, 0.02);  // stopped early by the estimator's own rule: counts
   converged.steady_steps = kMinSteadySteps - 1;
   EXPECT_TRUE(Reliable(converged));
-  EXPECT_THAT(UnreliableWhy(few), HasSubstr("has too few steady steps (29 of the 30 needed)"));
+  EXPECT_THAT(UnreliableWhy(few), HasSubstr("has too few steady steps (7 of the 8 needed)"));
 
   Trial slow = Measured(1, 100);
   slow.too_slow = true;
@@ -92,7 +92,7 @@ TEST(Compare, SaysWhyTwoMeasurementsCannotBeToldApart) {
   slow.too_slow = true;
   slow.steady_steps = 4;
   EXPECT_THAT(NotDistinguishable(Measured(1, 100), slow),
-              HasSubstr("trial 7 is too slow to measure in this budget (4 steady steps of the 30 needed)"));
+              HasSubstr("trial 7 is too slow to measure in this budget (4 steady steps of the 8 needed)"));
   EXPECT_EQ(RateWithInterval(Measured(1, 1234.6)), "1,235 samples/s ±2%");
 }
 

@@ -106,7 +106,7 @@ std::string ConsoleReport(const TuneResult& r) {
   std::string o = fmt::format("saturate tune ({}): {} trial{} ({} run, {} from the cache) in {} of a {} budget{}\n\n",
                               StrategyName(r.strategy), s.trials.size(), s.trials.size() == 1 ? "" : "s", r.trials_run,
                               r.trials_cached, Duration(r.wall_s), Duration(r.budget_s),
-                              r.interrupted ? " (interrupted)" : r.budget_spent ? " (budget spent)" : "");
+                              r.stop_reason.empty() ? "" : " (" + r.stop_reason + ")");
 
   // The trial table, columns sized to their contents.
   std::vector<TrialRow> rows = TrialRows(r);
@@ -134,6 +134,11 @@ std::string ConsoleReport(const TuneResult& r) {
                      confirmed.empty() ? "" : fmt::format("  ({} in full training)", confirmed));
     o += fmt::format("  {}\n", r.recommended_command);
     if (std::optional<GlobalBatch> batch = RecommendedGlobalBatch(s)) o += "  " + GlobalBatchText(*batch) + "\n";
+    const std::vector<std::string> flags = FlagSources(s);
+    if (!flags.empty()) {
+      o += "Set with the script's own flags:\n";
+      for (const auto& f : flags) o += "  - " + f + "\n";
+    }
     if (std::string injected = InjectedText(r); !injected.empty()) o += injected;
     if (s.fastest != s.recommended)
       o += fmt::format("Fastest:     {}  ({} in compute mode{})\n", ValuesText(s.fastest, order),

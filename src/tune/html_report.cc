@@ -189,6 +189,11 @@ std::string Summary(const TuneResult& r) {
   }
   o += ".</p>\n";
   o += fmt::format("<pre>{}</pre>\n", Esc(RedactCommandLine(r.recommended_command)));
+  if (const std::vector<std::string> flags = FlagSources(s); !flags.empty()) {
+    o += "<p><b>Set with the script's own flags</b>:</p>\n<ul>\n";
+    for (const auto& f : flags) o += fmt::format("<li>{}</li>\n", Esc(f));
+    o += "</ul>\n";
+  }
   if (!s.injected.empty()) {
     std::string names;
     for (const auto& n : s.injected) names += (names.empty() ? "" : ", ") + n;
@@ -256,7 +261,7 @@ std::string HtmlReport(const TuneResult& r) {
                    m.mem_total_bytes ? ", " + FormatBytes(static_cast<double>(*m.mem_total_bytes)) + " RAM" : "",
                    m.gpu_index >= 0 ? ", GPU " + Esc(m.gpu_name) : ", no GPU", s.trials.size(), r.trials_run,
                    r.trials_cached, r.wall_s, r.budget_s,
-                   r.interrupted ? " (interrupted)" : r.budget_spent ? " (budget spent)" : "", StrategyName(r.strategy));
+                   r.stop_reason.empty() ? "" : " (" + Esc(r.stop_reason) + ")", StrategyName(r.strategy));
   o += Summary(r);
   if (!s.decisions.empty()) {
     o += "<h2>Why</h2>\n<ul>\n";

@@ -50,6 +50,7 @@ std::string_view DeliveryName(Delivery d) {
     case Delivery::kHelper: return "helper";
     case Delivery::kInjected: return "injected";
     case Delivery::kEnvironment: return "environment";
+    case Delivery::kFlag: return "flag";
   }
   return "?";
 }

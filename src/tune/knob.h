@@ -1,7 +1,7 @@
 // Knobs: the settings `saturate tune` searches, their ranges, and how each value reaches the training script.
 //
 // A knob is an integer range (`batch_size=16:1024`) or a list of choices (`amp=off,bf16,fp16`). Its value reaches
-// the script one of four ways:
+// the script one of five ways:
 //   - placeholder: `{name}` in the command is replaced by the value (`--batch-size {batch_size}`);
 //   - helper: the script calls `saturate.knob("name", default)`, which reads SATURATE_KNOBS
 //     (docs/helper-protocol.md); the script's own default is the baseline value;
@@ -10,6 +10,9 @@
 //     persistent_workers) or around the model's forward (amp). Known only after the baseline: a knob resolved as
 //     helper becomes injected when the baseline reports it with "auto": true. Works only under saturate, so the
 //     recommendation spells out the code change instead (code_change.h);
+//   - flag: the script's own command-line option, written into the command (flag.h): one the script named
+//     (saturate.knob(..., flag="--workers")), or one found among its parsed options and proven (flag_map.h).
+//     The recommendation is then the user's own command line, runnable without saturate;
 //   - environment: the allocator knob `expandable_segments` sets PYTORCH_CUDA_ALLOC_CONF.
 // Known names have a role that the search treats specially (workers in loader mode, batch size by doubling and
 // bisection, ...); any other name is searched level by level in full training.
@@ -26,6 +29,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tune/flag.h"
 #include "util/result.h"
 
 namespace sat::tune {
@@ -34,11 +38,11 @@ using KnobValue = nlohmann::json;
 using KnobValues = std::map<std::string, KnobValue>;
 
 enum class KnobKind { kRange, kChoice };
-enum class Delivery { kPlaceholder, kHelper, kInjected, kEnvironment };
+enum class Delivery { kPlaceholder, kHelper, kInjected, kEnvironment, kFlag };
 // In search order: the search visits roles in this order, `other` knobs last.
 enum class KnobRole { kWorkers, kAmp, kBatchSize, kAllocator, kPinMemory, kPreload, kOther };
 
-std::string_view DeliveryName(Delivery d);  // "placeholder", "helper", "injected", "environment"
+std::string_view DeliveryName(Delivery d);  // "placeholder", "helper", "injected", "environment", "flag"
 std::string_view KindName(KnobKind k);      // "range", "choice"
 
 // The allocator knob's name and what "on" sets.
@@ -54,6 +58,8 @@ struct KnobSpec {
   KnobRole role = KnobRole::kOther;
   Delivery delivery = Delivery::kHelper;
   bool from_flag = false;            // given with --knob (else a default)
+  std::optional<FlagBinding> flag;   // Delivery::kFlag: the script's option that sets it
+  std::string flag_proof;            // Delivery::kFlag: how the option was known to set it, for the report
 
   // The value a placeholder knob starts from (the search's baseline): batch 32, the lowest worker count, any
   // other range's low end, the first choice. Clamped into the range.

@@ -73,6 +73,8 @@ json ResultsJson(const TuneResult& r) {
                      {"delivery", DeliveryName(k.spec.delivery)},
                      {"exposed", k.exposed},
                      {"script_value", k.script_value ? *k.script_value : json(nullptr)},
+                     {"flag", k.spec.flag ? json(k.spec.flag->option) : json(nullptr)},
+                     {"flag_proof", k.spec.flag_proof},
                      {"note", k.note}});
   }
   json decisions = json::array();
@@ -114,6 +116,7 @@ json ResultsJson(const TuneResult& r) {
       {"wall_s", r.wall_s},
       {"interrupted", r.interrupted},
       {"budget_spent", r.budget_spent},
+      {"stop_reason", r.stop_reason},
       {"helper", s.helper},
       {"knobs", knobs},
       {"baseline", ValuesOrNull(s.baseline)},
@@ -133,6 +136,7 @@ json ResultsJson(const TuneResult& r) {
       {"auto", s.trials.empty() ? false : s.trials.front().auto_seen},
       {"loader", s.loader_key.empty() ? json(nullptr) : json({{"key", s.loader_key}, {"site", s.loader_site}})},
       {"injected", s.injected},
+      {"from_flags", FlagSources(s)},
       {"code_changes", changes},
       {"recommended_command", RedactCommandLine(r.recommended_command)},
       {"global_batch", GlobalBatchJson(s)},

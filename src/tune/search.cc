@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "tune/compare.h"
+#include "tune/flag_map.h"
 #include "tune/levels.h"
 #include "tune/search_internal.h"
 #include "util/strings.h"
@@ -50,13 +51,23 @@ Search::Search(const SearchOptions& o, const TrialFn& fn) : o_(o), fn_(fn) {
 
 SearchOutcome Search::Run() {
   Baseline();
+  ProveFlags();
   if (o_.strategy == Strategy::kGrid) {
     Grid();
   } else {
     Ceilings();
-    Workers();
-    Amp();
-    Batch();
+    // The ceilings point at the knob to tune first (when long trials leave room for few, the first count most):
+    // a loader that keeps up leaves the model as the limit, so mixed precision and the batch come before the
+    // worker count, which is then chosen against the ceiling they raised; otherwise the loader comes first.
+    if (LoaderKeepsUp()) {
+      Amp();
+      Batch();
+      Workers();
+    } else {
+      Workers();
+      Amp();
+      Batch();
+    }
     Full();
     Confirm();
   }
@@ -68,11 +79,12 @@ SearchOutcome Search::Run() {
 // ---- trials ---------------------------------------------------------------------------------------------------
 
 const Trial* Search::Measure(StageKind mode, const KnobValues& knobs, const std::string& step, int repeat) {
-  TrialRequest req{mode, knobs, step, repeat};
+  TrialRequest req{mode, knobs, step, repeat, {}};
   // Compute mode loads one batch only: workers do not matter there, so it keeps the baseline's (one
   // measurement serves every worker count, and no idle workers compete with the model for the CPU).
   if (const KnobSpec* w = Exposed(KnobRole::kWorkers); w && mode == StageKind::kCompute && out_.baseline.count(w->name))
     req.knobs[w->name] = out_.baseline.at(w->name);
+  AddFlags(req);
   for (const auto& t : trials_) {
     if (t.interrupted || !t.request.SameMeasurement(req)) continue;
     auto again = again_.find(t.id);
@@ -99,6 +111,7 @@ const Trial* Search::Measure(StageKind mode, const KnobValues& knobs, const std:
 const Trial* Search::Run(const TrialRequest& request) {
   if (out_.stopped) return nullptr;
   TrialRequest req = request;
+  AddFlags(req);
   int id = static_cast<int>(trials_.size()) + 1;
   std::optional<Trial> t = fn_(id, req);
   if (!t) {
@@ -121,6 +134,12 @@ const Trial* Search::Run(const TrialRequest& request) {
   return &stored;
 }
 
+void Search::AddFlags(TrialRequest& request) const {
+  for (const auto& k : out_.knobs)
+    if (k.spec.delivery == Delivery::kFlag && k.spec.flag && request.knobs.count(k.spec.name))
+      request.flags.emplace(k.spec.name, *k.spec.flag);
+}
+
 // A knob the script got with another value than the one sent (a type mismatch in saturate.knob), or one the
 // automatic instrumentation could not set: said once per knob.
 void Search::CheckKnobsTaken(const Trial& t) {
@@ -131,7 +150,8 @@ void Search::CheckKnobsTaken(const Trial& t) {
     auto got = t.knobs_seen.find(name);
     if (auto error = t.knob_errors.find(name); error != t.knob_errors.end())
       problem = fmt::format("{}={} could not be set: {}", name, ValueText(sent), error->second);
-    else if (k->spec.delivery == Delivery::kHelper && got != t.knobs_seen.end() && got->second != sent)
+    else if ((k->spec.delivery == Delivery::kHelper || k->spec.delivery == Delivery::kFlag) &&
+             got != t.knobs_seen.end() && got->second != sent)
       problem = fmt::format("the script got {}={} when saturate sent {} (check the type of its saturate.knob "
                             "default)",
                             name, ValueText(got->second), ValueText(sent));
@@ -176,6 +196,12 @@ std::vector<std::string> Search::KnobOrder() const {
   std::vector<std::string> order;
   for (const auto& k : out_.knobs) order.push_back(k.spec.name);
   return order;
+}
+
+bool Search::LoaderKeepsUp() const {
+  const Trial* loader = Find(out_.loader_ceiling_trial);
+  const Trial* compute = Find(out_.compute_ceiling_trial);
+  return loader && compute && Compare(*loader, *compute) == Order::kFaster;
 }
 
 StageKind Search::LoaderMode() const { return out_.helper ? StageKind::kLoader : StageKind::kFull; }
@@ -244,7 +270,8 @@ void Search::Discover(const Trial& baseline) {
         else k.note = "skipped: no GPU, so the CUDA allocator setting does not apply";
         break;
       case Delivery::kHelper:
-      case Delivery::kInjected: {
+      case Delivery::kInjected:
+      case Delivery::kFlag: {
         auto it = baseline.knobs_seen.find(name);
         if (it != baseline.knobs_seen.end()) {
           k.exposed = true;
@@ -258,6 +285,12 @@ void Search::Discover(const Trial& baseline) {
                          : fmt::format("injected: the script has no flag for it; saturate sets it on the training "
                                        "DataLoader{}",
                                        baseline.loader_site.empty() ? "" : " at " + baseline.loader_site);
+          } else if (auto flag = baseline.knob_flags.find(name); flag != baseline.knob_flags.end()) {
+            k.spec.delivery = Delivery::kFlag;
+            k.spec.flag = NamedBinding(flag->second, baseline.script_flags, it->second);
+            k.spec.flag_proof = fmt::format("the script reads it as saturate.knob(\"{}\", ..., flag=\"{}\")", name,
+                                            flag->second);
+            k.note = fmt::format("set by the script's own {} ({})", flag->second, k.spec.flag_proof);
           }
         } else if (!baseline.helper_seen) {
           k.note = fmt::format("skipped: the script does not use the helper and the command has no {{{}}}", name);
@@ -275,6 +308,52 @@ void Search::Discover(const Trial& baseline) {
       }
     }
   }
+}
+
+// Knobs saturate would inject whose value one of the script's own options carries: one run with those options
+// changed proves which of them the training DataLoader (or autocast) follows; those become flags.
+void Search::ProveFlags() {
+  if (out_.failed || out_.stopped) return;
+  const Trial* base = Find(out_.baseline_trial);
+  if (!base) return;
+  std::vector<std::string> ambiguous;
+  const std::vector<FlagCandidate> candidates = FindCandidates(out_.knobs, base->script_flags, &ambiguous);
+  for (const auto& note : ambiguous) Decide("flags", note + ".", {base->id});
+  if (candidates.empty()) return;
+  TrialRequest proof{StageKind::kFull, {}, "flags", 0, {}};
+  std::string changed;
+  for (const auto& c : candidates) {
+    proof.knobs[c.knob] = c.proof;
+    proof.flags[c.knob] = c.flag;
+    changed += fmt::format("{}{} {}", changed.empty() ? "" : " ", c.flag.option, ValueText(c.proof));
+  }
+  const Trial* t = Run(proof);
+  if (!t) return;
+  std::vector<std::string> proven, not_proven;
+  for (const auto& c : candidates) {
+    KnobState* k = State(c.knob);
+    const std::string why = Unproven(c, *t);
+    if (why.empty()) {
+      k->spec.delivery = Delivery::kFlag;
+      k->spec.flag = c.flag;
+      k->spec.flag_proof = fmt::format("trial {} ran with {} {} and the training DataLoader had {}={}", t->id,
+                                       c.flag.option, ValueText(c.proof), c.knob, ValueText(c.proof));
+      k->note = fmt::format("set by the script's own {} (its value {} in the baseline; proven: {})", c.flag.option,
+                            ValueText(*k->script_value), k->spec.flag_proof);
+      proven.push_back(fmt::format("{} is set by {}", c.knob, c.flag.option));
+    } else {
+      k->note += fmt::format("; {} carries its value but does not set it: {}", c.flag.option, why);
+      not_proven.push_back(fmt::format("{} is not set by {} ({})", c.knob, c.flag.option, why));
+    }
+  }
+  std::string text = fmt::format("The script's own options carry the values saturate would inject; one run with "
+                                 "{} tells which ones the DataLoader follows: ",
+                                 changed);
+  for (const auto* list : {&proven, &not_proven})
+    for (const auto& s : *list) text += (text.back() == ' ' ? "" : "; ") + s;
+  text += proven.empty() ? ". Every knob stays injected."
+                         : ". The recommendation sets these with the script's own flags.";
+  Decide("flags", text, {base->id, t->id});
 }
 
 void Search::Ceilings() {

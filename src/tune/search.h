@@ -1,8 +1,10 @@
 // The search: which trials to run, in which order, and what to conclude from them.
 //
 // Guided (the default), following the performance guides, each step building on the last:
-//   1. baseline: full training on the script's own settings; which knobs the script exposes; then the ceilings:
-//      the loader alone and the model alone (compute), when the script uses the helper;
+//   1. baseline: full training on the script's own settings; which knobs the script exposes; the script's own
+//      flags for knobs it would inject, proven by one run (flag_map.h); then the ceilings: the loader alone and
+//      the model alone (compute), when the script uses the helper. A loader that keeps up runs steps 3 and 4
+//      before step 2 (the ceilings point at the model), and the workers are chosen against the ceiling they set;
 //   2. workers: loader throughput against worker count in loader-only mode (0, 1, 2, 4, ... then bisection),
 //      and the fewest workers whose loader throughput clears the compute ceiling with `loader_margin`;
 //   3. amp: each mixed-precision choice in compute mode; one is adopted when it wins by `gain`;

@@ -240,7 +240,7 @@ void Search::Batch() {
   // A larger batch or mixed precision lifts the compute ceiling: the loader must still keep up.
   const KnobSpec* workers = Exposed(KnobRole::kWorkers);
   const Trial* ceiling = Find(out_.compute_ceiling_trial);
-  if (workers && out_.helper && ceiling && Compare(*rec, *ceiling) == Order::kFaster)
+  if (workers && workers_chosen_ && out_.helper && ceiling && Compare(*rec, *ceiling) == Order::kFaster)
     ChooseWorkers(*workers, rec, true);
 }
 

@@ -34,6 +34,8 @@ class Search {
   const Trial* Measure(probe::StageKind mode, const KnobValues& knobs, const std::string& step, int repeat = 0);
   const Trial* Run(const TrialRequest& request);  // a new trial; null once the search has stopped
   void CheckKnobsTaken(const Trial& t);
+  // Knobs delivered by the script's own options (Delivery::kFlag) go into the command, not SATURATE_KNOBS.
+  void AddFlags(TrialRequest& request) const;
   const Trial* Find(std::optional<int> id) const;  // the outcome's list is filled only at the end
   void Decide(const std::string& step, std::string text, std::vector<int> trials = {});
   KnobState* State(const std::string& name);
@@ -44,11 +46,14 @@ class Search {
   probe::StageKind LoaderMode() const;
   probe::StageKind ComputeMode() const;
   bool Fits(const Trial& t) const;
+  // Both ceilings were measured and the loader alone is distinguishably faster than the model alone.
+  bool LoaderKeepsUp() const;
   const char* Engine() const { return o_.gpu ? "the GPU" : "the model"; }
 
   // ---- steps ----
   void Baseline();                          // search.cc
   void Discover(const Trial& baseline);     // search.cc
+  void ProveFlags();                        // search.cc
   void Ceilings();                          // search.cc
   void Workers();                           // search_workers.cc
   void Amp();                               // search_compute.cc
@@ -79,6 +84,7 @@ class Search {
   KnobValues current_;        // the settings so far, every exposed knob set once the baseline ran
   KnobValues worker_base_;    // the settings the worker scan varies workers in
   std::optional<int64_t> largest_batch_, fastest_batch_;
+  bool workers_chosen_ = false;  // the workers step ran (the batch step re-checks its choice only then)
   std::set<std::string> warned_;  // knobs whose value did not reach the script, already said
   std::map<int, int> again_;      // trial id -> the id of its run again (Measure)
 };

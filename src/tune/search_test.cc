@@ -354,7 +354,7 @@ TEST(Search, EstimatesThatDidNotSettleDecideNothing) {
   model.unsettled = [](const TrialRequest& r) { return r.knobs.count("amp") && r.knobs.at("amp") == "bf16"; };
   SearchOutcome s = Search(model, Options());
   EXPECT_EQ(s.recommended.at("amp"), "off");
-  EXPECT_THAT(DecisionOf(s, "amp"), HasSubstr("too few steady steps (8 of the 30 needed)"));
+  EXPECT_THAT(DecisionOf(s, "amp"), HasSubstr("did not settle (still drifting)"));
   EXPECT_THAT(DecisionOf(s, "amp"), Not(HasSubstr("adopted")));
 }
 
@@ -449,6 +449,82 @@ TEST(Search, InjectsKnobsTheScriptHasNoFlagFor) {
   EXPECT_EQ(IntAt(s.recommended, "workers"), 7);
   EXPECT_EQ(s.recommended.at("amp"), "bf16");
   EXPECT_EQ(IntAt(s.recommended, "batch_size"), 256);
+}
+
+// The script parses --batch-size and --workers, both carrying the loader's values; only --batch-size reaches the
+// DataLoader. One run with both changed proves it: batch_size becomes a flag in every later trial and in the
+// recommended command, workers stays injected.
+TEST(Search, ProvesWhichOfTheScriptsOwnFlagsSetTheLoader) {
+  ScriptModel model;
+  model.automatic = true;
+  model.exposes = {"batch_size", "workers"};
+  model.script_flags = {{"batch_size", {"--batch-size"}, "value", 64, 64, true},
+                        {"workers", {"-j", "--workers"}, "value", 0, 0, false},
+                        {"epochs", {"--epochs"}, "value", 0, 0, false}};
+  model.flags_reach = {"batch_size"};
+  SearchOutcome s = Search(model, Options(ModelKnobs({"batch_size", "workers"})));
+  ASSERT_FALSE(s.failed) << s.failure;
+  const Trial& proof = s.trials[1];
+  EXPECT_EQ(proof.request.step, "flags");
+  EXPECT_EQ(proof.request.knobs, (KnobValues{{"batch_size", 32}, {"workers", 1}}));
+  EXPECT_EQ(proof.request.flags.size(), 2u);
+  EXPECT_EQ(DecisionOf(s, "flags"),
+            "The script's own options carry the values saturate would inject; one run with --workers 1 "
+            "--batch-size 32 tells which ones the DataLoader follows: batch_size is set by --batch-size; workers "
+            "is not set by --workers (with --workers 1 the script still ran with workers=0). The recommendation "
+            "sets these with the script's own flags.\n");
+  const KnobState& workers = s.knobs[0];
+  const KnobState& batch = s.knobs[1];
+  EXPECT_EQ(workers.spec.delivery, Delivery::kInjected);
+  EXPECT_EQ(batch.spec.delivery, Delivery::kFlag);
+  EXPECT_EQ(batch.spec.flag_proof, "trial 2 ran with --batch-size 32 and the training DataLoader had batch_size=32");
+  EXPECT_EQ(s.injected, (std::vector<std::string>{"workers"}));
+  // Every later trial sets the batch size through the flag, never through SATURATE_KNOBS.
+  for (size_t i = 2; i < s.trials.size(); ++i) {
+    const TrialRequest& r = s.trials[i].request;
+    EXPECT_EQ(r.flags.count("batch_size"), r.knobs.count("batch_size")) << i;
+    EXPECT_EQ(r.flags.count("workers"), 0u) << i;
+    RenderedRun run = RenderRun({"python", "t.py", "--batch-size", "64"}, Options().knobs, r.knobs, r.flags);
+    if (r.knobs.count("batch_size")) {
+      EXPECT_EQ(run.argv[3], ValueText(r.knobs.at("batch_size")));
+      EXPECT_EQ(run.env.count("SATURATE_KNOBS") ? run.env.at("SATURATE_KNOBS").find("batch_size") : std::string::npos,
+                std::string::npos);
+    }
+  }
+  std::vector<KnobSpec> final_knobs;
+  for (const auto& k : s.knobs) final_knobs.push_back(k.spec);
+  EXPECT_EQ(PasteableCommand({"python", "t.py", "--batch-size", "64"}, false, final_knobs, s.recommended, "/opt/py"),
+            "python t.py --batch-size " + ValueText(s.recommended.at("batch_size")));
+  EXPECT_EQ(FlagSources(s), (std::vector<std::string>{
+                                "batch_size: --batch-size (trial 2 ran with --batch-size 32 and the training "
+                                "DataLoader had batch_size=32)"}));
+}
+
+// A loader that keeps up points at the model: mixed precision and the batch size are tuned before the worker
+// count, and the workers are then chosen against the ceiling those raised (bf16 at batch 256: 2,909 samples/s).
+TEST(Search, TheCeilingsPointAtTheKnobToTuneFirst) {
+  ScriptModel model;
+  model.per_worker = 5000;
+  SearchOutcome s = Search(model, Options());
+  ASSERT_FALSE(s.failed) << s.failure;
+  auto first = [&](const std::string& step) {
+    for (const auto& t : s.trials)
+      if (t.request.step == step) return t.id;
+    return 0;
+  };
+  ASSERT_GT(first("amp"), 0);
+  ASSERT_GT(first("workers"), 0);
+  EXPECT_LT(first("amp"), first("workers"));
+  EXPECT_LT(first("batch"), first("workers"));
+  EXPECT_EQ(s.recommended.at("amp"), "bf16");
+  EXPECT_EQ(IntAt(s.recommended, "batch_size"), 256);
+  EXPECT_EQ(IntAt(s.recommended, "workers"), 0);
+  EXPECT_THAT(DecisionOf(s, "workers"), HasSubstr("2,909 samples/s"));
+  for (const auto& t : s.trials) {
+    if (t.request.step == "workers") {
+      EXPECT_EQ(IntAt(t.request.knobs, "batch_size"), 256);
+    }
+  }
 }
 
 TEST(Search, AKnobTheInstrumentationCouldNotSetIsATrialThatDidNotRunAsAsked) {

@@ -32,6 +32,10 @@ struct ScriptModel {
   std::function<bool(const TrialRequest&)> unsettled = [](const TrialRequest&) { return false; };
   // The script has no flags: the automatic instrumentation reports its knobs ("auto": true) and its loader.
   bool automatic = false;
+  // The options the script parsed (sent with every trial), and the knobs whose option really reaches the loader:
+  // a knob set by an option not in `flags_reach` keeps the script's default.
+  std::vector<measure::FlagOption> script_flags;
+  std::set<std::string> flags_reach;
   int calls = 0;
 
   KnobValue Value(const KnobValues& set, const std::string& name) const {
@@ -57,9 +61,10 @@ struct ScriptModel {
     t.auto_seen = helper && automatic;
     for (const auto& name : exposes) {
       if (!helper || !defaults.count(name)) continue;
-      t.knobs_seen[name] = Value(r.knobs, name);
+      t.knobs_seen[name] = r.flags.count(name) && !flags_reach.count(name) ? defaults.at(name) : Value(r.knobs, name);
       if (automatic) t.knobs_auto.insert(name);
     }
+    t.script_flags = script_flags;
     if (t.auto_seen) {
       t.loader_key = "train.py:57#0";
       t.loader_site = "train.py:57";
@@ -107,6 +112,7 @@ struct ScriptModel {
     t.steady_steps = 50;
     if (unsettled(r)) {
       t.converged = t.settled = false;
+      t.unsettled_why = "still drifting";
       t.steady_steps = 8;
     }
     t.warmup_s = 2;

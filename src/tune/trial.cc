@@ -13,7 +13,10 @@ namespace sat::tune {
 using nlohmann::json;
 
 bool TrialRequest::SameMeasurement(const TrialRequest& o) const {
-  return mode == o.mode && knobs == o.knobs && repeat == o.repeat;
+  if (mode != o.mode || knobs != o.knobs || repeat != o.repeat || flags.size() != o.flags.size()) return false;
+  for (const auto& [name, flag] : flags)
+    if (!o.flags.count(name)) return false;
+  return true;
 }
 
 const KnobValue* EffectiveKnob(const Trial& t, const std::string& name) {
@@ -125,6 +128,9 @@ Trial TrialFromStage(const probe::StageResult& s, const std::vector<KnobSpec>& k
   }
   for (const auto& [name, why] : s.knob_errors)
     if (const KnobSpec* spec = SpecFor(knobs, name, true)) t.knob_errors[spec->name] = why;
+  for (const auto& [name, flag] : s.knob_flags)
+    if (const KnobSpec* spec = SpecFor(knobs, name, false)) t.knob_flags[spec->name] = flag;
+  t.script_flags = s.flags;
   if (s.loader) {
     t.loader_key = s.loader->key.value_or("");
     t.loader_site = s.loader->site.value_or("");
@@ -203,11 +209,16 @@ std::optional<double> ReadOptional(const json& j, const char* key) {
 json TrialToJson(const Trial& t) {
   json series = json::array();
   for (const auto& p : t.series) series.push_back({p.t_s, p.samples_per_s});
+  json script_flags = json::array();
+  for (const auto& o : t.script_flags) script_flags.push_back(measure::FlagOptionJson(o));
+  json set_by_flags = json::object();
+  for (const auto& [name, flag] : t.request.flags) set_by_flags[name] = flag.option;
   return {
       {"id", t.id},
       {"step", t.request.step},
       {"mode", probe::StageName(t.request.mode)},
       {"knobs", t.request.knobs},
+      {"set_by_flags", set_by_flags},
       {"repeat", t.request.repeat},
       {"cached", t.cached},
       {"interrupted", t.interrupted},
@@ -221,6 +232,8 @@ json TrialToJson(const Trial& t) {
       {"loader_key", t.loader_key},
       {"loader_site", t.loader_site},
       {"world_size", t.world_size},
+      {"script_flags", script_flags},
+      {"knob_flags", t.knob_flags},
       {"samples_per_s", t.samples_per_s},
       {"ci_low", t.ci_low},
       {"ci_high", t.ci_high},
@@ -271,6 +284,12 @@ Result<Trial> TrialFromJson(const json& j) {
     t.loader_key = j.value("loader_key", "");
     t.loader_site = j.value("loader_site", "");
     t.world_size = j.value("world_size", int64_t{1});
+    for (const auto& o : j.value("script_flags", json::array())) {
+      auto option = measure::FlagOptionFromJson(o);
+      if (!option) return Error{"trial: script_flags: " + option.error().message};
+      t.script_flags.push_back(std::move(*option));
+    }
+    t.knob_flags = j.value("knob_flags", std::map<std::string, std::string>{});
     t.samples_per_s = j.at("samples_per_s").get<double>();
     t.ci_low = j.value("ci_low", 0.0);
     t.ci_high = j.value("ci_high", 0.0);

@@ -26,8 +26,12 @@ struct TrialRequest {
   // > 0: a repeated measurement of a configuration already measured: 1 the confirmation, 2 and up a run again
   // of a measurement whose estimate did not settle
   int repeat = 0;
+  // Knobs written into the command as the script's own options instead of SATURATE_KNOBS (Delivery::kFlag, and
+  // the candidates of the run that proves them).
+  std::map<std::string, FlagBinding> flags;
 
-  // Two requests measure the same thing when mode, knobs and repeat agree (the step does not matter).
+  // Two requests measure the same thing when mode, knobs, repeat and the knobs set by flags agree (the step does
+  // not matter).
   bool SameMeasurement(const TrialRequest& other) const;
 };
 
@@ -50,6 +54,10 @@ struct Trial {
   std::map<std::string, std::string> knob_errors;
   std::string loader_key, loader_site;
   int64_t world_size = 1;  // ranks of a distributed job (their hello/loader messages); 1 for one process
+  // The script's own options as it parsed them (`flags` messages), and the option each knob named
+  // (saturate.knob(..., flag=), by spec name).
+  std::vector<measure::FlagOption> script_flags;
+  std::map<std::string, std::string> knob_flags;
 
   // Throughput over the steady part; samples_per_s 0 when nothing was measured.
   double samples_per_s = 0, ci_low = 0, ci_high = 0;

@@ -51,8 +51,8 @@ TEST(TrialLength, TooShortMeansStoppedAtTheCapWithFewSteadySteps) {
 }
 
 TEST(TrialLength, NeededLengthFollowsThePaceOfObservations) {
-  // Start-up 4 s + warm-up 4 s + 1.5 x 30 steps x 2 s.
-  EXPECT_DOUBLE_EQ(NeededLength(SlowSteps(), 20), 98);
+  // Start-up 4 s + warm-up 4 s + 1.5 x 8 steps x 2 s.
+  EXPECT_DOUBLE_EQ(NeededLength(SlowSteps(), 20), 32);
   // Never less than half again the cap it ran under.
   Trial quick = SlowSteps();
   quick.steady_steps = 600;
@@ -60,7 +60,7 @@ TEST(TrialLength, NeededLengthFollowsThePaceOfObservations) {
   // No steady step: the pace of the observations (16 s / 8), then nothing to go by: twice the cap.
   Trial none = SlowSteps();
   none.steady_steps = 0;
-  EXPECT_DOUBLE_EQ(NeededLength(none, 20), 98);
+  EXPECT_DOUBLE_EQ(NeededLength(none, 20), 32);
   none.observations = 1;
   EXPECT_DOUBLE_EQ(NeededLength(none, 20), 40);
 }
@@ -68,11 +68,11 @@ TEST(TrialLength, NeededLengthFollowsThePaceOfObservations) {
 TEST(TrialLength, LongerTrialsWhileTheBudgetHoldsThem) {
   LengthPlan plan = PlanLength(SlowSteps(), 20, 400, true, false);
   EXPECT_TRUE(plan.again);
-  EXPECT_DOUBLE_EQ(plan.cap_s, 98);
+  EXPECT_DOUBLE_EQ(plan.cap_s, 32);
   EXPECT_THAT(plan.note, HasSubstr("trial 3 saw 6 steady steps in 20s"));
-  EXPECT_THAT(plan.note, HasSubstr("trials now run up to 98s each (fewer, longer trials)"));
+  EXPECT_THAT(plan.note, HasSubstr("trials now run up to 32s each (fewer, longer trials)"));
 
-  LengthPlan short_budget = PlanLength(SlowSteps(), 20, 200, true, false);  // 3 x 98 s do not fit in 200 s
+  LengthPlan short_budget = PlanLength(SlowSteps(), 20, 90, true, false);  // 3 x 32 s do not fit in 90 s
   EXPECT_FALSE(short_budget.again);
   EXPECT_THAT(short_budget.note, HasSubstr("trial 3 is too slow to measure in this budget"));
   EXPECT_THAT(short_budget.note, HasSubstr("a larger --budget allows it"));
@@ -81,7 +81,7 @@ TEST(TrialLength, LongerTrialsWhileTheBudgetHoldsThem) {
   EXPECT_FALSE(fixed.again);
   EXPECT_THAT(fixed.note, HasSubstr("--trial-budget caps it"));
 
-  EXPECT_FALSE(PlanLength(SlowSteps(), 98, 4000, false, false).again);  // made longer once already
+  EXPECT_FALSE(PlanLength(SlowSteps(), 32, 4000, false, false).again);  // made longer once already
 }
 
 }  // namespace

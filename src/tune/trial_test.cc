@@ -8,7 +8,7 @@ namespace {
 Trial Sample() {
   Trial t;
   t.id = 4;
-  t.request = {probe::StageKind::kCompute, {{"batch_size", 128}, {"amp", "bf16"}}, "batch", 0};
+  t.request = {probe::StageKind::kCompute, {{"batch_size", 128}, {"amp", "bf16"}}, "batch", 0, {}};
   t.exit_class = run::ExitClass::kStopped;
   t.detail = "stopped by saturate";
   t.helper_seen = true;
@@ -93,7 +93,7 @@ TEST(Trial, EffectiveKnobPrefersWhatWasSet) {
 }
 
 TEST(Trial, RequestsCompareByMeasurement) {
-  TrialRequest a{probe::StageKind::kFull, {{"workers", 2}}, "full", 0};
+  TrialRequest a{probe::StageKind::kFull, {{"workers", 2}}, "full", 0, {}};
   TrialRequest b = a;
   b.step = "confirm";
   EXPECT_TRUE(a.SameMeasurement(b));

@@ -47,6 +47,15 @@ Status CheckParse(const TuneOptions& o, const KnobSpec* batch) {
                                 o.parse));
 }
 
+std::string StopReason(const TuneResult& r) {
+  if (r.interrupted) return "interrupted";
+  if (r.search.failed) return "nothing to tune: " + r.search.failure;
+  if (r.budget_spent || r.search.stopped) return "the budget ran out before the next trial";
+  return fmt::format("stopped early: every step of the {} search ran, so nothing was left to learn ({:.0f}s of the "
+                     "{:.0f}s budget unused)",
+                     StrategyName(r.strategy), std::max(0.0, r.budget_s - r.wall_s), r.budget_s);
+}
+
 std::string JoinCommand(const std::vector<std::string>& argv) {
   std::string out;
   for (const auto& a : argv) out += (out.empty() ? "" : " ") + a;
@@ -112,9 +121,6 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
   base.samples_per_step = o.samples_per_step;
   base.verbose = o.verbose;
   base.estimator.target_rel_half_width = o.target_rel_half_width;
-  // No trial stops early before about kMinSteadySteps steady observations (batches of two bins or more): a step
-  // each when steps are slow, more otherwise.
-  base.estimator.min_batches = std::max(base.estimator.min_batches, kMinSteadySteps / 2);
   const std::optional<double> host_mem =
       result.machine.mem_total_bytes ? std::optional<double>(static_cast<double>(*result.machine.mem_total_bytes))
                                      : std::nullopt;
@@ -153,7 +159,7 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
       }
     }
     probe::StageOptions stage = base;
-    RenderedRun rendered = RenderRun(o.argv, *knobs, req.knobs);
+    RenderedRun rendered = RenderRun(o.argv, *knobs, req.knobs, req.flags);
     stage.argv = rendered.argv;
     for (const auto& [k, v] : rendered.env) stage.env[k] = v;
     // A step-time pattern's samples per step: this trial's batch size, else --batch-size.
@@ -240,6 +246,7 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
   result.interrupted = run::Interrupted();
   result.wall_s = telemetry::MonotonicSeconds() - t0;
   result.needs = NeedsOf(result.search);
+  result.stop_reason = StopReason(result);
   for (auto& note : length_notes) result.search.warnings.push_back(std::move(note));
   // The knobs as the search left them: injected ones are a code change, not part of the command.
   std::vector<KnobSpec> final_knobs;

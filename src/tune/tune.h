@@ -73,6 +73,9 @@ struct TuneResult {
   double mem_target = 0.9;
   bool interrupted = false;    // Ctrl-C: what was measured is kept
   bool budget_spent = false;   // the search stopped because the budget ran out
+  // Why the tune ended when it did: interrupted, the budget ran out, nothing to tune, or every step ran and
+  // nothing was left to learn (with the budget left unused).
+  std::string stop_reason;
   SearchOutcome search;
   std::string recommended_command, fastest_command;  // ready to paste; empty when not determined
   std::vector<CodeChange> code_changes;  // the edits that keep the recommendation's injected knobs

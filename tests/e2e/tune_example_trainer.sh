@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The example trainer tuned through the helper's knobs (SATURATE_KNOBS): the script's own values are read as the
-# baseline, a loader-only scan of workers runs against the compute ceiling, preload is tried in full training,
-# the recommendation is confirmed, and the page with its charts renders in headless Chromium.
+# The example trainer tuned through the helper's knobs, which name the script's own flags
+# (saturate.knob("workers", args.workers, flag="--workers")): the script's own values are read as the baseline,
+# a loader-only scan of workers runs against the compute ceiling, preload is tried in full training, every trial
+# sets the knobs with the flags, the recommendation is the user's own command line (no SATURATE_ variable, no
+# PYTHONPATH: it runs without saturate), and the page with its charts renders in headless Chromium.
 set -euo pipefail
 source "$(dirname "$0")/lib.bash"
 source "$(dirname "$0")/probe_lib.bash"
@@ -15,9 +17,15 @@ show_decisions "$R"
 jq_py "$R" 'sum(1 for t in j["trials"] if t["mode"] == "loader") >= 2 or sys.exit("no loader scan")'
 jq_py "$R" 'any(t["mode"] == "full" and t["knobs"].get("preload") == "on" for t in j["trials"]) or sys.exit("preload not tried")'
 jq_py "$R" 'j["throughput"]["recommended"] > 0 or sys.exit("no confirmed recommendation")'
-# Every trial set the knobs through SATURATE_KNOBS, and the script took them.
+# Every trial set the knobs through the script's flags, and the script took them.
 jq_py "$R" 'all(t["knobs_seen"].get(k) == v for t in j["trials"] for k, v in t["knobs"].items()) or sys.exit("a knob was not taken")'
-expect_contains "$(jq_py "$R" 'j["recommended_command"]')" "SATURATE_KNOBS="
+jq_py "$R" 'all(set(t["set_by_flags"]) == set(t["knobs"]) for t in j["trials"][1:]) or sys.exit("a knob went through SATURATE_KNOBS")'
+[ "$(jq_py "$R" '[(k["delivery"], k["flag"]) for k in j["knobs"]]')" = "[('flag', '--workers'), ('flag', '--preload')]" ] ||
+  fail "the knobs' flags: $(jq_py "$R" 'j["knobs"]')"
+cmd=$(jq_py "$R" 'j["recommended_command"]')
+expect_not_contains "$cmd" "SATURATE_"
+expect_not_contains "$cmd" "PYTHONPATH"
+expect_contains "$cmd" "--workers $(jq_py "$R" 'j["recommended"]["workers"]')"
 
 if command -v chromium >/dev/null; then
   chromium --headless --no-sandbox --disable-gpu --screenshot="$WORK/ex.png" --window-size=1200,2000 \

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <limits>
+#include <type_traits>
 #include <utility>
 
 namespace sat::measure {
@@ -67,6 +69,8 @@ class FieldReader {
         Fail(fmt::format("field '{}{}' is not a number", where_, key));
       } else if (v->get<double>() < 0) {
         Fail(fmt::format("field '{}{}' is negative", where_, key));
+      } else if (std::is_integral_v<T> && !(v->get<double>() < static_cast<double>(std::numeric_limits<T>::max()))) {
+        Fail(fmt::format("field '{}{}' is too large", where_, key));
       } else {
         out = v->get<T>();
       }

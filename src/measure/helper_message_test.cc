@@ -336,3 +336,17 @@ TEST(HelperMessage, RankOutsideItsWorldIsRefused) {
 
 }  // namespace
 }  // namespace sat::measure
+
+namespace sat::measure {
+namespace {
+
+TEST(HelperMessage, IntegerCountersBeyondInt64AreRefused) {
+  // Found by fuzz.helper_message: a 113-digit memory figure was cast to int64 (undefined behaviour).
+  Result<HelperMessage> m = ParseHelperMessage(
+      R"({"v":1,"type":"progress","run":"","pid":1,"t":1,"steps":1,"samples":1,"mem":{"allocated":1e113}})");
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.error().message.find("mem.allocated' is too large"), std::string::npos) << m.error().message;
+}
+
+}  // namespace
+}  // namespace sat::measure

@@ -14,7 +14,8 @@
   findspec     importlib.util.find_spec("torch") before `import torch` (transformers' is_torch_available)
   import_module  torch through importlib.import_module
   lazy         torch through importlib.util.LazyLoader (lazy-import libraries)
-  finder       a meta path finder ahead of saturate's brings torch in
+  finder       a meta path finder ahead of saturate's brings torch in, and a later import follows
+  finder_only  the same with no later import: saturate never gets a chance to attach, and must say so
 --step-ms sleeps that long in each step's model work, so that steps take a predictable time.
 """
 
@@ -50,7 +51,7 @@ elif args.case == "lazy":
     sys.modules["torch"] = torch
     loader.exec_module(torch)
     torch.zeros(1)  # the first attribute access runs torch's __init__
-elif args.case == "finder":
+elif args.case in ("finder", "finder_only"):
     import importlib.machinery
 
     class Ahead:
@@ -63,7 +64,8 @@ elif args.case == "finder":
 
     sys.meta_path.insert(0, Ahead())
     import torch
-    import colorsys  # noqa: F401  any later import: the first chance saturate has to attach
+    if args.case == "finder":
+        import colorsys  # noqa: F401  any later import: the first chance saturate has to attach
 else:
     import torch
 

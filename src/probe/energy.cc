@@ -6,20 +6,12 @@
 #include "probe/verdict.h"
 
 namespace sat::probe {
-namespace {
-
-const telemetry::GpuSample* GpuIn(const telemetry::Sample& s, int index) {
-  for (const telemetry::GpuSample& g : s.gpus)
-    if (static_cast<int>(g.index) == index) return &g;
-  return nullptr;
-}
-
-}  // namespace
+using telemetry::GpuOf;
 
 std::optional<EnergyReading> GpuEnergy(const std::vector<telemetry::Sample>& samples, int gpu_index) {
   if (gpu_index < 0 || samples.size() < 2) return std::nullopt;
-  const telemetry::GpuSample* first = GpuIn(samples.front(), gpu_index);
-  const telemetry::GpuSample* last = GpuIn(samples.back(), gpu_index);
+  const telemetry::GpuSample* first = GpuOf(samples.front(), gpu_index);
+  const telemetry::GpuSample* last = GpuOf(samples.back(), gpu_index);
   const double span = samples.back().mono_s - samples.front().mono_s;
   if (first && last && first->energy_j && last->energy_j && span > 0 && *last->energy_j >= *first->energy_j) {
     return EnergyReading{*last->energy_j - *first->energy_j, span, "counter"};
@@ -29,7 +21,7 @@ std::optional<EnergyReading> GpuEnergy(const std::vector<telemetry::Sample>& sam
   const telemetry::Sample* prev = nullptr;
   std::optional<double> prev_w;
   for (const telemetry::Sample& s : samples) {
-    const telemetry::GpuSample* g = GpuIn(s, gpu_index);
+    const telemetry::GpuSample* g = GpuOf(s, gpu_index);
     std::optional<double> w = g ? g->power_draw_w : std::nullopt;
     if (w && prev_w && s.mono_s > prev->mono_s) {
       const double dt = s.mono_s - prev->mono_s;

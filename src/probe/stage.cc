@@ -99,11 +99,7 @@ std::optional<telemetry::Summary> SummarizeField(const std::vector<Sample>& samp
   return telemetry::Summarize(samples, get);
 }
 
-const telemetry::GpuSample* GpuOf(const Sample& s, int index) {
-  for (const auto& g : s.gpus)
-    if (static_cast<int>(g.index) == index) return &g;
-  return nullptr;
-}
+using telemetry::GpuOf;
 
 template <class T>
 std::optional<double> AsDouble(const std::optional<T>& v) {

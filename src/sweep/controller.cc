@@ -66,12 +66,7 @@ HostState HostOf(const telemetry::HostSample& h, LinkSpeeds& links) {
   return host;
 }
 
-const telemetry::GpuSample* GpuOf(const telemetry::Sample& s, int index) {
-  for (const auto& g : s.gpus) {
-    if (static_cast<int>(g.index) == index) return &g;
-  }
-  return nullptr;
-}
+using telemetry::GpuOf;
 
 // One live attempt and everything the loop keeps about it.
 struct Attempt {

@@ -100,4 +100,12 @@ struct Sample {
   Opt<ProcTreeSample> tree;      // present when a process tree is watched
 };
 
+// The GPU of NVML index `index` in `s`, or null when it was not sampled (the pointer lives as long as `s`).
+inline const GpuSample* GpuOf(const Sample& s, int index) {
+  for (const GpuSample& g : s.gpus) {
+    if (static_cast<int>(g.index) == index) return &g;
+  }
+  return nullptr;
+}
+
 }  // namespace sat::telemetry

@@ -178,10 +178,15 @@ expect_contains "$(cat "$WORK/t.err")" "but Slurm queued the job"
 
 # The same, but the job shows in squeue only after saturate gave up on sbatch: the attempt stays open, and --resume
 # finds the job by its comment instead of submitting the run again (two jobs for one run).
-# (The late submission leaves the process tree saturate gave sbatch, so saturate does not stop it with sbatch.)
+# (The late submission leaves the process tree saturate gave sbatch, so saturate does not stop it with sbatch: the
+# wrapper waits until it is in its own session, and it marks when its sbatch has returned, for the test to wait on
+# instead of a fixed sleep that a loaded machine outlasts.)
 cat >"$WORK/slow-sbatch/sbatch" <<SH
 #!/bin/sh
-env -u SATURATE_RUN_TREE setsid -f sh -c 'sleep 2; exec "\$0" "\$@"' "$(command -v sbatch)" "\$@" >/dev/null 2>&1
+rm -f "$WORK/late.detached" "$WORK/late.submitted"
+env -u SATURATE_RUN_TREE setsid -f sh -c 'touch "$WORK/late.detached"; sleep 2; "\$0" "\$@"; touch "$WORK/late.submitted"' \
+  "$(command -v sbatch)" "\$@" >/dev/null 2>&1
+until [ -f "$WORK/late.detached" ]; do sleep 0.05; done
 echo "sbatch: error: Batch job submission failed: Socket timed out on send/recv operation" >&2
 exit 1
 SH
@@ -193,7 +198,7 @@ set -e
 cat "$WORK/u1.err"
 [ "$rc" -ne 0 ] || fail "a sweep whose sbatch timed out should stop"
 expect_contains "$(cat "$WORK/u1.err")" "Slurm may still have queued the job"
-sleep 3
+wait_until '[ -f "$WORK/late.submitted" ]' 60
 "$SATURATE" sweep "$WORK/u.yaml" --resume --warmup 0.3s --window 0.3s >"$WORK/u2.out" 2>"$WORK/u2.err" \
   || fail "resume after a timed-out sbatch: $(cat "$WORK/u2.err")"
 expect_contains "$(cat "$WORK/u2.out")" "8 done, 0 failed"

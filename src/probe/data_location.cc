@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 
+#include "telemetry/mount_table.h"
 #include "util/strings.h"
 
 namespace sat::probe {
@@ -37,57 +38,6 @@ std::optional<std::string> ReadFile(const std::string& path) {
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
-}
-
-// The kernel writes space, tab, newline and backslash in mount points and map paths as \ooo octal escapes.
-std::string Unescape(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '\\' && i + 3 < s.size()) {
-      std::string_view digits = s.substr(i + 1, 3);
-      bool octal = std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '7'; });
-      if (octal) {
-        out += static_cast<char>((digits[0] - '0') * 64 + (digits[1] - '0') * 8 + (digits[2] - '0'));
-        i += 3;
-        continue;
-      }
-    }
-    out += s[i];
-  }
-  return out;
-}
-
-// Whitespace-separated fields of one line.
-std::vector<std::string_view> Fields(std::string_view line) {
-  std::vector<std::string_view> fields;
-  size_t i = 0;
-  while (i < line.size()) {
-    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
-    size_t start = i;
-    while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
-    if (i > start) fields.push_back(line.substr(start, i - start));
-  }
-  return fields;
-}
-
-std::optional<MountEntry> ParseMountLine(std::string_view line) {
-  std::vector<std::string_view> f = Fields(line);
-  auto dash = std::find(f.begin(), f.end(), "-");
-  if (dash != f.end()) {
-    // mountinfo: id parent major:minor root mount_point options [optional...] - fs_type source super_options
-    if (dash - f.begin() < 6 || f.end() - dash < 3 || !StartsWith(f[4], "/")) return std::nullopt;
-    return MountEntry{Unescape(f[4]), Unescape(dash[1]), Unescape(dash[2])};
-  }
-  // /proc/mounts (fstab format): source mount_point fs_type options dump pass
-  if (f.size() != 6 || !StartsWith(f[1], "/") || !ParseInt(f[4]) || !ParseInt(f[5])) return std::nullopt;
-  return MountEntry{Unescape(f[1]), Unescape(f[2]), Unescape(f[0])};
-}
-
-bool IsUnderMount(std::string_view path, std::string_view mount_point) {
-  if (mount_point == "/") return true;
-  if (!StartsWith(path, mount_point)) return false;
-  return path.size() == mount_point.size() || path[mount_point.size()] == '/';
 }
 
 bool EndsWith(std::string_view s, std::string_view suffix) {
@@ -153,10 +103,10 @@ void AddMappedFiles(const std::string& proc_dir, std::set<std::string>& out) {
   std::set<std::string> code, data;
   for (const std::string& line : Split(*maps, '\n')) {
     // address perms offset dev inode path; the path is the rest of the line and may hold spaces.
-    std::vector<std::string_view> f = Fields(line);
+    std::vector<std::string_view> f = telemetry::TableFields(line);
     if (f.size() < 6 || f[1].size() < 3 || f[5][0] != '/') continue;
     size_t path_at = static_cast<size_t>(f[5].data() - line.data());
-    std::string path = Unescape(std::string_view(line).substr(path_at));
+    std::string path = telemetry::UnescapeOctal(std::string_view(line).substr(path_at));
     (f[1][2] == 'x' ? code : data).insert(std::move(path));
   }
   for (const std::string& path : data) {
@@ -166,25 +116,6 @@ void AddMappedFiles(const std::string& proc_dir, std::set<std::string>& out) {
 }
 
 }  // namespace
-
-std::vector<MountEntry> ParseMountTable(std::string_view text) {
-  std::vector<MountEntry> mounts;
-  for (const std::string& line : Split(text, '\n')) {
-    if (std::optional<MountEntry> entry = ParseMountLine(line)) mounts.push_back(std::move(*entry));
-  }
-  return mounts;
-}
-
-std::optional<MountEntry> FindMount(const std::vector<MountEntry>& mounts, std::string_view path) {
-  if (!StartsWith(path, "/")) return std::nullopt;
-  const MountEntry* best = nullptr;
-  for (const MountEntry& m : mounts) {
-    if (!IsUnderMount(path, m.mount_point)) continue;
-    if (best == nullptr || m.mount_point.size() >= best->mount_point.size()) best = &m;
-  }
-  if (best == nullptr) return std::nullopt;
-  return *best;
-}
 
 bool IsNetworkFs(std::string_view fs_type) {
   if (std::find(kNetworkFs.begin(), kNetworkFs.end(), fs_type) != kNetworkFs.end()) return true;
@@ -198,7 +129,8 @@ std::vector<DataLocation> LocateFiles(const std::vector<std::string>& paths, std
   std::string root(proc_root);
   std::optional<std::string> table = ReadFile(root + "/self/mountinfo");
   if (!table) table = ReadFile(root + "/mounts");
-  std::vector<MountEntry> mounts = table ? ParseMountTable(*table) : std::vector<MountEntry>{};
+  std::vector<telemetry::MountEntry> mounts =
+      table ? telemetry::ParseMountTable(*table) : std::vector<telemetry::MountEntry>{};
 
   std::set<std::string> unique;
   for (const std::string& p : paths) {
@@ -207,7 +139,7 @@ std::vector<DataLocation> LocateFiles(const std::vector<std::string>& paths, std
   // Keyed by mount point: paths arrive sorted, so each group's example is its first file.
   std::map<std::string, DataLocation> groups;
   for (const std::string& path : unique) {
-    std::optional<MountEntry> mount = FindMount(mounts, path);
+    std::optional<telemetry::MountEntry> mount = telemetry::FindMount(mounts, path);
     std::string key = mount ? mount->mount_point : std::string();
     auto [it, inserted] = groups.try_emplace(key);
     DataLocation& loc = it->second;

@@ -22,22 +22,6 @@
 
 namespace sat::probe {
 
-// One line of a mount table, octal escapes (\040 for a space) decoded.
-struct MountEntry {
-  std::string mount_point;  // "/mnt/data"
-  std::string fs_type;      // "nfs4", "ext4", "fuse.sshfs"
-  std::string device;       // the mount source: "server:/export", "/dev/nvme0n1p2"
-};
-
-// Parses /proc/PID/mountinfo text ("36 35 98:0 / /mnt rw - ext4 /dev/sda1 rw") or /proc/mounts text
-// ("/dev/sda1 /mnt ext4 rw 0 0"), recognised per line by the " - " separator of mountinfo. Malformed lines are
-// skipped. Entries keep the table's order: a later entry on the same mount point is mounted over an earlier one.
-std::vector<MountEntry> ParseMountTable(std::string_view text);
-
-// The entry whose mount point is the longest prefix of `path` on a component boundary (the last such entry when
-// several are mounted on the same point). `path` must be absolute; nullopt otherwise or when nothing matches.
-std::optional<MountEntry> FindMount(const std::vector<MountEntry>& mounts, std::string_view path);
-
 bool IsNetworkFs(std::string_view fs_type);
 
 // The files of a run on one filesystem.

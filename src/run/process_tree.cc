@@ -12,9 +12,7 @@
 #include "util/strings.h"
 
 namespace sat::run {
-namespace {
 
-// Reads a whole small /proc file; nullopt when it cannot be opened (the process is gone or not ours).
 std::optional<std::string> ReadSmallFile(const std::string& path) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return std::nullopt;
@@ -26,6 +24,8 @@ std::optional<std::string> ReadSmallFile(const std::string& path) {
   if (n < 0) return std::nullopt;
   return text;
 }
+
+namespace {
 
 std::string PidPath(const std::string& proc_root, pid_t pid, const char* file) {
   return proc_root + "/" + std::to_string(pid) + "/" + file;

@@ -20,6 +20,10 @@
 
 namespace sat::run {
 
+// Reads a whole small file (/proc, /sys, cgroupfs); nullopt when it cannot be opened or read (the process is gone
+// or not ours).
+std::optional<std::string> ReadSmallFile(const std::string& path);
+
 // The fields of /proc/PID/stat the runner needs (parsed by telemetry::ParsePidStat).
 struct ProcEntry {
   pid_t pid = 0;

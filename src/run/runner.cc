@@ -25,6 +25,7 @@
 #include <set>
 #include <thread>
 
+#include "run/cgroup.h"
 #include "run/environment.h"
 #include "run/interrupt.h"
 #include "run/line_splitter.h"
@@ -136,10 +137,10 @@ std::string NextRunToken() {
 // touches it).
 class Run::Supervisor {
  public:
-  Supervisor(RunSpec spec, SpawnRequest request, std::string marker, std::string tmp_dir, UniqueFd stdout_log,
-             UniqueFd stderr_log)
+  Supervisor(RunSpec spec, SpawnRequest request, std::string marker, std::string tmp_dir,
+             std::optional<RunCgroup> cgroup, UniqueFd stdout_log, UniqueFd stderr_log)
       : spec_(std::move(spec)), request_(std::move(request)), marker_(std::move(marker)),
-        tmp_dir_(std::move(tmp_dir)), wake_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+        tmp_dir_(std::move(tmp_dir)), wake_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)), cgroup_(std::move(cgroup)) {
     streams_[0].log = std::move(stdout_log);
     streams_[1].log = std::move(stderr_log);
   }
@@ -220,6 +221,7 @@ class Run::Supervisor {
   const std::string marker_;  // "SATURATE_RUN_TREE=<token>"
   const std::string tmp_dir_;  // the run's private TMPDIR; "" when it could not be created
   const UniqueFd wake_;       // eventfd: RequestStop wakes the supervisor's poll
+  std::optional<RunCgroup> cgroup_;  // the run's own cgroup where one could be made (see cgroup.h)
 
   // Shared with callers.
   mutable std::mutex mu_;
@@ -276,8 +278,9 @@ void Run::Supervisor::Main() {
   start_ = Clock::now();
   next_scan_ = start_ + kScanInterval;
   Supervise();
-  // No process of the run is left to use its temporary files.
+  // No process of the run is left to use its temporary files or its cgroup.
   CleanRunTmpDir(tmp_dir_);
+  if (cgroup_) cgroup_->Remove();
 
   ExitFacts facts;
   facts.exited = WIFEXITED(wait_status_);
@@ -313,6 +316,7 @@ void Run::Supervisor::Supervise() {
       std::vector<pid_t> live = ScanTree();
       // At the top of the ladder, processes forked since the last signal get theirs too.
       if (level_ == kSigkill) {
+        if (cgroup_ && !live.empty()) cgroup_->KillAll();
         for (pid_t pid : live) kill(pid, SIGKILL);
       }
     }
@@ -424,6 +428,7 @@ void Run::Supervisor::Escalate(Level level, Clock::time_point now) {
   if (!reaped_) signal_before_end_ = sig;
   // The group first (one call reaches every worker at once), then members outside it.
   kill(-child_, sig);
+  if (sig == SIGKILL && cgroup_) cgroup_->KillAll();
   for (pid_t pid : ScanTree()) kill(pid, sig);
 }
 
@@ -437,6 +442,16 @@ std::vector<pid_t> Run::Supervisor::ScanTree() {
     if (!p.zombie()) {
       seen_[p.pid] = p.start_ticks;
       live.push_back(p.pid);
+    }
+  }
+  // The cgroup holds what escaped all of the above (a setsid'd grandchild that cleared its environment).
+  if (cgroup_) {
+    for (pid_t pid : cgroup_->Members()) {
+      if (pid == self || std::find(live.begin(), live.end(), pid) != live.end()) continue;
+      std::optional<ProcEntry> p = ReadProcEntry(pid);
+      if (!p || p->zombie()) continue;
+      seen_[p->pid] = p->start_ticks;
+      live.push_back(p->pid);
     }
   }
   // Dead members reparented to us are ours to reap; a zombie's environment is unreadable, so recognise it
@@ -512,7 +527,9 @@ Result<std::unique_ptr<Run>> Run::Start(RunSpec spec) {
   std::map<std::string, std::string> env = spec.env;
   std::string tmp_dir = MakeRunTmpDir(env);
   env[std::string(kRunTreeVar)] = token;
+  std::optional<RunCgroup> cgroup = MakeRunCgroup("saturate-" + token);
   SpawnRequest request;
+  if (cgroup) request.cgroup_procs_fd = cgroup->procs_fd();
   request.env = BuildEnvironment(CurrentEnvironment(), env, spec.pythonpath_prepend);
   request.cwd = spec.cwd;
   if (spec.shell) {
@@ -525,7 +542,8 @@ Result<std::unique_ptr<Run>> Run::Start(RunSpec spec) {
 
   std::string marker = fmt::format("{}={}", kRunTreeVar, token);
   auto supervisor = std::make_unique<Supervisor>(std::move(spec), std::move(request), std::move(marker),
-                                                 std::move(tmp_dir), std::move(logs[0]), std::move(logs[1]));
+                                                 std::move(tmp_dir), std::move(cgroup), std::move(logs[0]),
+                                                 std::move(logs[1]));
   {
     // Registered before it starts, so StopAllRuns never misses a run that is being started.
     std::lock_guard lock(TheRegistry().mu);

@@ -7,7 +7,8 @@
 //   - No orphans: the first Start makes saturate a child subreaper (PR_SET_CHILD_SUBREAPER, process-wide), so
 //     descendants that double-fork or setsid are reparented to saturate instead of init. Stopping signals the
 //     whole run tree (process group, descendants by parent links, and reparented escapees recognised by the
-//     SATURATE_RUN_TREE marker variable; see process_tree.h), and the run is not over until every member is
+//     SATURATE_RUN_TREE marker variable; see process_tree.h), plus, where saturate can make one, every process
+//     in the run's own cgroup v2 (cgroup.h), which nothing escapes; the run is not over until every member is
 //     gone and reaped. When the command exits on its own and leaves processes behind, they get SIGTERM and,
 //     after term_grace_s, SIGKILL.
 //   - If saturate itself is killed with SIGKILL, the direct child dies too (PR_SET_PDEATHSIG). Its descendants

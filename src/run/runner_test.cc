@@ -11,6 +11,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "run/cgroup.h"
 #include "run/interrupt.h"
 #include "run/process_tree.h"
 #include "util/strings.h"
@@ -302,6 +303,26 @@ TEST(Runner, LeftoversOfAFinishedCommandAreKilled) {
   pid_t pid = static_cast<pid_t>(ParseInt(o.stdout_tail[0].substr(4)).value_or(0));
   ASSERT_GT(pid, 0);
   EXPECT_TRUE(Gone(pid));
+}
+
+// A grandchild that leaves the group and the session, clears its environment (no marker) and outlives its parent:
+// beyond the process tree's reach, it is found through the run's cgroup alone.
+TEST(Runner, TheRunsCgroupStopsAnEscapeeWithoutTheMarker) {
+  auto own = OwnCgroupDir();
+  if (!own.ok()) GTEST_SKIP() << "no cgroup v2 here: " << own.error().message;
+  std::string probe_name = "saturate-test-probe-" + std::to_string(getpid());
+  if (auto c = RunCgroup::Create(own.value(), probe_name); !c.ok()) {
+    GTEST_SKIP() << "saturate may not make cgroups here: " << c.error().message;
+  }
+  auto o = RunToEnd(Spec({"/bin/sh", "-c",
+                          "env -i /usr/bin/setsid -f /bin/sh -c 'echo \"pid $$\"; exec /bin/sleep 60 >/dev/null 2>&1'; sleep 0.5"}));
+  EXPECT_EQ(o.exit_class, ExitClass::kFinished) << o.detail;
+  ASSERT_EQ(o.stdout_tail.size(), 1u);
+  pid_t pid = static_cast<pid_t>(ParseInt(o.stdout_tail[0].substr(4)).value_or(0));
+  ASSERT_GT(pid, 0);
+  EXPECT_EQ(o.leftover_processes, 1);
+  EXPECT_TRUE(Gone(pid)) << "the escapee survived its run";
+  if (!Gone(pid)) kill(pid, SIGKILL);
 }
 
 // A DataLoader with two workers in a trainer that ignores SIGINT and SIGTERM, so the stop goes past SIGINT and the

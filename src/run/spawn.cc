@@ -56,7 +56,7 @@ void MoveFd(int from, int to) {
 
 // Runs in the forked child: only async-signal-safe calls, and never returns.
 [[noreturn]] void ExecChild(pid_t parent, const char* path, char* const* argv, char* const* envp, const char* cwd,
-                            int stdin_fd, int stdout_fd, int stderr_fd, int report_fd) {
+                            int stdin_fd, int stdout_fd, int stderr_fd, int report_fd, int cgroup_procs_fd) {
   // A run starts clean whatever saturate did to its own signals (an ignored SIGINT from nohup or a
   // background shell would otherwise be inherited and defeat the stop ladder).
   struct sigaction dfl = {};
@@ -67,6 +67,11 @@ void MoveFd(int from, int to) {
   sigprocmask(SIG_SETMASK, &none, nullptr);
 
   setpgid(0, 0);
+  // Into the run's cgroup before exec, so every process the command starts is born inside it.
+  if (cgroup_procs_fd >= 0) {
+    ssize_t moved = write(cgroup_procs_fd, "0", 1);
+    (void)moved;
+  }
   // Die with the supervising thread; if it is already gone, the parent check catches the race.
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent) _exit(127);
@@ -152,7 +157,7 @@ Result<SpawnedChild> Spawn(const SpawnRequest& request, bool* transient) {
   }
   if (pid == 0) {
     ExecChild(parent, path->c_str(), argv.data(), envp.data(), cwd, devnull.get(), out_w.get(), err_w.get(),
-              report_w.get());
+              report_w.get(), request.cgroup_procs_fd);
   }
   // Also set the group here: whichever of parent and child runs first, the group exists before we signal it.
   setpgid(pid, pid);

@@ -22,6 +22,7 @@ struct SpawnRequest {
   std::vector<std::string> argv;  // argv[0] is looked up on the PATH of `env` unless it contains '/'
   std::vector<std::string> env;   // the complete environment, "NAME=value"
   std::string cwd;                // empty: saturate's working directory
+  int cgroup_procs_fd = -1;       // a cgroup's cgroup.procs open for writing: the child moves into it; -1: none
 };
 
 struct SpawnedChild {

@@ -95,6 +95,9 @@ class SlurmController {
   Status Submit();
   Status SubmitGroup(const SlurmRequest& request, const std::vector<RunRecord>& runs);
   void HandleInterrupt();
+  // Ends the sweep after the loop's first error: nothing new is submitted, and the note names the jobs that go on
+  // in Slurm (their attempts stay open in the journal, so --resume adopts them). Returns `error`.
+  Error Stop(Error error);
   void Learn(const std::string& shape, const ShapeUsage& usage);
   Result<int> OomBumps(const std::string& key) const;
   void Emit(SweepEvent::Kind kind, const Flight* f, std::string text);
@@ -534,6 +537,18 @@ void SlurmController::HandleInterrupt() {
   if (auto s = cli_->Cancel(ids); !s.ok()) Emit(SweepEvent::Kind::kNote, nullptr, s.message());
 }
 
+Error SlurmController::Stop(Error error) {
+  if (flights_.empty()) return error;
+  std::vector<std::string> ids;
+  for (const Flight& f : flights_) ids.push_back(f.job_id.empty() ? "(id unknown)" : f.job_id);
+  Emit(SweepEvent::Kind::kNote, nullptr,
+       fmt::format("{}: submitting nothing new; {} job{} go{} on in Slurm ({}): `saturate sweep --resume` adopts "
+                   "them, `scancel --name={}` cancels them",
+                   error.message, flights_.size(), flights_.size() == 1 ? "" : "s", flights_.size() == 1 ? "es" : "",
+                   fmt::join(ids, ", "), job_name_));
+  return error;
+}
+
 void SlurmController::Emit(SweepEvent::Kind kind, const Flight* f, std::string text) {
   if (!o_.on_event) return;
   SweepEvent e;
@@ -556,10 +571,10 @@ Result<SweepResult> SlurmController::Execute() {
     if (!interrupted_ && run::Interrupted()) HandleInterrupt();
     // A second interrupt while cancelled jobs wind down: stop waiting; --resume reconciles them.
     if (leave_running_ || (interrupted_ && run::InterruptCount() > 1)) break;
-    if (auto s = Tick(telemetry::MonotonicSeconds()); !s.ok()) return s.error();
+    if (auto s = Tick(telemetry::MonotonicSeconds()); !s.ok()) return Stop(s.error());
     if (flights_.empty()) {
       auto counts = journal_->Counts();
-      if (!counts.ok()) return counts.error();
+      if (!counts.ok()) return Stop(counts.error());
       if (interrupted_ || counts->queued + counts->retrying == 0) break;
     }
     // Sleep in slices, so an interrupt is answered at once.

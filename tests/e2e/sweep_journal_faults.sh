@@ -54,11 +54,7 @@ journal="$WORK/busy.journal"
 SWEEP_SECONDS=2 $(sweep_of "$journal") "${command[@]}" >"$WORK/busy.out" 2>"$WORK/busy.err" &
 sat=$!
 wait_running "$journal" 1 60
-"$PY" -c 'import sqlite3, sys, time
-con = sqlite3.connect(sys.argv[1], isolation_level=None)
-con.execute("BEGIN EXCLUSIVE")
-time.sleep(13)
-con.execute("ROLLBACK")' "$journal"
+hold_journal_lock "$journal" 13
 wait_status $sat
 cat "$WORK/busy.err"
 [ "$RC" -eq 1 ] || fail "a sweep whose journal stayed locked exits 1, got $RC"

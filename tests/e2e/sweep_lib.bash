@@ -80,6 +80,15 @@ wait_running() {
 }
 
 # Waits for the background job $1 and puts its exit status in RC (with set -e still on).
+# Holds the SQLite journal $1's write lock for $2 seconds, as another process would (past its busy timeout).
+hold_journal_lock() {
+  "$PY" -c 'import sqlite3, sys, time
+con = sqlite3.connect(sys.argv[1], isolation_level=None)
+con.execute("BEGIN EXCLUSIVE")
+time.sleep(float(sys.argv[2]))
+con.execute("ROLLBACK")' "$1" "$2"
+}
+
 wait_status() {
   RC=0
   wait "$1" || RC=$?

@@ -4,7 +4,8 @@
 # measured, the other jobs ask for right-sized --cpus-per-task and --mem (read back with scontrol); a run that
 # fails its first attempt is resubmitted; `kill -9` of saturate midway and `--resume` end with every run done
 # exactly once (the jobs went on without saturate); --cancel on Ctrl-C cancels the jobs and --resume finishes
-# them; status and export read the journal as for a local sweep; a missing sbatch, a partition the cluster lacks,
+# them; a journal locked past SQLite's busy timeout stops the sweep with its jobs left to Slurm and --resume
+# adopts them; status and export read the journal as for a local sweep; a missing sbatch, a partition the cluster lacks,
 # an sbatch rejection and a sweep folder the nodes cannot see are errors that say so.
 set -euo pipefail
 source "$(dirname "$0")/lib.bash"
@@ -138,10 +139,8 @@ sat=$!
 cjournal="$WORK/c.journal"
 wait_until '[ -f "$cjournal" ] && [ "$(journal_query "$cjournal" "SELECT count(*) FROM runs WHERE state = '"'running'"'")" -ge 2 ]' 60
 kill -INT $sat
-set +e
-wait $sat
-rc=$?
-set -e
+wait_status $sat
+rc=$RC
 cat "$WORK/c1.err"
 [ "$rc" = 130 ] || fail "an interrupted Slurm sweep should exit 130, got $rc"
 expect_contains "$(cat "$WORK/c1.err")" "cancelling"
@@ -150,6 +149,24 @@ expect_contains "$(cat "$WORK/c1.err")" "cancelling"
 slurm_sweep c2 "$WORK/c.yaml" --resume
 expect_contains "$(cat "$WORK/c2.out")" "8 done, 0 failed"
 [ "$(sort -n "$WORK/c-done.log" | paste -sd,)" = "1,2,3,4,5,6,7,8" ] || fail "c-done.log: $(cat "$WORK/c-done.log")"
+
+# The journal's SQLite lock held past the busy timeout (10 s) while jobs run: the sweep submits nothing new, names
+# the jobs that go on in Slurm and exits 1; --resume adopts them and ends with every run done once.
+spec "$WORK/b.yaml" "$WORK/b-done.log" ""
+"$SATURATE" sweep "$WORK/b.yaml" --warmup 0.3s --window 0.3s >"$WORK/b1.out" 2>"$WORK/b1.err" &
+sat=$!
+bjournal="$WORK/b.journal"
+wait_until '[ -f "$bjournal" ] && [ "$(journal_query "$bjournal" "SELECT count(*) FROM runs WHERE state = '"'running'"'")" -ge 2 ]' 60
+hold_journal_lock "$bjournal" 13
+wait_status $sat
+rc=$RC
+cat "$WORK/b1.err"
+[ "$rc" = 1 ] || fail "a Slurm sweep whose journal stayed locked exits 1, got $rc"
+expect_contains "$(cat "$WORK/b1.err")" "submitting nothing new"
+expect_contains "$(cat "$WORK/b1.err")" "on in Slurm ("
+slurm_sweep b2 "$WORK/b.yaml" --resume
+expect_contains "$(cat "$WORK/b2.out")" "8 done, 0 failed"
+[ "$(sort -n "$WORK/b-done.log" | paste -sd,)" = "1,2,3,4,5,6,7,8" ] || fail "b-done.log: $(cat "$WORK/b-done.log")"
 
 # Errors a user can act on: a partition the cluster lacks, and sbatch's own rejection (the runs stay queued).
 sed -i 's/    cpus: 2/    partition: gpus\n    cpus: 2/' "$WORK/k.yaml"
@@ -178,18 +195,31 @@ expect_contains "$(cat "$WORK/t.err")" "but Slurm queued the job"
 
 # The same, but the job shows in squeue only after saturate gave up on sbatch: the attempt stays open, and --resume
 # finds the job by its comment instead of submitting the run again (two jobs for one run).
-# (The late submission leaves the process tree saturate gave sbatch, so saturate does not stop it with sbatch: the
-# wrapper waits until it is in its own session, and it marks when its sbatch has returned, for the test to wait on
-# instead of a fixed sleep that a loaded machine outlasts.)
+# (The late submission leaves the process tree and the cgroup saturate gave sbatch, as a job slurmctld queued is no
+# process of saturate's, so saturate does not stop it with sbatch: the wrapper waits until it is on its own, and it
+# marks when its sbatch has returned, for the test to wait on instead of a fixed sleep that a loaded machine outlasts.)
+cat >"$WORK/slow-sbatch/late" <<'SH'
+#!/bin/sh
+# $1: the done-marker folder; the rest: the real sbatch and its arguments.
+dir=$1
+shift
+cg=$(sed -n 's/^0:://p' /proc/self/cgroup)
+mnt=$(awk '{for (i = 1; i <= NF; i++) if ($i == "-") { if ($(i + 1) == "cgroup2") print $5; break }}' /proc/self/mountinfo | head -n 1)
+if [ -n "$mnt" ] && [ -n "$cg" ]; then echo $$ >"$mnt${cg%/*}/cgroup.procs" 2>/dev/null || true; fi
+touch "$dir/late.detached"
+sleep 2
+"$@"
+touch "$dir/late.submitted"
+SH
 cat >"$WORK/slow-sbatch/sbatch" <<SH
 #!/bin/sh
 rm -f "$WORK/late.detached" "$WORK/late.submitted"
-env -u SATURATE_RUN_TREE setsid -f sh -c 'touch "$WORK/late.detached"; sleep 2; "\$0" "\$@"; touch "$WORK/late.submitted"' \
-  "$(command -v sbatch)" "\$@" >/dev/null 2>&1
+env -u SATURATE_RUN_TREE setsid -f "$WORK/slow-sbatch/late" "$WORK" "$(command -v sbatch)" "\$@" >/dev/null 2>&1
 until [ -f "$WORK/late.detached" ]; do sleep 0.05; done
 echo "sbatch: error: Batch job submission failed: Socket timed out on send/recv operation" >&2
 exit 1
 SH
+chmod +x "$WORK/slow-sbatch/late"
 spec "$WORK/u.yaml" "$WORK/u-done.log" ""
 set +e
 PATH="$WORK/slow-sbatch:$PATH" "$SATURATE" sweep "$WORK/u.yaml" --warmup 0.3s --window 0.3s >"$WORK/u1.out" 2>"$WORK/u1.err"

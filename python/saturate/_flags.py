@@ -1,11 +1,14 @@
-"""The script's own command-line options as argparse parsed them, sent to saturate as `flags` messages
-(docs/helper-protocol.md), so that tune can find the flag that sets a knob and hand back the user's own command.
+"""The script's own command-line options as argparse or click (and Typer, built on click) parsed them, sent to
+saturate as `flags` messages (docs/helper-protocol.md), so that tune can find the flag that sets a knob and hand back
+the user's own command.
 
 Installed with the automatic instrumentation (_auto.install, when the script imports torch, in processes saturate
 started; a script that never imports torch stays untouched, so one that parses its arguments before importing
 torch is not recorded): argparse.ArgumentParser.parse_known_args (which parse_args calls) is wrapped, and after
 the outermost call returns (a subparser's nested call is part of it) the
-parser's options are sent. The cost is one call per parse; nothing runs per step. A failure of saturate's own
+parser's options are sent. Where click is installed, click.Command.parse_args is wrapped the same way: after a
+command parses its arguments, its options are sent with click's own record of where each value came from (the
+command line or a default). A group's subcommand is a command of its own: each sends its options. The cost is one call per parse; nothing runs per step. A failure of saturate's own
 here never reaches the program: the parse result is returned as it was.
 """
 
@@ -17,30 +20,43 @@ _depth = 0
 
 
 def install():
-    """Wraps argparse's parse_known_args once per process."""
+    """Wraps argparse's parse_known_args, and click's Command.parse_args where click is installed, once per
+    process."""
+    _install_click()
     import argparse
 
-    cls = argparse.ArgumentParser
-    original = cls.parse_known_args
+    def wrap(original):
+        def parse_known_args(parser, args=None, namespace=None):
+            global _depth
+            _depth += 1
+            try:
+                result = original(parser, args, namespace)
+            finally:
+                _depth -= 1
+            if _depth == 0:
+                _send("argparse", lambda: options(parser, result[0], sys.argv[1:] if args is None else list(args)))
+            return result
+        return parse_known_args
+
+    _patch_once(argparse.ArgumentParser, "parse_known_args", wrap)
+
+
+def _patch_once(cls, name, wrap):
+    """Replaces cls.name with wrap(cls.name) unless it is ours already."""
+    original = getattr(cls, name)
     if getattr(original, "_saturate_flags", False):
         return
+    patched = wrap(original)
+    patched._saturate_flags = True
+    setattr(cls, name, patched)
 
-    def parse_known_args(parser, args=None, namespace=None):
-        global _depth
-        _depth += 1
-        try:
-            result = original(parser, args, namespace)
-        finally:
-            _depth -= 1
-        if _depth == 0:
-            try:
-                report(parser, result[0], sys.argv[1:] if args is None else list(args))
-            except Exception:  # the user's parse result matters more than our report
-                pass
-        return result
 
-    parse_known_args._saturate_flags = True
-    cls.parse_known_args = parse_known_args
+def _send(parser_name, entries):
+    """report(parser_name, entries()), where a failure of ours never reaches the program's parse."""
+    try:
+        report(parser_name, entries())
+    except Exception:  # the user's parse result matters more than our report
+        pass
 
 
 def _scalar(value):
@@ -92,21 +108,81 @@ def options(parser, namespace, args):
     return out
 
 
-def report(parser, namespace, args):
+def _install_click():
+    """Wraps click.Command.parse_args where click can be imported (a script that uses click imports it anyway)."""
+    import importlib.util
+
+    try:
+        if "click" not in sys.modules and importlib.util.find_spec("click") is None:
+            return
+        import click.core
+    except Exception:  # a broken click install is the script's to find, not ours
+        return
+    def wrap(original):
+        def parse_args(command, ctx, args):
+            given_args = list(args)
+            result = original(command, ctx, args)
+            _send("click", lambda: click_options(command, ctx, given_args))
+            return result
+        return parse_args
+
+    _patch_once(click.core.Command, "parse_args", wrap)
+
+
+def _click_kind(param):
+    """click's option as one of _kind's forms; None for what no knob maps to (counts, lists, tuples, a flag pair
+    whose negative is not `--no-...`)."""
+    if getattr(param, "count", False) or getattr(param, "multiple", False) or param.nargs != 1:
+        return None
+    if getattr(param, "is_flag", False):
+        if param.secondary_opts:
+            return "boolean_optional" if all(s.startswith("--no-") for s in param.secondary_opts) else None
+        if param.flag_value is True:
+            return "store_true"
+        if param.flag_value is False:
+            return "store_false"
+        return None
+    return "value"
+
+
+def click_options(command, ctx, args):
+    """The command's options with the values they parsed to, as `flags` message entries."""
+    import click
+
+    source_of = getattr(ctx, "get_parameter_source", None)
+    out = []
+    for param in command.params:
+        if not isinstance(param, click.Option) or param.hidden or not param.opts:
+            continue
+        kind = _click_kind(param)
+        if kind is None:
+            continue
+        strings = list(param.opts) + list(param.secondary_opts)
+        if source_of is not None:
+            source = source_of(param.name)
+            given = source is not None and source.name == "COMMANDLINE"
+        else:
+            given = _given(strings, args)
+        default = param.default() if callable(param.default) else param.default
+        out.append({"dest": param.name, "flags": strings, "kind": kind, "value": _scalar(ctx.params.get(param.name)),
+                    "default": _scalar(default), "given": given})
+    return out
+
+
+def report(parser_name, entries):
     """Sends the parsed options, split over as many `flags` messages as the 4 KiB datagram limit needs."""
     from ._channel import MAX_DATAGRAM_BYTES
     from . import _STATE
 
     if not _STATE.channel.enabled:
         return
-    entries = options(parser, namespace, args)
     chunk, size = [], 0
     for entry in entries:
         cost = len(repr(entry)) + 8
         if chunk and size + cost > MAX_DATAGRAM_BYTES // 2:
-            _STATE.channel.send("flags", {"parser": "argparse", "options": chunk}, patient=True)
+            _STATE.channel.send("flags", {"parser": parser_name, "options": chunk}, patient=True)
             chunk, size = [], 0
         chunk.append(entry)
         size += cost
     if chunk or not entries:
-        _STATE.channel.send("flags", {"parser": "argparse", "options": chunk}, patient=True)
+        _STATE.channel.send("flags", {"parser": parser_name, "options": chunk}, patient=True)

@@ -32,6 +32,45 @@ args = p.parse_args()
 print("parsed", args.batch_size, args.workers, args.pin_memory, args.cmd)
 """
 
+CLICK_SCRIPT = """
+from saturate import _flags
+_flags.install()
+import click
+
+@click.command()
+@click.option("--batch-size", "--bs", type=int, default=64)
+@click.option("-j", "--workers", type=int, default=0)
+@click.option("--amp/--no-amp", default=False)
+@click.option("--pin-memory", is_flag=True)
+@click.option("--tag", multiple=True)
+@click.option("-v", "--verbose", count=True)
+@click.argument("data", required=False)
+def main(batch_size, workers, amp, pin_memory, tag, verbose, data):
+    print("parsed", batch_size, workers, amp, pin_memory)
+
+main()
+"""
+
+TYPER_SCRIPT = """
+from saturate import _flags
+_flags.install()
+import typer
+
+def main(batch_size: int = 64, workers: int = typer.Option(0, "--workers", "-j"), amp: bool = True):
+    print("parsed", batch_size, workers, amp)
+
+typer.run(main)
+"""
+
+
+def _importable(name):
+    import importlib.util
+
+    return importlib.util.find_spec(name) is not None
+
+
+HAVE_CLICK, HAVE_TYPER = _importable("click"), _importable("typer")
+
 
 class FlagsTest(HelperTest):
     def test_parsed_options_values_and_sources_are_sent_once(self):
@@ -66,6 +105,49 @@ class FlagsTest(HelperTest):
         self.assertEqual((by_dest["workers"]["value"], by_dest["workers"]["given"]), (2, True))
         self.assertEqual((by_dest["pin_memory"]["value"], by_dest["pin_memory"]["given"]), (True, True))
         self.assertEqual((by_dest["amp"]["value"], by_dest["amp"]["given"]), ("off", False))
+
+    def run_file(self, text, *args):
+        """Runs `text` as train.py with `args`, as saturate starts it; returns its stdout and the messages."""
+        import subprocess
+
+        path = os.path.join(self.receiver._dir.name, "train.py")
+        with open(path, "w") as f:
+            f.write(text)
+        proc = subprocess.run([sys.executable, path, *args], env=saturate_env(self.receiver), capture_output=True,
+                              text=True, timeout=20)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        return proc.stdout, self.receiver.drain()
+
+    @unittest.skipUnless(HAVE_CLICK, "needs click (Debian's python3-click)")
+    def test_click_options_values_and_sources(self):
+        out, messages = self.run_file(CLICK_SCRIPT, "--bs", "32", "--amp")
+        self.assertIn("parsed 32 0 True False", out)
+        (message,) = of_type(messages, "flags")
+        self.assertEqual(message["parser"], "click")
+        by_dest = {o["dest"]: o for o in message["options"]}
+        self.assertEqual(by_dest["batch_size"], {"dest": "batch_size", "flags": ["--batch-size", "--bs"],
+                                                 "kind": "value", "value": 32, "default": 64, "given": True})
+        self.assertEqual(by_dest["workers"], {"dest": "workers", "flags": ["-j", "--workers"], "kind": "value",
+                                              "value": 0, "default": 0, "given": False})
+        self.assertEqual((by_dest["amp"]["kind"], by_dest["amp"]["value"], by_dest["amp"]["given"]),
+                         ("boolean_optional", True, True))
+        self.assertEqual(by_dest["amp"]["flags"], ["--amp", "--no-amp"])
+        self.assertEqual((by_dest["pin_memory"]["kind"], by_dest["pin_memory"]["given"]), ("store_true", False))
+        self.assertNotIn("tag", by_dest)  # multiple: no knob maps to it
+        self.assertNotIn("verbose", by_dest)  # a count
+        self.assertNotIn("data", by_dest)  # an argument, not an option
+
+    @unittest.skipUnless(HAVE_TYPER, "needs Typer (Debian's python3-typer)")
+    def test_typer_options_through_click(self):
+        out, messages = self.run_file(TYPER_SCRIPT, "--workers", "3", "--no-amp")
+        self.assertIn("parsed 64 3 False", out)
+        (message,) = of_type(messages, "flags")
+        by_dest = {o["dest"]: o for o in message["options"]}
+        self.assertEqual((by_dest["batch_size"]["flags"], by_dest["batch_size"]["value"],
+                          by_dest["batch_size"]["given"]), (["--batch-size"], 64, False))
+        self.assertEqual((by_dest["workers"]["value"], by_dest["workers"]["given"]), (3, True))
+        self.assertEqual((by_dest["amp"]["kind"], by_dest["amp"]["value"], by_dest["amp"]["given"]),
+                         ("boolean_optional", False, True))
 
     @unittest.skipUnless(HAVE_TORCH, "needs torch")
     def test_installed_with_torch_in_processes_saturate_started_only(self):

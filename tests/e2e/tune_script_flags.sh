@@ -4,7 +4,8 @@
 # DataLoader's values, proves the mapping with one run with the flags changed, and recommends the user's own
 # command line with --batch-size N --workers M: no saturate variable, no PYTHONPATH. That exact line, run as
 # pasted, builds its DataLoader with N and M and trains at the rate tune confirmed (read from the script's own
-# clock). A decoy whose flags carry the same values but never reach the DataLoader is not mapped.
+# clock). The same with the flags parsed by click. A decoy whose flags carry the same values but never reach the
+# DataLoader is not mapped.
 set -euo pipefail
 source "$(dirname "$0")/lib.bash"
 source "$(dirname "$0")/probe_lib.bash"
@@ -47,6 +48,17 @@ PY
 )
 echo "tune confirmed $confirmed samples/s; the pasted command's own clock: $own samples/s"
 "$PY" -c "import sys; r = $own / $confirmed; sys.exit(0 if 0.75 <= r <= 1.33 else 'rates differ: %.2f' % r)"
+
+# The same script parsing its flags with click: mapped and proven the same way, its own command handed back.
+FLAGS_LOADER_CLI=click tune_json click --fresh --budget 45s --trial-budget 8s --knob workers=0:1 --knob batch_size=32:64 -- \
+  "$PY" "$SCRIPT" --batch-size 64 --workers 0
+R="$WORK/click.json"
+show_decisions "$R"
+[ "$(jq_py "$R" '{k["name"]: (k["delivery"], k["flag"]) for k in j["knobs"] if k["exposed"]}')" = \
+  "{'workers': ('flag', '--workers'), 'batch_size': ('flag', '--batch-size')}" ] || fail "click's flags were not mapped"
+cmd=$(jq_py "$R" 'j["recommended_command"]')
+[ "$cmd" = "$PY $SCRIPT --batch-size $(jq_py "$R" 'j["recommended"]["batch_size"]') --workers $(jq_py "$R" 'j["recommended"]["workers"]')" ] ||
+  fail "click: recommended command: $cmd"
 
 # The decoy: the same flags and values, but the DataLoader has them written in. Not mapped: injected, and said.
 tune_json decoy --fresh --budget 50s --trial-budget 10s --knob workers=0:2 --knob batch_size=32:128 -- \

@@ -2,19 +2,35 @@
 its own --batch-size and --workers flags; its samples wait on storage (2 ms each, sleeping, not computing), so more
 workers help. --decoy parses the same flags but builds the DataLoader with 64 and 0 written into it, so the flags'
 values never reach it. Prints the DataLoader's own settings once, then every 10 steps its clock and the samples
-so far ("t 12.345 samples 640"), so a run's throughput can be read without saturate."""
+so far ("t 12.345 samples 640"), so a run's throughput can be read without saturate. With FLAGS_LOADER_CLI=click
+in its environment it parses the same flags with click instead of argparse."""
 import argparse
+import os
 import time
 
 import torch
 import torch.nn.functional as F
 
-parser = argparse.ArgumentParser()
-parser.add_argument("--batch-size", type=int, default=64)
-parser.add_argument("--workers", type=int, default=0)
-parser.add_argument("--seconds", type=float, default=1e9, help="stop after this long")
-parser.add_argument("--decoy", action="store_true")
-args = parser.parse_args()
+if os.environ.get("FLAGS_LOADER_CLI") == "click":
+    # The same flags through click, as a click script would have them.
+    import click
+
+    @click.command()
+    @click.option("--batch-size", type=int, default=64)
+    @click.option("--workers", type=int, default=0)
+    @click.option("--seconds", type=float, default=1e9, help="stop after this long")
+    @click.option("--decoy", is_flag=True)
+    def cli(**options):
+        return options
+
+    args = argparse.Namespace(**cli(standalone_mode=False))
+else:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--workers", type=int, default=0)
+    parser.add_argument("--seconds", type=float, default=1e9, help="stop after this long")
+    parser.add_argument("--decoy", action="store_true")
+    args = parser.parse_args()
 
 
 class SlowStorage(torch.utils.data.Dataset):

@@ -225,6 +225,12 @@ class RanksTest(ChannelTest):
     def test_fork(self):
         self.check_ranks([os.path.join(SCRIPTS, "ddp_train.py"), "--start", "fork"])
 
+    def test_forkserver(self):
+        self.check_ranks([os.path.join(SCRIPTS, "ddp_train.py"), "--start", "forkserver"])
+
+    def test_script_that_reruns_itself_per_rank(self):
+        self.check_ranks([os.path.join(SCRIPTS, "ddp_train.py"), "--start", "rerun"])
+
     def test_launcher_starts_one_process_per_rank(self):
         self.check_ranks([os.path.join(SCRIPTS, "launch_ranks.py"), "--nproc", "2",
                           os.path.join(SCRIPTS, "ddp_train.py"), "--start", "env"])

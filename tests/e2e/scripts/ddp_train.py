@@ -6,8 +6,11 @@ Ranks are started the way real jobs start them:
   --start spawn   torch.multiprocessing.spawn (the parent waits)
   --start fork    torch.multiprocessing.start_processes(start_method="fork"), as notebook launchers and
                   Lightning's ddp_fork do
+  --start forkserver  torch.multiprocessing.start_processes(start_method="forkserver")
   --start env     this process is one rank: RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT from the
                   environment, as torchrun, accelerate launch and srun leave them (see launch_ranks.py)
+  --start rerun   the script runs itself again once per other rank with RANK/WORLD_SIZE/LOCAL_RANK set and is
+                  rank 0 itself, as Lightning's ddp strategy does
 --slow-rank R --slow-ms X makes rank R's data loading X ms slower per batch: a straggler the others wait for.
 """
 
@@ -77,7 +80,7 @@ def free_port():
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--start", choices=("spawn", "fork", "env"), default="spawn")
+    p.add_argument("--start", choices=("spawn", "fork", "forkserver", "env", "rerun"), default="spawn")
     p.add_argument("--world", type=int, default=2)
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--samples", type=int, default=4096)
@@ -88,7 +91,7 @@ def main():
     p.add_argument("--slow-rank", type=int, default=-1)
     p.add_argument("--slow-ms", type=float, default=0.0)
     args = p.parse_args()
-    if args.start == "env":
+    if args.start == "env" or (args.start == "rerun" and "RANK" in os.environ):
         train(int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"]), args)
         return
     os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
@@ -96,8 +99,17 @@ def main():
     try:
         if args.start == "spawn":
             mp.spawn(train, args=(args.world, args), nprocs=args.world)
+        elif args.start == "rerun":
+            import subprocess
+
+            others = [subprocess.Popen([sys.executable] + sys.argv,
+                                       env=dict(os.environ, RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE=str(args.world)))
+                      for r in range(1, args.world)]
+            os.environ.update(RANK="0", LOCAL_RANK="0", WORLD_SIZE=str(args.world))
+            train(0, args.world, args)
+            sys.exit(max(p.wait() for p in others))
         else:
-            mp.start_processes(train, args=(args.world, args), nprocs=args.world, start_method="fork")
+            mp.start_processes(train, args=(args.world, args), nprocs=args.world, start_method=args.start)
     except KeyboardInterrupt:
         sys.exit(130)
 

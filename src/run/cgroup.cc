@@ -1,6 +1,7 @@
 #include "run/cgroup.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <fmt/core.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -8,6 +9,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <mutex>
 
 #include "run/process_tree.h"
 #include "telemetry/mount_table.h"
@@ -107,10 +110,28 @@ void RunCgroup::Remove() {
   dir_.clear();
 }
 
+int RemoveStaleRunCgroups(const std::string& parent_dir) {
+  int removed = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(parent_dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (!StartsWith(name, "saturate-") || !entry.is_directory(ec)) continue;
+    // "saturate-<pid>.<n>": the run of a saturate that is gone (killed before it could remove its cgroups).
+    const std::string token = name.substr(9);
+    auto pid = ParseInt(token.substr(0, token.find('.')));
+    if (!pid || *pid <= 0 || token.find('.') == std::string::npos) continue;
+    if (kill(static_cast<pid_t>(*pid), 0) == 0 || errno != ESRCH) continue;
+    if (rmdir(entry.path().c_str()) == 0) ++removed;  // EBUSY while its processes live on: left alone
+  }
+  return removed;
+}
+
 std::optional<RunCgroup> MakeRunCgroup(const std::string& name) {
   if (const char* v = std::getenv("SATURATE_CGROUP"); v != nullptr && ToLower(v) == "off") return std::nullopt;
   auto parent = OwnCgroupDir();
   if (!parent) return std::nullopt;
+  static std::once_flag swept;
+  std::call_once(swept, [&] { RemoveStaleRunCgroups(*parent); });
   auto made = RunCgroup::Create(*parent, name);
   if (!made) return std::nullopt;
   return std::move(made.value());

@@ -64,7 +64,12 @@ class RunCgroup {
   UniqueFd procs_;
 };
 
+// Removes the empty run cgroups (saturate-<pid>.<n>) under `parent_dir` whose saturate is gone: a saturate killed
+// with SIGKILL leaves its runs' folders behind. One whose processes live on stays. Returns how many were removed.
+int RemoveStaleRunCgroups(const std::string& parent_dir);
+
 // The cgroup for a run named `name` under this process's own cgroup, unless SATURATE_CGROUP=off or none can be made.
+// The first call in a process also removes stale run cgroups there (RemoveStaleRunCgroups).
 std::optional<RunCgroup> MakeRunCgroup(const std::string& name);
 
 }  // namespace sat::run

@@ -1,5 +1,6 @@
 #include "run/cgroup.h"
 
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -55,6 +56,18 @@ TEST(Cgroup, CreateNamesTheFolderWhenItCannot) {
   EXPECT_NE(c.error().message.find("/nonexistent-cgroup-root/x"), std::string::npos) << c.error().message;
 }
 
+// Starts `sleep 60` inside `cg` (moved in before exec, as the runner's child does); its pid, or -1.
+pid_t SleepIn(const RunCgroup& cg) {
+  const int fd = cg.procs_fd();
+  pid_t child = fork();
+  if (child == 0) {
+    if (write(fd, "0", 1) != 1) _exit(3);
+    execl("/bin/sleep", "sleep", "60", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  return child;
+}
+
 // A real cgroup under this test's own: a child moved in before exec is listed, cgroup.kill ends it, and the
 // folder is removed once empty.
 TEST(Cgroup, HoldsListsAndKillsARealProcess) {
@@ -67,14 +80,8 @@ TEST(Cgroup, HoldsListsAndKillsARealProcess) {
   ASSERT_TRUE(std::filesystem::is_directory(dir));
   EXPECT_TRUE(cg.Members().empty());
 
-  const int fd = cg.procs_fd();
-  pid_t child = fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    if (write(fd, "0", 1) != 1) _exit(3);
-    execl("/bin/sleep", "sleep", "60", static_cast<char*>(nullptr));
-    _exit(127);
-  }
+  pid_t child = SleepIn(cg);
+  ASSERT_GT(child, 0);
   std::vector<pid_t> members;
   for (int i = 0; i < 200 && members.empty(); ++i) {
     members = cg.Members();
@@ -89,6 +96,32 @@ TEST(Cgroup, HoldsListsAndKillsARealProcess) {
   cg.Remove();
   EXPECT_FALSE(std::filesystem::exists(dir));
   EXPECT_TRUE(cg.Members().empty());
+}
+
+// The folders of a saturate killed with SIGKILL: empty ones go, a populated one and a live saturate's stay.
+TEST(Cgroup, RemovesTheEmptyRunCgroupsOfASaturateThatIsGone) {
+  auto parent = OwnCgroupDir();
+  if (!parent.ok()) GTEST_SKIP() << "no cgroup v2 here: " << parent.error().message;
+  auto probe = RunCgroup::Create(*parent, "saturate-test-stale-" + std::to_string(getpid()));
+  if (!probe.ok()) GTEST_SKIP() << "saturate may not make cgroups here: " << probe.error().message;
+  // A pid that is surely gone: a child reaped just now.
+  pid_t gone = fork();
+  ASSERT_GE(gone, 0);
+  if (gone == 0) _exit(0);
+  waitpid(gone, nullptr, 0);
+  RunCgroup dead_empty = std::move(RunCgroup::Create(probe->dir(), fmt::format("saturate-{}.1", gone)).value());
+  RunCgroup dead_busy = std::move(RunCgroup::Create(probe->dir(), fmt::format("saturate-{}.2", gone)).value());
+  RunCgroup alive = std::move(RunCgroup::Create(probe->dir(), fmt::format("saturate-{}.1", getpid())).value());
+  pid_t child = SleepIn(dead_busy);
+  ASSERT_GT(child, 0);
+  for (int i = 0; i < 200 && dead_busy.Members().empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+
+  EXPECT_EQ(RemoveStaleRunCgroups(probe->dir()), 1);
+  EXPECT_FALSE(std::filesystem::exists(dead_empty.dir()));
+  EXPECT_TRUE(std::filesystem::exists(dead_busy.dir()));
+  EXPECT_TRUE(std::filesystem::exists(alive.dir()));
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
 }
 
 }  // namespace

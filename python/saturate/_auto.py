@@ -11,7 +11,12 @@ What it patches, and why each:
   GradScaler.__init__, autocast     whether fp16 may be injected, and whether the script runs autocast itself;
   a global forward pre-hook         during the first step only: which module is the model (samples from its
                                     input, autocast injection), removed once the first step has ended; its first
-                                    call with gradients starts the step's FLOP count (_extras, _flops).
+                                    call with gradients starts the step's FLOP count (_extras, _flops);
+  torch.compile, Module.compile     a compiled model never meets the two above: torch.compile runs a frame whose
+                                    first call sees global module hooks or a TorchDispatchMode uncompiled, for
+                                    good (an H100 with torch 2.11 ran ResNet-50's eager kernels), so compiling
+                                    removes the hook at once, takes the compiled module as the model and skips
+                                    the FLOP count, saying why.
 
 The first step is start-up, so counting its FLOPs costs the measurement nothing. With SATURATE_TRACE, the profiler
 starts when it ends, and the steps it profiles are left out of the counters (their time goes to excluded_s).
@@ -49,6 +54,7 @@ LOADER_KNOBS = ("workers", "batch_size", "pin_memory", "prefetch_factor", "persi
 _MAX_MODULES_SEEN = 64
 
 _AUTO = None  # the one Auto of this process, once installed
+_COMPILED_WHY = "the model is compiled (torch.compile), and counting would keep it from compiling"
 
 
 def install(torch):
@@ -117,6 +123,8 @@ class Auto:
         self.inside_our_autocast = False
         self.module_hook = None  # the first step's global forward pre-hook handle
         self.amp_request = _knob_request(state.knobs, "amp")
+        self.compiled = False  # the script called torch.compile or Module.compile
+        self.compiled_model = None  # weakref to the module it compiled, when it compiled one
         self.failed = None  # why the instrumentation turned itself off, once it did
         self._begin_process()
 
@@ -152,6 +160,8 @@ class Auto:
         if not self.active:
             return
         self._begin_process()
+        if self.compiled:
+            self.state.extras.skip_count(_COMPILED_WHY)  # the State's extras were made afresh for this process
         if self.module_hook is None:
             self._register_module_hook()
 
@@ -190,12 +200,48 @@ class Auto:
         if isinstance(autocast, type):
             self._patch_autocast(autocast)
         self._patch_worker_loop(getattr(getattr(dl, "_utils", None), "worker", None))
+        self._patch_compile(torch)
         self._register_module_hook()
 
     def _register_module_hook(self):
+        if self.compiled:
+            return
         register = getattr(self.torch.nn.modules.module, "register_module_forward_pre_hook", None)
         if register is not None:
             self.module_hook = register(self._on_module_call)
+
+    def _patch_compile(self, torch):
+        """torch.compile (torch 2) and Module.compile (2.2): see on_compile."""
+        auto = self
+
+        def wrap(original, where, target_of):
+            @functools.wraps(original)
+            def compile(*args, **kwargs):
+                try:
+                    auto.on_compile(target_of(args, kwargs))
+                except Exception as e:
+                    auto.fail(where, e)
+                return original(*args, **kwargs)
+
+            return compile
+
+        original = getattr(torch, "compile", None)
+        if callable(original):
+            torch.compile = wrap(original, "torch.compile", lambda a, k: a[0] if a else k.get("model"))
+        module_compile = getattr(torch.nn.Module, "compile", None)
+        if callable(module_compile):
+            torch.nn.Module.compile = wrap(module_compile, "Module.compile", lambda a, k: a[0] if a else None)
+
+    def on_compile(self, target):
+        """The script compiles a model or function: from now on no global module hook and no FLOP count (they
+        would make torch.compile leave the model uncompiled); a compiled module is the model."""
+        self.compiled = True
+        if self.module_hook is not None:
+            self.module_hook.remove()
+            self.module_hook = None
+        self.state.extras.skip_count(_COMPILED_WHY)
+        if isinstance(target, self.torch.nn.Module):
+            self.compiled_model = weakref.ref(target)
 
     def _patch_worker_loop(self, worker_module):
         """DataLoader workers are told apart by what they run: torch's worker loop (fork, spawn or forkserver)."""
@@ -725,6 +771,10 @@ class Auto:
             self.module_hook.remove()
             self.module_hook = None
         best, best_n, best_dim = None, -1, None
+        compiled = self.compiled_model() if self.compiled_model is not None else None
+        if compiled is not None:
+            # Its calls were not seen (no hook may touch a compiled module); it is the model the script chose.
+            best, best_n = compiled, sum(p.numel() for p in compiled.parameters())
         for module, dim in self.modules_seen:
             n = sum(p.numel() for p in module.parameters())
             if n > best_n:

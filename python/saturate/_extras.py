@@ -25,7 +25,24 @@ class StepExtras:
         self.count_begun = False
         self.steps_ended = 0
         self.profiled = False  # the step under way runs under the profiler (kept across passes over a loader)
+        self.skipped_why = None  # the count was asked for and will not be taken: sent at the first step end
         self.pending = bool(count_flops or trace_path)
+
+    def skip_count(self, why):
+        """No FLOP count in this process (the script compiled its model); a count under way is dropped. The first
+        step end sends `why` in place of the count, when a count was asked for."""
+        if not self.count_flops:
+            return
+        self.count_flops = False
+        if self.counting is not None:
+            counting, self.counting = self.counting, None
+            try:
+                counting.end(0)  # leaves FlopCounterMode and removes its hook; the partial count is dropped
+            except Exception:
+                pass
+        if self.steps_ended == 0:
+            self.skipped_why = why
+            self.pending = True
 
     def begin_count(self):
         """The first training step starts: count its FLOPs (once per process; needs torch already imported)."""
@@ -46,6 +63,9 @@ class StepExtras:
         starts the profiler after the first step and advances it after the others. Returns whether the step that
         begins now runs under the profiler (the caller leaves it out of its counters)."""
         self.steps_ended += 1
+        if self.skipped_why is not None:
+            why, self.skipped_why = self.skipped_why, None
+            self.state.channel.send("flops", {"skipped": why}, patient=True)
         if self.counting is not None:
             counting, self.counting = self.counting, None
             try:

@@ -9,6 +9,7 @@ import json
 import os
 import sys
 import tempfile
+import types
 import unittest
 
 from test_auto import ChannelTest, last_counters, run
@@ -158,6 +159,50 @@ class StepMessagesTest(ChannelTest):
         self.assertEqual(rc, 0, out)
         self.flops_of(messages)
         self.assertEqual(of_type(messages, "done")[-1]["steps"], 12)
+
+    def test_a_compiled_model_meets_no_hook_and_no_count(self):
+        # What torch.compile's wrapper calls (torch 2; Debian's 1.13 has no torch.compile, so the script calls it
+        # itself): from then on no global module hook and no FlopCounterMode may touch the model's first call.
+        script = UNMODIFIED.replace("opt = torch.optim", """
+from saturate import _auto
+_auto._AUTO.on_compile(model)
+seen = []
+model.register_forward_pre_hook(
+    lambda m, a: seen.append(len(torch.nn.modules.module._global_forward_pre_hooks)
+                             + len(torch.nn.modules.module._global_forward_hooks)))
+opt = torch.optim""", 1) + "print('global hooks at each call', sorted(set(seen)))\n"
+        rc, out, messages = run(self.receiver, script)
+        self.assertEqual(rc, 0, out)
+        self.assertIn("global hooks at each call [0]", out)
+        flops = of_type(messages, "flops")
+        self.assertEqual(len(flops), 1, messages)
+        self.assertEqual(set(flops[0]) - {"v", "type", "run", "pid", "t"}, {"skipped"}, flops[0])
+        self.assertIn("compiled", flops[0]["skipped"])
+        self.assertEqual(last_counters(messages)["steps"], 11)
+        # The compiled module is the model: its loader batches are still counted, BatchNorm or not.
+        self.assertFalse(of_type(messages, "loader")[-1].get("batchnorm"))
+
+    def test_compile_entry_points_are_wrapped_and_still_compile(self):
+        from saturate import _auto
+
+        calls = []
+
+        class Module:
+            def compile(self, *args, **kwargs):
+                calls.append(("method", self, kwargs))
+
+        fake = types.SimpleNamespace(compile=lambda model=None, **kw: calls.append(("function", model, kw)) or model,
+                                     nn=types.SimpleNamespace(Module=Module))
+        compiled = []
+        auto = types.SimpleNamespace(on_compile=compiled.append, fail=lambda where, e: self.fail((where, e)))
+        _auto.Auto._patch_compile(auto, fake)
+        m = Module()
+        self.assertIs(fake.compile(m, mode="max-autotune"), m)
+        m.compile(fullgraph=True)
+        fake.compile(mode="reduce-overhead")  # a decorator factory: nothing to take as the model
+        self.assertEqual(compiled, [m, m, None])
+        self.assertEqual(calls, [("function", m, {"mode": "max-autotune"}), ("method", m, {"fullgraph": True}),
+                                 ("function", None, {"mode": "reduce-overhead"})])
 
     def test_off_switch(self):
         rc, out, messages = run(self.receiver, UNMODIFIED, SATURATE_FLOPS="0")

@@ -174,6 +174,12 @@ void ReadRank(FieldReader& in, std::optional<RankInfo>& out) {
 }
 
 void ReadFlops(FieldReader& in, FlopsInfo& f) {
+  std::optional<std::string> skipped;
+  in.String("skipped", skipped);
+  if (skipped) {
+    f.skipped = skipped->empty() ? "the helper did not count" : *skipped;
+    return;
+  }
   in.Count("per_step", f.per_step, true);
   in.Count("per_sample", f.per_sample, true);
   in.Count("samples", f.samples, false);

@@ -60,6 +60,9 @@ struct FlopsInfo {
   std::string dtype;      // the products' dtype: "fp32", "bf16", "fp16", "fp64", or torch's name for another
   bool tf32 = false;      // fp32 on a GPU with TF32 allowed for the dominant work
   std::string device;     // "cuda", "cpu", ...
+  // Set instead of the fields above when the helper chose not to count, and why (a compiled model: counting
+  // would keep torch.compile from compiling it).
+  std::string skipped;
 };
 
 // Where the helper wrote the profiler's Chrome trace (a `trace` message; python/saturate/_trace.py).

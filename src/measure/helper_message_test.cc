@@ -229,6 +229,17 @@ TEST(HelperMessage, FlopsOfTheFirstStep) {
             "field 'tf32' is not true or false");
 }
 
+TEST(HelperMessage, FlopsNotCountedSayWhy) {
+  Result<HelperMessage> m = ParseHelperMessage(Message("flops", R"("skipped":"the model is compiled")"));
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_EQ(m->flops.skipped, "the model is compiled");
+  EXPECT_DOUBLE_EQ(m->flops.per_step, 0);
+  m = ParseHelperMessage(Message("flops", R"("skipped":"")"));
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_EQ(m->flops.skipped, "the helper did not count");
+  EXPECT_FALSE(ParseHelperMessage(Message("flops", R"("skipped":3)")).ok());
+}
+
 TEST(HelperMessage, TraceWrittenOrWhyNot) {
   Result<HelperMessage> m = ParseHelperMessage(Message("trace", R"("path":"/tmp/out/trace.json","steps":3)"));
   ASSERT_TRUE(m.ok()) << m.error().message;

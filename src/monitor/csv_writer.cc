@@ -14,8 +14,9 @@ void CsvWriter::WriteHeader(std::ostream& out) const {
   std::string line;
   for (const Column& c : query_.columns) {
     if (!line.empty()) line += ", ";
-    line += c.name;
-    // nvidia-smi keeps the unit in the header even under nounits.
+    // nvidia-smi heads a column with the field's own name whatever alias was asked for (clocks.sm prints
+    // "clocks.current.sm [MHz]", seen with driver 580 on an H100), and keeps the unit even under nounits.
+    line += c.field->name();
     if (!c.field->unit.empty()) line += fmt::format(" [{}]", c.field->unit);
   }
   out << line << '\n';

@@ -188,7 +188,11 @@ std::string StepTimeLine(const StageResult& full) {
 // counted nothing and the script did not report through it.
 std::string FlopsLine(const ProbeResult& r) {
   const std::optional<measure::FlopsInfo>& count = r.full.flops ? r.full.flops : r.compute.flops;
-  if (!count) return r.helper ? "flops: n/a (the helper counted no matrix products or convolutions)" : "";
+  if (!count) {
+    const std::string& skipped = r.full.flops_skipped.empty() ? r.compute.flops_skipped : r.full.flops_skipped;
+    if (!skipped.empty()) return "flops: n/a (" + skipped + ")";
+    return r.helper ? "flops: n/a (the helper counted no matrix products or convolutions)" : "";
+  }
   std::vector<std::string> parts = {CountText(*count)};
   for (const StageResult* s : {&r.full, &r.compute}) {
     if (std::string text = FlopsText(StageFlops(r, *s)); !text.empty()) {
@@ -541,6 +545,7 @@ ordered_json StageJson(const ProbeResult& r, const StageResult& s) {
           {"phase_shares", SharesJson(s.phase_shares)},
           {"step_parts", StepPartsJson(s)},
           {"flops", Ordered(FlopsInfoJson(s.flops))},
+          {"flops_skipped", s.flops_skipped.empty() ? ordered_json(nullptr) : ordered_json(s.flops_skipped)},
           {"flops_rate", Ordered(FlopsReadingJson(StageFlops(r, s)))},
           {"totals",
            {{"steps", t.steps},

@@ -66,6 +66,18 @@ TEST(ConsoleReport, PrintsThePipeAndEndsWithOneVerdictLine) {
   EXPECT_THAT(text, HasSubstr("notes:\n  - "));
 }
 
+// A compiled model's count was skipped on purpose: the report says why, and reports no FLOP/s or MFU.
+TEST(ConsoleReport, FlopsSkippedSaysWhy) {
+  ProbeResult r = WithHelper(true, 6500, 2150, 1950);
+  r.full.flops_skipped = "the model is compiled (torch.compile)";
+  r.verdict = Decide(r);
+  std::string text = ConsoleReport(r);
+  EXPECT_THAT(text, HasSubstr("\nflops: n/a (the model is compiled (torch.compile))\n"));
+  EXPECT_THAT(text, Not(HasSubstr("MFU")));
+  EXPECT_EQ(ProbeJson(r)["stages"]["full"]["flops_skipped"], "the model is compiled (torch.compile)");
+  EXPECT_TRUE(ProbeJson(r)["stages"]["loader"]["flops_skipped"].is_null());
+}
+
 // GPM beside utilisation in the stage's row and in probe.json; absent (null) before Hopper.
 TEST(ConsoleReport, GpmStandsBesideUtilisation) {
   ProbeResult r = LoaderBound();
@@ -287,7 +299,7 @@ TEST(ProbeJson, HasTheDocumentedShape) {
                             "warmup_s", "steady_s", "converged", "drift", "trend_rel", "trend_bound_rel",
                             "data_wait_share", "phase_shares", "step_parts", "outcome", "telemetry", "series",
                             "auto_seen", "torch_loaded", "training_loader", "knobs", "knobs_auto", "knob_errors",
-                            "no_loader", "flops", "flops_rate"}) {
+                            "no_loader", "flops", "flops_skipped", "flops_rate"}) {
       EXPECT_TRUE(s.contains(key)) << name << "." << key;
     }
   }

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <mutex>
 #include <set>
@@ -241,7 +242,13 @@ Result<StageResult> RunStage(StageKind kind, const StageOptions& o, telemetry::S
           if (m.rank_info) r.rank_loaders[m.rank_info->rank] = m.loader;
           if (!r.loader || !m.rank_info || m.rank_info->rank == 0) r.loader = m.loader;
         }
-        if (m.type == measure::MessageType::kFlops && !r.flops) r.flops = m.flops;
+        if (m.type == measure::MessageType::kFlops) {
+          if (!m.flops.skipped.empty()) {
+            if (r.flops_skipped.empty()) r.flops_skipped = m.flops.skipped;
+          } else if (!r.flops) {
+            r.flops = m.flops;
+          }
+        }
         if (m.type == measure::MessageType::kTrace) r.trace = m.trace;
         if (m.type == measure::MessageType::kFlags) MergeFlags(m.flag_options, r.flags);
         if (m.type == measure::MessageType::kDone && m.done_reason == "no-loader") r.no_loader = true;
@@ -321,14 +328,24 @@ Result<StageResult> RunStage(StageKind kind, const StageOptions& o, telemetry::S
   r.open_data_paths.assign(open_files.begin(), open_files.end());
 
   // Telemetry over the steady part; the whole stage when no steady part was found.
-  double steady_from = r.observations > 0 ? r.estimate.start_t + r.estimate.warmup_s : t0;
-  std::vector<Sample> samples = sampler.Since(steady_from);
-  samples.erase(std::remove_if(samples.begin(), samples.end(),
-                               [&](const Sample& s) { return s.mono_s > t0 + r.wall_s; }),
-                samples.end());
-  if (samples.size() < 2) samples = sampler.Since(t0);
-  r.telemetry = SummarizeTelemetry(samples, o.gpu_index);
+  const double end = t0 + r.wall_s;
+  const bool steady = r.observations > 0 && std::isfinite(r.estimate.steady_s);
+  const double steady_from = steady ? r.estimate.start_t + r.estimate.warmup_s : t0;
+  const double steady_to = steady ? steady_from + r.estimate.steady_s : end;
+  r.telemetry = SummarizeTelemetry(SteadySamples(sampler.Since(t0), t0, end, steady_from, steady_to), o.gpu_index);
   return r;
+}
+
+std::vector<Sample> SteadySamples(const std::vector<Sample>& samples, double t0, double end, double from, double to) {
+  auto within = [&](double lo, double hi) {
+    std::vector<Sample> out;
+    for (const Sample& s : samples) {
+      if (s.mono_s >= lo && s.mono_s <= hi) out.push_back(s);
+    }
+    return out;
+  };
+  std::vector<Sample> steady = within(from, std::min(to, end));
+  return steady.size() >= 2 ? steady : within(t0, end);
 }
 
 Result<StageSampler> StartStageSampler(telemetry::GpuBackend* gpu, int device, double span_s,

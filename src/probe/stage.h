@@ -66,6 +66,7 @@ struct StageResult {
   std::optional<bool> torch_loaded;
   std::string auto_failure;  // the helper's "saturate: automatic instrumentation is off ..." stderr line, if any
   std::optional<measure::FlopsInfo> flops;  // the helper's FLOP count of the first training step (`flops`)
+  std::string flops_skipped;                // why the helper took no count, when it said (a compiled model)
   std::optional<measure::TraceInfo> trace;  // where the helper wrote a profiler trace (`trace`), when asked to
   // A distributed job (its processes' hello and loader messages carry rank and world size): the world size, and
   // each rank's training loader as it reported it (its batch size is the per-device batch). 1 and empty for a
@@ -113,6 +114,13 @@ struct StageOptions {
   monitor::LiveFigures* live = nullptr;
   monitor::Labels live_labels;
 };
+
+// The samples a stage's telemetry summarises, from `samples` (time order, all since the stage started at `t0`):
+// those of its steady part [from, to], both ends included; the whole stage [t0, end] when the steady part holds
+// fewer than two. The stopped command's shutdown after `to` is never part of it (it read a 3 s compute stage on an
+// H100 at 381 W where the GPU drew 438 W: the idle tail diluted the energy counter).
+std::vector<telemetry::Sample> SteadySamples(const std::vector<telemetry::Sample>& samples, double t0, double end,
+                                            double from, double to);
 
 // Runs one stage to completion. `sampler` must be running (its thread); the stage watches its tree on it and
 // reads its samples back. Error only for problems of saturate's own (cannot open the channel, cannot start).

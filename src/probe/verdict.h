@@ -52,6 +52,7 @@ inline constexpr double kFullAboveLoaderRatio = 1.1;  // full > 1.1 x loader: th
 inline constexpr double kDataWaitBoundShare = 0.3;    // waiting for data >= 30% of each step: loader-bound
 inline constexpr double kOverheadBoundShare = 0.15;   // named overhead phases >= 15% of each step
 inline constexpr double kSmallWaitShare = 0.1;        // below this the data wait does not explain a gap
+inline constexpr double kAtCeilingRatio = 0.9;        // full >= 0.9 x compute (the narrower stage): at the ceiling
 inline constexpr double kTransferGapRatio = 0.85;     // full < 0.85 x min(loader, compute): copies in between
 inline constexpr double kCpuSaturatedShare = 0.85;    // tree CPU >= 85% of the cores its processes can use
 inline constexpr double kHostCpuBusyPct = 90;         // the whole machine's CPU (100 = every core)

@@ -45,6 +45,13 @@ constexpr unsigned kVersionBufferSize = 80;  // NVML_SYSTEM_DRIVER_VERSION_BUFFE
 struct nvmlMemory_t {
   unsigned long long total, free, used;
 };
+// nvmlDeviceGetMemoryInfo_v2's record (driver 510+): `used` leaves out the memory the driver reserves, as
+// nvidia-smi's memory.used does; the original call counts it as used (479 MiB more on an H100 with driver 580).
+struct nvmlMemory_v2_t {
+  unsigned int version;
+  unsigned long long total, reserved, free, used;
+};
+constexpr unsigned kMemoryV2Version = sizeof(nvmlMemory_v2_t) | (2u << 24);  // nvmlMemory_v2 in nvml.h
 struct nvmlUtilization_t {
   unsigned int gpu, memory;
 };
@@ -100,7 +107,7 @@ struct nvmlGpmSupport_t {
   unsigned int version, isSupportedDevice;
 };
 
-static_assert(sizeof(nvmlMemory_t) == 24 && sizeof(nvmlUtilization_t) == 8);
+static_assert(sizeof(nvmlMemory_t) == 24 && sizeof(nvmlMemory_v2_t) == 40 && sizeof(nvmlUtilization_t) == 8);
 static_assert(sizeof(nvmlGpmMetric_t) == 40 && offsetof(nvmlGpmMetricsGet_t, metrics) == 24);
 static_assert(sizeof(nvmlGpmSupport_t) == 8);
 static_assert(sizeof(nvmlPciInfoV1) == 52 && offsetof(nvmlPciInfoV1, domain) == 16);
@@ -117,7 +124,6 @@ using DeviceUintFn = nvmlReturn_t(nvmlDevice_t, unsigned int*);
 using DeviceUllFn = nvmlReturn_t(nvmlDevice_t, unsigned long long*);
 using DeviceTypedUintFn = nvmlReturn_t(nvmlDevice_t, int, unsigned int*);
 using PstateFn = nvmlReturn_t(nvmlDevice_t, int*);
-using MemoryFn = nvmlReturn_t(nvmlDevice_t, nvmlMemory_t*);
 using UtilizationFn = nvmlReturn_t(nvmlDevice_t, nvmlUtilization_t*);
 using GpmSupportFn = nvmlReturn_t(nvmlDevice_t, nvmlGpmSupport_t*);
 using GpmSampleAllocFn = nvmlReturn_t(nvmlGpmSample_t*);
@@ -126,7 +132,7 @@ using GpmSampleGetFn = nvmlReturn_t(nvmlDevice_t, nvmlGpmSample_t);
 using GpmMetricsGetFn = nvmlReturn_t(nvmlGpmMetricsGet_t*);
 
 // Which record a variant of an entry point reads or fills.
-enum class Layout { kOnly, kPciV1, kPciV3, kProcessV1, kProcessV2 };
+enum class Layout { kOnly, kPciV1, kPciV3, kProcessV1, kProcessV2, kMemoryV1, kMemoryV2 };
 
 constexpr const char* kDefaultLibrary = "libnvidia-ml.so.1";
 constexpr size_t kInitialProcessSlots = 64;
@@ -210,7 +216,8 @@ struct Api {
              {"nvmlDeviceGetPciInfo_v2", Layout::kPciV1},
              {"nvmlDeviceGetPciInfo", Layout::kPciV1}}};
   Entry utilization{library, {"nvmlDeviceGetUtilizationRates"}};
-  Entry memory{library, {"nvmlDeviceGetMemoryInfo"}};
+  Entry memory{library,
+               {{"nvmlDeviceGetMemoryInfo_v2", Layout::kMemoryV2}, {"nvmlDeviceGetMemoryInfo", Layout::kMemoryV1}}};
   Entry temperature{library, {"nvmlDeviceGetTemperature"}};
   Entry power_usage{library, {"nvmlDeviceGetPowerUsage"}};
   Entry enforced_power_limit{library, {"nvmlDeviceGetEnforcedPowerLimit"}};
@@ -288,6 +295,32 @@ nvmlReturn_t QueryPciBusId(void* address, nvmlDevice_t device, std::string& bus_
   // records' busId string has a 4-digit domain.
   if (rc == kSuccess) bus_id = fmt::format("{:08X}:{:02X}:{:02X}.0", pci.domain, pci.bus, pci.device);
   return rc;
+}
+
+// Total, used and free memory as nvidia-smi reports them: the v2 record where the driver has it, else the original.
+void ReadMemory(Entry& entry, nvmlDevice_t device, GpuSample& s) {
+  entry.Invoke([&](const Entry::Variant& v) {
+    if (v.name.layout == Layout::kMemoryV2) {
+      nvmlMemory_v2_t memory{};
+      memory.version = kMemoryV2Version;
+      auto fn = reinterpret_cast<nvmlReturn_t (*)(nvmlDevice_t, nvmlMemory_v2_t*)>(v.address);
+      nvmlReturn_t rc = fn(device, &memory);
+      if (rc == kSuccess) {
+        s.memory_total_bytes = memory.total;
+        s.memory_used_bytes = memory.used;
+        s.memory_free_bytes = memory.free;
+      }
+      return rc;
+    }
+    nvmlMemory_t memory{};
+    nvmlReturn_t rc = reinterpret_cast<nvmlReturn_t (*)(nvmlDevice_t, nvmlMemory_t*)>(v.address)(device, &memory);
+    if (rc == kSuccess) {
+      s.memory_total_bytes = memory.total;
+      s.memory_used_bytes = memory.used;
+      s.memory_free_bytes = memory.free;
+    }
+    return rc;
+  });
 }
 
 std::string ReadPciBusId(Entry& entry, nvmlDevice_t device) {
@@ -506,12 +539,7 @@ GpuSample NvmlBackend::ReadDevice(unsigned index) {
     s.util_gpu_pct = utilization.gpu;
     s.util_memory_pct = utilization.memory;
   }
-  nvmlMemory_t memory{};
-  if (api_.memory.Call<MemoryFn>(h, &memory) == kSuccess) {
-    s.memory_total_bytes = memory.total;
-    s.memory_used_bytes = memory.used;
-    s.memory_free_bytes = memory.free;
-  }
+  ReadMemory(api_.memory, h, s);
   s.temperature_c = AsDouble(ReadTypedUint(api_.temperature, h, kTemperatureGpu));
 
   // NVML reports power in milliwatts. The enforced limit is what the board holds to; older drivers only

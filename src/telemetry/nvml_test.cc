@@ -95,8 +95,9 @@ TEST_F(NvmlTest, ReadsEveryField) {
   EXPECT_EQ(s.util_gpu_pct, 41);
   EXPECT_EQ(s.util_memory_pct, 20);
   EXPECT_EQ(s.memory_total_bytes, 143771 * kMiB);
+  // nvmlDeviceGetMemoryInfo_v2: used without the driver's 479 MiB reserve, as nvidia-smi's memory.used.
   EXPECT_EQ(s.memory_used_bytes, 2048 * kMiB);
-  EXPECT_EQ(s.memory_free_bytes, (143771 - 2048) * kMiB);
+  EXPECT_EQ(s.memory_free_bytes, (143771 - 479 - 2048) * kMiB);
   EXPECT_EQ(s.temperature_c, 36);
   EXPECT_EQ(s.power_draw_w, 251);
   EXPECT_EQ(s.power_limit_w, 690);  // the enforced limit, not the management limit
@@ -205,8 +206,21 @@ TEST_F(NvmlTest, OldLibraryUsesUnversionedEntryPointsAndTheirRecords) {
   EXPECT_EQ(s.power_limit_w, 700);  // no nvmlDeviceGetEnforcedPowerLimit: the management limit
   EXPECT_EQ(s.pcie_tx_bytes_per_s, std::nullopt);  // no nvmlDeviceGetPcieThroughput
   EXPECT_EQ(s.pcie_link_width, 16u);
+  // No _v2 memory call: the original counts the reserve as used, the only figure such a driver has.
+  EXPECT_EQ(s.memory_used_bytes, (2048 + 479) * kMiB);
+  EXPECT_EQ(s.memory_free_bytes, (143771 - 479 - 2048) * kMiB);
 
   EXPECT_EQ(Describe(SampleOf(*backend, 0).processes), "11:100,22:200,33:na");
+}
+
+// A driver without nvmlDeviceGetMemoryInfo_v2 in its kernel module: the original call, reserve included.
+TEST_F(NvmlTest, MemoryFallsBackToTheOriginalCall) {
+  setenv("FAKE_NVML_FAIL", "nvmlDeviceGetMemoryInfo_v2", 1);
+  std::unique_ptr<GpuBackend> backend = Open(kFake);
+  ASSERT_NE(backend, nullptr);
+  GpuSample s = SampleOf(*backend, 1);
+  EXPECT_EQ(s.memory_used_bytes, (2048 + 479) * kMiB);
+  EXPECT_EQ(s.memory_total_bytes, 143771 * kMiB);
 }
 
 // An exported versioned name that the driver does not know answers FUNCTION_NOT_FOUND; the next older one

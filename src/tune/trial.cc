@@ -113,6 +113,7 @@ Trial TrialFromStage(const probe::StageResult& s, const std::vector<KnobSpec>& k
   t.exit_class = s.outcome.exit_class;
   t.detail = s.outcome.detail;
   t.helper_seen = s.helper_seen;
+  t.torch_loaded = s.torch_loaded.value_or(false);
   t.auto_seen = s.auto_seen;
   // The script's own knobs first: when it reads a knob itself, that is what it gets.
   for (bool automatic : {false, true}) {

@@ -44,6 +44,9 @@ struct Trial {
   run::ExitClass exit_class = run::ExitClass::kFailed;
   std::string detail;  // the runner's one line on how it ended
   bool helper_seen = false;
+  // The command's processes had torch loaded (its hello, else their memory maps): a script that did but reported
+  // nothing before its cap was still starting (CUDA, the first step's compile or FLOP count), not silent for good.
+  bool torch_loaded = false;
   KnobValues knobs_seen;  // what the script reported getting, per knob spec name (helper and automatic knobs)
 
   // The automatic instrumentation of unmodified scripts (docs/helper-protocol.md): whether it reported, the knobs

@@ -17,7 +17,7 @@ std::string Steps(int n) { return fmt::format("{} steady step{}", n, n == 1 ? ""
 
 bool TooShort(const Trial& t, double cap_s) {
   return !t.interrupted && !t.converged && t.exit_class == run::ExitClass::kStopped && t.wall_s >= cap_s &&
-         (t.samples_per_s > 0 || t.helper_seen) && t.steady_steps < kMinSteadySteps;
+         (t.samples_per_s > 0 || t.helper_seen || t.torch_loaded) && t.steady_steps < kMinSteadySteps;
 }
 
 double NeededLength(const Trial& t, double cap) {

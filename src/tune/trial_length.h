@@ -15,7 +15,9 @@ namespace sat::tune {
 inline constexpr double kLongTrialsLeft = 3;
 
 // The trial ran to its cap `cap_s` (stopped by saturate after that long, not converged, not interrupted) with
-// throughput or helper reports, but with fewer than kMinSteadySteps steady steps.
+// throughput, helper reports or torch loaded, but with fewer than kMinSteadySteps steady steps. A script that loaded
+// torch and reported nothing was still starting: on a GPU, CUDA's start and the first step (cuDNN's algorithm
+// search, torch.compile, the FLOP count) can outlast a short cap.
 bool TooShort(const Trial& t, double cap_s);
 
 // The length a too-short trial shows it needs, in seconds: its start-up and warm-up again, then

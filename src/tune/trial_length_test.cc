@@ -48,6 +48,9 @@ TEST(TrialLength, TooShortMeansStoppedAtTheCapWithFewSteadySteps) {
   EXPECT_FALSE(TooShort(t, 20));
   t.helper_seen = true;   // reported, but no step finished after the first one
   EXPECT_TRUE(TooShort(t, 20));
+  t.helper_seen = false;
+  t.torch_loaded = true;  // torch loaded, its first step still running at the cap (seen on an H100 at a 10 s cap)
+  EXPECT_TRUE(TooShort(t, 20));
 }
 
 TEST(TrialLength, NeededLengthFollowsThePaceOfObservations) {

@@ -25,7 +25,8 @@
 // A malformed variable makes nvmlInit* fail with NVML_ERROR_UNKNOWN; nvmlErrorString then says why.
 //
 // Readings of device i: "Fake NVIDIA H200", UUID GPU-fa4e0000-0000-4000-8000-<i as 12 hex digits>, PCI
-// 00000000:<0x18+i>:00.0, memory total 143771 MiB and used (i+1) GiB plus its processes' memory, memory
+// 00000000:<0x18+i>:00.0, memory total 143771 MiB and used (i+1) GiB plus its processes' memory (the original
+// nvmlDeviceGetMemoryInfo adds the driver's 479 MiB reserve to used, as a real driver does; _v2 reports it apart), memory
 // utilisation half the GPU's, 35+i C, 250+i W drawn (and so an energy counter of 250+i W times the seconds of
 // CLOCK_MONOTONIC: every interval's energy is that power times its length), enforced limit 690 W, management
 // limit 700 W, SM clock
@@ -68,6 +69,8 @@ enum { NVML_PCIE_UTIL_TX_BYTES = 0, NVML_PCIE_UTIL_RX_BYTES = 1 };
 const unsigned long long NVML_VALUE_NOT_AVAILABLE = ~0ULL;
 
 typedef struct { unsigned long long total, free, used; } nvmlMemory_t;
+typedef struct { unsigned int version; unsigned long long total, reserved, free, used; } nvmlMemory_v2_t;
+constexpr unsigned long long kReservedMiB = 479;  // what an H100's driver 580 reserves
 typedef struct { unsigned int gpu, memory; } nvmlUtilization_t;
 // Filled by nvmlDeviceGetPciInfo and _v2.
 typedef struct {
@@ -395,7 +398,7 @@ nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_
 nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t* memory) {
   if (nvmlReturn_t rc = EnterDevice(__func__, device, memory, "memory")) return rc;
   memory->total = kMemoryTotalMiB * kMiB;
-  memory->used = UsedBytes(device->index);
+  memory->used = UsedBytes(device->index) + kReservedMiB * kMiB;
   memory->free = memory->total - memory->used;
   return NVML_SUCCESS;
 }
@@ -453,6 +456,16 @@ nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses(nvmlDevice_t device, unsigned
 #ifndef FAKE_NVML_OLD
 
 nvmlReturn_t nvmlInit_v2(void) { return Init(__func__); }
+
+nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t* memory) {
+  if (nvmlReturn_t rc = EnterDevice(__func__, device, memory, "memory")) return rc;
+  if (memory->version != (sizeof(nvmlMemory_v2_t) | (2u << 24))) return NVML_ERROR_INVALID_ARGUMENT;
+  memory->total = kMemoryTotalMiB * kMiB;
+  memory->reserved = kReservedMiB * kMiB;
+  memory->used = UsedBytes(device->index);
+  memory->free = memory->total - memory->reserved - memory->used;
+  return NVML_SUCCESS;
+}
 
 nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int* count) { return Count(__func__, count); }
 

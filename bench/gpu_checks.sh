@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# The GPU checks of the open issues, for a machine with an NVIDIA GPU lent for minutes: it only collects raw data
+# into OUTDIR (probe.json files and stage logs, tune's results, nvidia-smi's own samples on the same clock as
+# probe's windows); bench/gpu_report.py turns OUTDIR into the tables of docs/benchmarks.md afterwards, on any
+# machine. Each step has its own time limit and a failed step does not stop the next one.
+#
+#   bench/gpu_checks.sh SATURATE OUTDIR part1|part2|part3
+#
+# part1 (about 3.5 min): the machine and its software; saturate monitor beside nvidia-smi on a training GPU; the
+#   Prometheus page beside nvidia-smi; probe of an unmodified ResNet-50 loop (bench/mfu_resnet50.py) with AMP off and
+#   bf16, with --trace, while nvidia-smi logs power.draw every 100 ms (issue 22: joules per sample beside power.draw;
+#   issue 11: MFU; issue 18: an unmodified loop on a GPU).
+# part2 (about 5 min): probe of the same loop under torch.compile (issue 18); tune of the loop with no placeholder
+#   (issues 18 and 21: its own flags), and the recommended command run as pasted, timed by its own step lines.
+#
+# part3 (about 8 min): the loop compiled without saturate (the reference, timed by its own lines) with the monitor
+#   comparison near its end; probe of the compiled loop; tune and the pasted command; probes with AMP off and bf16
+#   beside nvidia-smi's power log. Each step's files are packed into OUTDIR/NAME.tgz as soon as it ends.
+#
+# PYTHON names the interpreter that has CUDA torch and torchvision (default python3).
+set -uo pipefail
+SAT=$(realpath "$1")
+OUT=$(realpath -m "$2")
+PART=$3
+PY=${PYTHON:-python3}
+here=$(cd "$(dirname "$0")/.." && pwd)
+RESNET="$here/bench/mfu_resnet50.py"
+mkdir -p "$OUT"
+# A binary built on another distribution carries its libraries beside it (lib/, by RPATH); an older libstdc++ than
+# the build's is the one thing RPATH cannot cover without replacing the children's, so it is taken only if needed.
+"$SAT" --version >/dev/null 2>&1 || export LD_LIBRARY_PATH="$(dirname "$SAT")/fallback${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export TMPDIR=${TMPDIR:-/tmp}
+
+# Runs one step under its own time limit; its output goes to OUTDIR/NAME.txt and its tail to the console.
+step() {
+  local name=$1 limit=$2
+  shift 2
+  local t0=$SECONDS
+  echo "== $name (limit ${limit}s) at $(date +%T)"
+  timeout -k 10 "$limit" "$@" >"$OUT/$name.txt" 2>&1
+  local rc=$?
+  echo "   rc=$rc after $((SECONDS - t0)) s"
+  tail -n 6 "$OUT/$name.txt" | cut -c1-300 | sed 's/^/   | /'
+  return 0
+}
+
+# nvidia-smi's own power and utilisation every 100 ms, each line prefixed with time.monotonic() (the clock of
+# probe.json's steady windows), into $1 until stop_power_log.
+power_pid=""
+start_power_log() {
+  nvidia-smi --query-gpu=power.draw,utilization.gpu,memory.used,clocks.sm --format=csv,noheader,nounits -lms 100 |
+    "$PY" -u -c 'import sys, time
+for line in sys.stdin:
+    print("%.4f,%s" % (time.monotonic(), line.strip()), flush=True)' >"$1" 2>&1 &
+  power_pid=$!
+}
+stop_power_log() {
+  pkill -f 'nvidia-smi --query-gpu=power.draw,utilization.gpu' 2>/dev/null
+  wait "$power_pid" 2>/dev/null
+}
+
+# saturate monitor and nvidia-smi side by side on the same fields, 12 samples at 1 s each, started together after
+# $1 seconds (while a probe trains); then one scrape of `monitor --serve` beside one nvidia-smi reading.
+SIDE_FIELDS=timestamp,name,pci.bus_id,utilization.gpu,utilization.memory,memory.used,memory.total,power.draw,power.limit,temperature.gpu,clocks.sm,clocks.mem,pstate
+side_by_side() {
+  sleep "$1"
+  timeout 20 "$SAT" monitor --query-gpu="$SIDE_FIELDS" --format=csv -lms 1000 -c 12 >"$OUT/side_saturate.csv" 2>&1 &
+  timeout 12.5 nvidia-smi --query-gpu="$SIDE_FIELDS" --format=csv -lms 1000 >"$OUT/side_nvidia_smi.csv" 2>&1
+  wait
+  timeout 20 "$SAT" monitor --query-gpu=timestamp,utilization.gpu,gpm.sm_active,gpm.sm_occupancy,gpm.tensor_active,gpm.dram_bw_util,total_energy_consumption,power.draw --format=csv -lms 1000 -c 5 >"$OUT/gpm_saturate.csv" 2>&1
+  "$SAT" monitor --serve 127.0.0.1:0 2>"$OUT/serve.err" >/dev/null &
+  local server=$! url=""
+  for _ in $(seq 50); do
+    url=$(grep -o 'http://[^ ]*/metrics' "$OUT/serve.err" | head -1)
+    [ -n "$url" ] && break
+    sleep 0.1
+  done
+  sleep 2
+  [ -n "$url" ] && "$PY" -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())' "$url" >"$OUT/serve_page.txt" 2>&1
+  nvidia-smi --query-gpu=utilization.gpu,memory.used,memory.free,power.draw,temperature.gpu,clocks.sm --format=csv >"$OUT/serve_nvidia_smi.csv" 2>&1
+  kill -INT "$server" 2>/dev/null
+  wait "$server" 2>/dev/null
+}
+
+# Probes the ResNet-50 loop as NAME with nvidia-smi's power log running; the rest are the loop's flags.
+probe_resnet() {
+  local name=$1 budget=$2 limit=$3
+  shift 3
+  start_power_log "$OUT/$name.power.csv"
+  step "$name" "$limit" "$SAT" probe --budget "$budget" --trace --out "$OUT/$name" -- "$PY" "$RESNET" "$@"
+  stop_power_log
+}
+
+# Tunes the loop with no placeholder (its own flags are found), then runs the recommended line as pasted, outside
+# saturate (no SATURATE_ variable, no helper on the path), for its own step lines: tune_and_paste BUDGET LIMIT PASTE_S.
+tune_and_paste() {
+  step tune "$2" "$SAT" tune --budget "$1" --out "$OUT/tune" --cache "$OUT/tune.db" -- \
+    "$PY" "$RESNET" --amp off --batch-size 64 --workers 0
+  local cmd
+  cmd=$("$PY" -c 'import json, sys; print(json.load(open(sys.argv[1]))["recommended_command"])' "$OUT/tune/results.json" 2>/dev/null)
+  echo "recommended: $cmd"
+  if [ -n "$cmd" ]; then
+    echo "$cmd" >"$OUT/pasted_command.txt"
+    step pasted "$3" env -u PYTHONPATH bash -c "$cmd"
+  fi
+}
+
+case "$PART" in
+part1)
+  {
+    date -u
+    nvidia-smi
+    nvidia-smi --query-gpu=name,driver_version,memory.total,power.limit,clocks.max.sm --format=csv
+    nvidia-smi --help-query-gpu | grep -i -B1 -A3 energy
+    uname -a
+    nproc
+    free -g
+    command -v "$PY"
+    "$PY" -c 'import sys, torch, torchvision; print(sys.version); print("torch", torch.__version__, "cuda", torch.version.cuda, torch.cuda.is_available(), torch.cuda.get_device_name(0)); print("torchvision", torchvision.__version__)'
+    ldd "$SAT"
+    "$SAT" --version
+  } >"$OUT/env.txt" 2>&1
+  cut -c1-200 "$OUT/env.txt" | grep -E 'NVIDIA|torch|Python|not found|saturate|^[0-9]+$' | head -20
+  side_by_side 35 &
+  side=$!
+  probe_resnet probe_amp_off 75s 110 --amp off --batch-size 128
+  wait "$side"
+  probe_resnet probe_amp_bf16 75s 110 --amp bf16 --batch-size 128
+  ;;
+part2)
+  probe_resnet probe_compile_bf16 110s 170 --amp bf16 --batch-size 128 --compile
+  tune_and_paste 150s 180 35
+  ;;
+part3)
+  # The checks again after the fixes the first two parts led to, each step's files packed into OUTDIR/NAME.tgz
+  # as soon as it ends (the device tool returns only a few files, and a step cut off by the time limit must
+  # not take the others with it). Work happens in WORK; OUTDIR gets the packs.
+  WORK=${WORK:-$(mktemp -d)}
+  pack() { tar czf "$OUT/$1.tgz" -C "$WORK" --exclude=trace.json "$@" 2>/dev/null; }
+  SAVE_OUT=$OUT
+  OUT=$WORK
+  # The loop compiled without saturate, timed by its own step lines: the reference for the compiled probe; the
+  # monitor comparison runs near its end, when it trains.
+  ( sleep 55; side_by_side 0 ) &
+  side=$!
+  step plain_compile 80 env -u PYTHONPATH "$PY" "$RESNET" --amp bf16 --batch-size 128 --compile
+  wait "$side"
+  OUT=$SAVE_OUT pack plain_compile.txt side_saturate.csv side_nvidia_smi.csv gpm_saturate.csv serve_page.txt \
+    serve_nvidia_smi.csv serve.err
+  OUT=$WORK
+  probe_resnet probe_compile_bf16 100s 150 --amp bf16 --batch-size 128 --compile
+  OUT=$SAVE_OUT pack probe_compile_bf16 probe_compile_bf16.txt probe_compile_bf16.power.csv
+  OUT=$WORK
+  tune_and_paste 110s 140 25
+  OUT=$SAVE_OUT pack tune tune.txt pasted_command.txt pasted.txt
+  OUT=$WORK
+  for amp in off bf16; do
+    probe_resnet probe_amp_$amp 60s 90 --amp $amp --batch-size 128
+    OUT=$SAVE_OUT pack probe_amp_$amp probe_amp_$amp.txt probe_amp_$amp.power.csv
+    OUT=$WORK
+  done
+  OUT=$SAVE_OUT
+  ;;
+*)
+  echo "usage: bench/gpu_checks.sh SATURATE OUTDIR part1|part2|part3" >&2
+  exit 2
+  ;;
+esac
+ls -la "$OUT" | head -40

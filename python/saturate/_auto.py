@@ -823,12 +823,22 @@ class Auto:
 
         @functools.wraps(forward)
         def autocast_forward(*args, **kwargs):
+            if not auto.active:
+                return forward(*args, **kwargs)
+            # Entering autocast is saturate's doing: if it fails, the forward runs as the script wrote it. What the
+            # forward itself raises is the script's, and goes through.
+            try:
+                context = torch.autocast(device_type, dtype=getattr(torch, dtype))
+                context.__enter__()
+            except Exception as e:
+                auto.fail("the injected autocast", e)
+                return forward(*args, **kwargs)
             auto.inside_our_autocast = True
             try:
-                with torch.autocast(device_type, dtype=getattr(torch, dtype)):
-                    return forward(*args, **kwargs)
+                return forward(*args, **kwargs)
             finally:
                 auto.inside_our_autocast = False
+                context.__exit__(None, None, None)
 
         model.forward = autocast_forward
         self.amp_applied = "bf16" if dtype == "bfloat16" else "fp16"

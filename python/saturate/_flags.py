@@ -52,11 +52,27 @@ def _patch_once(cls, name, wrap):
 
 
 def _send(parser_name, entries):
-    """report(parser_name, entries()), where a failure of ours never reaches the program's parse."""
+    """report(parser_name, entries()) with secrets hidden, where a failure of ours never reaches the program's
+    parse."""
     try:
-        report(parser_name, entries())
+        report(parser_name, [_hide_secret(e) for e in entries()])
     except Exception:  # the user's parse result matters more than our report
         pass
+
+
+_SECRET_WORDS = ("key", "token", "secret", "password")
+
+
+def _hide_secret(entry):
+    """An option named for a secret (--api-key, --hf-token) is sent with its value and default as "***" (saturate's
+    redaction rule, src/util/redact.h): tune writes options to results.json and its cache."""
+    names = [entry.get("dest") or ""] + list(entry.get("flags") or [])
+    if any(word in str(name).lower() for name in names for word in _SECRET_WORDS):
+        entry = dict(entry)
+        for field in ("value", "default"):
+            if entry.get(field) is not None:
+                entry[field] = "***"
+    return entry
 
 
 def _scalar(value):

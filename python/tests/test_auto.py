@@ -286,6 +286,27 @@ class AutoTest(ChannelTest):
         self.assertEqual(amp["value"], "off")
         self.assertIn("GradScaler", amp["error"])
 
+    def test_an_autocast_that_cannot_start_leaves_the_forward_as_written(self):
+        # torch.autocast refusing (an unsupported device or dtype) must not break the script's forward.
+        body = """
+        import torch
+        class Refuses:
+            def __init__(self, *args, **kwargs):
+                raise RuntimeError("no autocast here")
+        model = torch.nn.Linear(4, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for i in range(4):
+            if i == 1:
+                torch.autocast = Refuses
+            opt.zero_grad(); out = model(torch.randn(2, 4)); out.sum().backward(); opt.step()
+            print("dtype", out.dtype)
+        """
+        rc, out, messages = run(self.receiver, body, SATURATE_KNOBS='{"amp": "bf16"}')
+        self.assertEqual(rc, 0, out)
+        self.assertEqual([w for w in out.split() if w.startswith("torch.")], ["torch.float32"] * 4)
+        self.assertIn("saturate: automatic instrumentation is off for this run: the injected autocast: "
+                      "RuntimeError: no autocast here", out)
+
     def test_explicit_helper_takes_precedence(self):
         body = """
         import torch, saturate

@@ -4,6 +4,7 @@ sitecustomize in a child Python as saturate starts it.
 Run: cd python && /usr/bin/python3 -m unittest tests.test_flags
 """
 
+import json
 import os
 import sys
 import unittest
@@ -105,6 +106,20 @@ class FlagsTest(HelperTest):
         self.assertEqual((by_dest["workers"]["value"], by_dest["workers"]["given"]), (2, True))
         self.assertEqual((by_dest["pin_memory"]["value"], by_dest["pin_memory"]["given"]), (True, True))
         self.assertEqual((by_dest["amp"]["value"], by_dest["amp"]["given"]), ("off", False))
+
+    def test_options_named_for_secrets_are_sent_without_their_values(self):
+        script = SCRIPT.replace('p.add_argument("--tag", action="append")',
+                                'p.add_argument("--tag", action="append")\np.add_argument("--api-key", default="sk-default")\n'
+                                'p.add_argument("--hub", "--hf-token")')
+        out, messages = self.run_file(script, "--api-key", "sk-live-123", "--hf-token=hf_abc", "fit")
+        (message,) = of_type(messages, "flags")
+        by_dest = {o["dest"]: o for o in message["options"]}
+        self.assertEqual((by_dest["api_key"]["value"], by_dest["api_key"]["default"]), ("***", "***"))
+        self.assertEqual((by_dest["hub"]["value"], by_dest["hub"]["default"]), ("***", None))
+        self.assertTrue(by_dest["api_key"]["given"])
+        self.assertEqual(by_dest["batch_size"]["value"], 64)
+        self.assertNotIn("sk-", json.dumps(message))
+        self.assertNotIn("hf_abc", json.dumps(message))
 
     def run_file(self, text, *args):
         """Runs `text` as train.py with `args`, as saturate starts it; returns its stdout and the messages."""

@@ -166,8 +166,13 @@ Status RunMonitor(const MonitorOptions& o) {
   }
   // The interval: -lms wins over -l; without either, a query prints one sample (as nvidia-smi does) and the
   // other views refresh every second.
-  if (o.loop_ms < 0 || o.loop_s < 0) return UsageError("the loop interval must be positive");
+  if (o.loop_ms < 0 || o.loop_s < 0 || !std::isfinite(o.loop_s))
+    return UsageError("the loop interval must be positive");
   double interval_s = o.loop_ms > 0 ? o.loop_ms / 1000.0 : o.loop_s;
+  // A deadline in nanoseconds from a longer interval would overflow (kMaxDurationS: no real interval is longer).
+  if (interval_s > kMaxDurationS)
+    return UsageError(fmt::format("loop interval {:g} s is longer than a year; give at most {:.0f} s", interval_s,
+                                  kMaxDurationS));
   if (interval_s > 0 && interval_s < telemetry::Sampler::kMinIntervalS)
     return UsageError(fmt::format("loop interval {} ms is below the minimum of 10 ms", interval_s * 1000));
   if (o.count < 0) return UsageError(fmt::format("-c/--count must be at least 1, not {}", o.count));

@@ -33,6 +33,7 @@ struct ProbeCliOptions {
   bool trace = false;
   double target = 0.02;
   double price_per_hour = 0;
+  std::string what_if;
   ServeFlag serve;
   std::vector<std::string> command;
 };
@@ -79,6 +80,11 @@ Status RunProbeCommand(const ProbeCliOptions& c) {
   o.verbose = c.verbose;
   o.target_rel_half_width = c.target;
   if (c.price_per_hour > 0) o.price_per_gpu_hour = c.price_per_hour;
+  if (!c.what_if.empty()) {
+    auto targets = probe::ParseWhatIf(c.what_if);
+    if (!targets) return targets.error();
+    o.what_if = std::move(*targets);
+  }
 
   auto exporter = StartExporter(c.serve);
   if (!exporter) return exporter.error();
@@ -125,6 +131,9 @@ Action SetupProbe(CLI::App& app) {
   app.add_option("--price-per-hour", c->price_per_hour,
                  "what one GPU-hour costs (e.g. 2.50): the report gives the cost per million samples and per epoch")
       ->type_name("PRICE");
+  app.add_option("--what-if", c->what_if,
+                 "estimate other hardware from what was measured: GPUs, with N GPUs as NxGPU and a price per "
+                 "GPU-hour after ':' (e.g. h100,a100:1.80,4xl4)");
   app.add_flag("--trace", c->trace,
                "save a torch.profiler Chrome trace of a few steady steps of the full stage (trace.json in --out, "
                "else saturate-probe-trace-TIME.json here) and summarise it: GPU idle, kernels, copies, top kernels");

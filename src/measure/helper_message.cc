@@ -7,6 +7,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "util/redact.h"
+
 namespace sat::measure {
 namespace {
 
@@ -212,6 +214,14 @@ void ReadFlagOption(FieldReader& in, const json& j, FlagOption& o) {
   std::optional<bool> given;
   in.Bool("given", given);
   o.given = given.value_or(false);
+  // An option named for a secret (--api-key, --hf-token) never gets past here with its value: tune writes the
+  // options to results.json and its cache. The helper hides them already; this holds for any sender.
+  bool secret = IsSecretName(o.dest);
+  for (const std::string& s : o.strings) secret = secret || IsSecretName(s);
+  if (secret) {
+    if (!o.value.is_null()) o.value = std::string(kRedacted);
+    if (!o.default_value.is_null()) o.default_value = std::string(kRedacted);
+  }
 }
 
 void ReadFlags(FieldReader& in, HelperMessage& m) {

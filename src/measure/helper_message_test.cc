@@ -229,6 +229,22 @@ TEST(HelperMessage, FlopsOfTheFirstStep) {
             "field 'tf32' is not true or false");
 }
 
+TEST(HelperMessage, OptionsNamedForSecretsLoseTheirValues) {
+  Result<HelperMessage> m = ParseHelperMessage(Message(
+      "flags", R"("parser":"argparse","options":[)"
+               R"({"dest":"api_key","flags":["--api-key"],"kind":"value","value":"sk-123","default":null,"given":true},)"
+               R"({"dest":"hub","flags":["--hf-token"],"kind":"value","value":"hf_x","default":"hf_d","given":true},)"
+               R"({"dest":"batch_size","flags":["--batch-size"],"kind":"value","value":64,"default":32,"given":true}])"));
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  ASSERT_EQ(m->flag_options.size(), 3u);
+  EXPECT_EQ(m->flag_options[0].value, "***");
+  EXPECT_TRUE(m->flag_options[0].default_value.is_null());
+  EXPECT_EQ(m->flag_options[1].value, "***");
+  EXPECT_EQ(m->flag_options[1].default_value, "***");
+  EXPECT_EQ(m->flag_options[2].value, 64);
+  EXPECT_EQ(FlagOptionJson(m->flag_options[0]).dump().find("sk-123"), std::string::npos);
+}
+
 TEST(HelperMessage, FlopsNotCountedSayWhy) {
   Result<HelperMessage> m = ParseHelperMessage(Message("flops", R"("skipped":"the model is compiled")"));
   ASSERT_TRUE(m.ok()) << m.error().message;

@@ -159,6 +159,15 @@ TEST(RenderExposition, CommandLabelIsEscapedAndCut) {
   EXPECT_THAT(RenderExposition(in), HasSubstr("command=\"" + std::string(200, 'x') + "...\"}"));
 }
 
+TEST(RenderExposition, CommandLabelHidesSecrets) {
+  ExpositionInput in = BusyInput();
+  in.tree_command = "python3 train.py --api-key=sk-123 --hf-token hf_abc --lr 0.1";
+  std::string page = RenderExposition(in);
+  EXPECT_THAT(page, HasSubstr("command=\"python3 train.py --api-key=*** --hf-token *** --lr 0.1\""));
+  EXPECT_THAT(page, Not(HasSubstr("sk-123")));
+  EXPECT_THAT(page, Not(HasSubstr("hf_abc")));
+}
+
 TEST(RenderExposition, RunsWithTheirLabels) {
   ExpositionInput in;
   in.runs = {{{{"command", "probe"}, {"stage", "full"}}, 1520.25},

@@ -19,6 +19,7 @@ std::optional<Precision> PrecisionOf(std::string_view dtype, bool tf32);
 struct GpuPeak {
   std::string_view model;  // "H100 SXM", "A100", "T4", ...
   std::optional<double> fp32, tf32, bf16, fp16;
+  double host_link_bytes_per_s = 0;  // the host link, one direction (PCIe Gen5 x16: 64 GB/s; GH200's NVLink-C2C)
 };
 
 // The row for an NVML device name ("NVIDIA H100 80GB HBM3", "Tesla T4", "NVIDIA A100-SXM4-80GB"), matched by

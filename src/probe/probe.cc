@@ -82,6 +82,7 @@ Result<ProbeResult> RunProbe(const ProbeOptions& o, telemetry::GpuBackend* gpu) 
   result.budget_s = o.budget_s;
   result.target_rel_half_width = o.target_rel_half_width;
   result.price_per_gpu_hour = o.price_per_gpu_hour;
+  result.what_if = o.what_if;
   result.parse = o.parse.has_value();
   result.auto_enabled = o.auto_instrument && !o.parse;
   const double t0 = telemetry::MonotonicSeconds();

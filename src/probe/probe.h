@@ -9,6 +9,7 @@
 #include "probe/stage.h"
 #include "probe/trace_summary.h"
 #include "probe/verdict.h"
+#include "probe/what_if.h"
 #include "telemetry/gpu.h"
 
 namespace sat::probe {
@@ -40,6 +41,7 @@ struct ProbeResult {
   // --trace: the full stage's profiler trace, its summary or why there is none; absent without --trace.
   std::optional<TraceOutcome> trace;
   std::optional<double> price_per_gpu_hour;  // --price-per-hour, as given
+  std::vector<WhatIfTarget> what_if;         // --what-if: the GPUs to estimate (what_if.h); empty: no section
 };
 
 struct ProbeOptions {
@@ -56,6 +58,7 @@ struct ProbeOptions {
   bool verbose = false;
   double target_rel_half_width = 0.02;
   std::optional<double> price_per_gpu_hour;  // --price-per-hour: cost lines in the report (energy.h CostOf)
+  std::vector<WhatIfTarget> what_if;         // --what-if (ProbeResult::what_if)
   std::string proc_root = "/proc";
   // --serve: every sample and each stage's progress (labels command="probe", stage) go there; not owned.
   monitor::LiveFigures* live = nullptr;

@@ -378,6 +378,7 @@ ordered_json TelemetryJson(const StageTelemetry& t) {
           {"gpm_sm_occupancy_pct", SummaryJson(t.gpm_sm_occupancy_pct)},
           {"gpm_tensor_active_pct", SummaryJson(t.gpm_tensor_active_pct)},
           {"gpm_dram_bw_util_pct", SummaryJson(t.gpm_dram_bw_util_pct)},
+          {"gpu_pcie_rx_bytes_per_s", SummaryJson(t.gpu_pcie_rx_bytes_per_s)},
           {"gpu_mem_total_bytes", Opt(t.gpu_mem_total_bytes)},
           {"tree_cpu_pct", SummaryJson(t.tree_cpu_pct)},
           {"tree_rss_bytes", SummaryJson(t.tree_rss_bytes)},
@@ -497,6 +498,25 @@ ordered_json StragglerJson(const StageResult& s) {
   return {{"rank", st->rank}, {"cause", st->cause}, {"excess_share", Num(st->excess_share)}};
 }
 
+// probe.json's "what_if": null without --what-if; else the estimates and their assumptions (what_if.h).
+ordered_json WhatIfJson(const ProbeResult& r) {
+  if (r.what_if.empty()) return nullptr;
+  WhatIf w = EstimateWhatIf(r, r.what_if);
+  ordered_json lines = ordered_json::array();
+  for (const WhatIfLine& l : w.lines) {
+    lines.push_back({{"label", l.label},
+                     {"samples_per_s", Opt(l.samples_per_s)},
+                     {"narrowest", l.narrowest.empty() ? ordered_json(nullptr) : ordered_json(l.narrowest)},
+                     {"vs_now", Opt(l.vs_now)},
+                     {"per_epoch", Opt(l.per_epoch)},
+                     {"note", l.note}});
+  }
+  return {{"estimate", true},
+          {"lines", std::move(lines)},
+          {"assumptions", w.assumptions},
+          {"unavailable_why", w.unavailable_why.empty() ? ordered_json(nullptr) : ordered_json(w.unavailable_why)}};
+}
+
 ordered_json StageJson(const ProbeResult& r, const StageResult& s) {
   const measure::SteadyState& e = s.estimate;
   bool measured = StageMeasured(s);
@@ -600,6 +620,7 @@ std::string ConsoleReport(const ProbeResult& r) {
   if (std::string flops = FlopsLine(r); !flops.empty()) out += OneLine(flops) + '\n';
   if (std::string energy = EnergyLine(r); !energy.empty()) out += OneLine(energy) + '\n';
   if (std::string cost = CostLine(r); !cost.empty()) out += OneLine(cost) + '\n';
+  if (!r.what_if.empty()) out += WhatIfText(EstimateWhatIf(r, r.what_if));
   if (r.trace) {
     for (const std::string& line : TraceOutcomeLines(*r.trace)) out += OneLine(line) + '\n';
   }
@@ -641,6 +662,7 @@ ordered_json ProbeJson(const ProbeResult& r) {
           {"stages",
            {{"loader", StageJson(r, r.loader)}, {"compute", StageJson(r, r.compute)}, {"full", StageJson(r, r.full)}}},
           {"trace", Ordered(TraceOutcomeJson(r.trace))},
+          {"what_if", WhatIfJson(r)},
           {"data_locations", std::move(locations)},
           {"verdict",
            {{"bottleneck", v.bottleneck.empty() ? ordered_json(nullptr) : ordered_json(v.bottleneck)},

@@ -46,9 +46,11 @@ std::string ConsoleReport(const ProbeResult& result);
 //     wait_s, step_s, excluded_s, phases_s, mem_peak_bytes, processes, done_reason}, outcome {class, detail,
 //     exit_code, signal, duration_s} (null when the stage did not run), telemetry {gpu_util_pct, gpu_mem_used_bytes, gpu_mem_total_bytes, tree_cpu_pct,
 //     tree_rss_bytes, tree_read_bytes_per_s, tree_processes, tree_gpu_mem_bytes, host_cpu_pct,
-//     host_iowait_pct, disk_busy_pct, disk_read_bytes_per_s, cpu_count; each summary {count, mean, p50, p95,
+//     host_iowait_pct, disk_busy_pct, disk_read_bytes_per_s, gpu_pcie_rx_bytes_per_s, cpu_count; each summary {count, mean, p50, p95,
 //     min, max} or null}, workers, series [[t_s, samples_per_s], ...], wall_s, log_dir},
 //   trace (null without --trace, else {path, error, summary: TraceJson or null}),
+//   what_if (null without --what-if, else {estimate: true, lines [{label, samples_per_s, narrowest, vs_now,
+//     per_epoch, note}], assumptions [...], unavailable_why}: what_if.h),
 //   data_locations [{path, file_count, mount_point, fs_type, device, network}],
 //   verdict {bottleneck (null when none), cause, evidence, next, notes [...], failed, failure}.
 // samples_per_s and its interval are null for a stage that measured nothing; no infinity or NaN reaches the

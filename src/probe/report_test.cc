@@ -277,14 +277,24 @@ TEST(ProbeJson, TheAutomaticInstrumentationsFindings) {
   EXPECT_TRUE(j["stages"]["loader"]["training_loader"].is_null());
 }
 
+TEST(ProbeJson, TheCommandHidesSecrets) {
+  ProbeResult r = LoaderBound();
+  r.command = {"python3", "train.py", "--wandb-key", "abc123", "--password=hunter2"};
+  std::string j = ProbeJson(r).dump();
+  EXPECT_EQ(j.find("abc123"), std::string::npos);
+  EXPECT_EQ(j.find("hunter2"), std::string::npos);
+  EXPECT_EQ(ProbeJson(r)["command"], nlohmann::json({"python3", "train.py", "--wandb-key", "***", "--password=***"}));
+}
+
 TEST(ProbeJson, HasTheDocumentedShape) {
   ProbeResult r = LoaderBound();
   nlohmann::ordered_json j = ProbeJson(r);
   std::vector<std::string> keys;
   for (const auto& item : j.items()) keys.push_back(item.key());
   EXPECT_EQ(keys, (std::vector<std::string>{"version", "command", "machine", "budget", "helper", "instrumentation",
-                                            "auto_enabled", "interrupted", "stages", "trace", "data_locations",
-                                            "verdict"}));
+                                            "auto_enabled", "interrupted", "stages", "trace", "what_if",
+                                            "data_locations", "verdict"}));
+  EXPECT_TRUE(j["what_if"].is_null());
   EXPECT_EQ(j["version"], SATURATE_VERSION);
   EXPECT_EQ(j["command"][3], "0");
   EXPECT_EQ(j["machine"]["gpu_name"], "NVIDIA T4");

@@ -13,6 +13,7 @@
 #include "probe/data_location.h"
 #include "run/interrupt.h"
 #include "telemetry/proc_maps.h"
+#include "util/utf8.h"
 
 namespace sat::probe {
 
@@ -81,7 +82,9 @@ class AutoFailureLine {
   static constexpr std::string_view kPrefix = "saturate: automatic instrumentation is off";
   void Offer(std::string_view line) {
     std::lock_guard lock(mu_);
-    if (line_.empty() && line.substr(0, kPrefix.size()) == kPrefix) line_ = std::string(line.substr(0, 400));
+    if (line_.empty() && line.substr(0, kPrefix.size()) == kPrefix) {
+      line_ = std::string(line.substr(0, Utf8PrefixLength(line, 400)));  // a child's bytes: cut between characters
+    }
   }
   std::string Get() {
     std::lock_guard lock(mu_);
@@ -144,6 +147,7 @@ StageTelemetry SummarizeTelemetry(const std::vector<Sample>& samples, int gpu_in
     t.gpm_sm_occupancy_pct = SummarizeField(samples, gpu([](const Gpu& g) { return g.gpm_sm_occupancy_pct; }));
     t.gpm_tensor_active_pct = SummarizeField(samples, gpu([](const Gpu& g) { return g.gpm_tensor_active_pct; }));
     t.gpm_dram_bw_util_pct = SummarizeField(samples, gpu([](const Gpu& g) { return g.gpm_dram_bw_util_pct; }));
+    t.gpu_pcie_rx_bytes_per_s = SummarizeField(samples, gpu([](const Gpu& g) { return g.pcie_rx_bytes_per_s; }));
     if (const telemetry::GpuSample* g = GpuOf(samples.back(), gpu_index)) t.gpu_mem_total_bytes = AsDouble(g->memory_total_bytes);
     t.gpu_energy = GpuEnergy(samples, gpu_index);
   }

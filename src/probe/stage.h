@@ -33,6 +33,8 @@ struct StageTelemetry {
   // The probed GPU's GPM activity, 0..100 (telemetry::GpuSample); unset before Hopper.
   std::optional<telemetry::Summary> gpm_sm_active_pct, gpm_sm_occupancy_pct, gpm_tensor_active_pct,
       gpm_dram_bw_util_pct;
+  // Bytes the probed GPU received over PCIe per second (NVML's RX counter: host-to-device copies and the rest).
+  std::optional<telemetry::Summary> gpu_pcie_rx_bytes_per_s;
   std::optional<telemetry::Summary> tree_cpu_pct;   // 100 = one core
   std::optional<telemetry::Summary> tree_rss_bytes;
   std::optional<telemetry::Summary> tree_read_bytes_per_s;

@@ -10,6 +10,7 @@
 
 #include "util/json_text.h"
 #include "util/strings.h"
+#include "util/utf8.h"
 
 namespace sat::probe {
 namespace {
@@ -133,7 +134,7 @@ std::map<std::string, TraceTop> CpuSelfTimes(const std::vector<const Event*>& op
 
 std::string ShortName(const std::string& name) {
   if (name.size() <= kMaxNameChars) return name;
-  return name.substr(0, kMaxNameChars - 3) + "...";
+  return name.substr(0, Utf8PrefixLength(name, kMaxNameChars - 3)) + "...";
 }
 
 }  // namespace

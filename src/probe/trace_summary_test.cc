@@ -66,7 +66,11 @@ assert sent and sent[0]["path"] == sys.argv[2] and sent[0]["steps"] == 3, sent
   EXPECT_GT(s->step_us, 0);
   EXPECT_FALSE(s->gpu);
   ASSERT_FALSE(s->top.empty());
-  EXPECT_THAT(s->top.front().name, StartsWith("aten::"));
+  // torch's operators rank among the top (first on a quiet machine; under load the Python of Optimizer.step's
+  // annotation can outweigh them, as a CI run showed).
+  bool aten = false;
+  for (const TraceTop& t : s->top) aten = aten || t.name.rfind("aten::", 0) == 0;
+  EXPECT_TRUE(aten) << s->top.front().name;
   for (const TraceTop& t : s->top) {
     EXPECT_GT(t.share, 0) << t.name;
     EXPECT_LE(t.share, 1) << t.name;
@@ -76,7 +80,8 @@ assert sent and sent[0]["path"] == sys.argv[2] and sent[0]["steps"] == 3, sent
   ASSERT_EQ(lines.size(), 3u);
   EXPECT_THAT(lines[0], HasSubstr("(3 steps of "));
   EXPECT_THAT(lines[1], HasSubstr("no GPU activity"));
-  EXPECT_THAT(lines[2], HasSubstr("top CPU ops (self time): aten::"));
+  EXPECT_THAT(lines[2], HasSubstr("top CPU ops (self time): "));
+  EXPECT_THAT(lines[2], HasSubstr("aten::"));
   EXPECT_TRUE(TraceJson(*s)["idle_share"].is_null());
   EXPECT_EQ(TraceJson(*s)["top_kind"], "cpu_op");
 }

@@ -23,6 +23,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <system_error>
 #include <thread>
 
 #include "run/cgroup.h"
@@ -33,6 +34,7 @@
 #include "run/spawn.h"
 #include "run/unique_fd.h"
 #include "util/strings.h"
+#include "util/thread_guard.h"
 
 namespace sat::run {
 namespace {
@@ -62,9 +64,14 @@ int WriteAll(int fd, std::string_view data) {
   return 0;
 }
 
-Result<UniqueFd> OpenLog(const std::filesystem::path& path) {
+// Opens a run's log file; `*transient` says whether the failure may pass (out of descriptors or memory).
+Result<UniqueFd> OpenLog(const std::filesystem::path& path, bool* transient) {
   UniqueFd fd(open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-  if (!fd.valid()) return Error{fmt::format("cannot create log file {}: {}", path.string(), strerror(errno))};
+  if (!fd.valid()) {
+    const int e = errno;
+    *transient = e == EMFILE || e == ENFILE || e == ENOMEM;
+    return Error{fmt::format("cannot create log file {}: {}", path.string(), strerror(e))};
+  }
   return fd;
 }
 
@@ -151,9 +158,31 @@ class Run::Supervisor {
 
   // Starts the thread and returns once the command is exec'd or has failed to start.
   void Launch() {
-    thread_ = std::thread([this] { Main(); });
+    try {
+      thread_ = std::thread([this] { GuardThread("run supervisor", [this] { Main(); }); });
+    } catch (const std::system_error& e) {
+      // No thread to watch it (a process limit reached, as RLIMIT_NPROC does): the command is not started, and
+      // that is a transient start failure like a fork that failed with EAGAIN, for the caller to retry.
+      NotStarted(fmt::format("cannot start the thread that watches it: {}", e.what()), true);
+      return;
+    }
     std::unique_lock lock(mu_);
     cv_.wait(lock, [this] { return launched_; });
+  }
+
+  // Ends the run before its command started, without a thread: Poll and Wait see a start failure.
+  void NotStarted(std::string why, bool transient) {
+    {
+      std::lock_guard lock(mu_);
+      launched_ = true;
+    }
+    ExitFacts facts;
+    facts.started = false;
+    facts.start_error = std::move(why);
+    facts.start_transient = transient;
+    CleanRunTmpDir(tmp_dir_);
+    if (cgroup_) cgroup_->Remove();
+    Finish(std::move(facts), 0);
   }
 
   void RequestStop() {
@@ -509,15 +538,20 @@ Result<std::unique_ptr<Run>> Run::Start(RunSpec spec) {
   if (spec.argv.empty()) return UsageError("no command to run");
 
   UniqueFd logs[2];
+  // Out of descriptors for a log file (EMFILE): the command is not started, as when its fork fails, and the
+  // caller may retry it; any other log failure (a folder that cannot be made) is an error of saturate's own.
+  std::optional<Error> transient_log_failure;
   if (!spec.log_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(spec.log_dir, ec);
     if (ec) return Error{fmt::format("cannot create log folder {}: {}", spec.log_dir, ec.message())};
     const char* names[2] = {"stdout.log", "stderr.log"};
-    for (int i = 0; i < 2; ++i) {
-      auto fd = OpenLog(std::filesystem::path(spec.log_dir) / names[i]);
-      if (!fd) return fd.error();
-      logs[i] = std::move(*fd);
+    for (int i = 0; i < 2 && !transient_log_failure; ++i) {
+      bool transient = false;
+      auto fd = OpenLog(std::filesystem::path(spec.log_dir) / names[i], &transient);
+      if (!fd && !transient) return fd.error();
+      if (!fd) transient_log_failure = fd.error();
+      else logs[i] = std::move(*fd);
     }
   }
   PrepareProcess();
@@ -549,7 +583,11 @@ Result<std::unique_ptr<Run>> Run::Start(RunSpec spec) {
     std::lock_guard lock(TheRegistry().mu);
     TheRegistry().live.insert(supervisor.get());
   }
-  supervisor->Launch();
+  if (transient_log_failure) {
+    supervisor->NotStarted(transient_log_failure->message, true);
+  } else {
+    supervisor->Launch();
+  }
   return std::unique_ptr<Run>(new Run(std::move(supervisor)));
 }
 

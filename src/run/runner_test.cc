@@ -1,7 +1,9 @@
 #include "run/runner.h"
 
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -95,6 +97,35 @@ std::filesystem::path TempDir(const std::string& name) {
 
 double SecondsSince(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+// Out of file descriptors when the run's log files are opened (EMFILE): the command is not started, and the
+// outcome says the failure may pass (the sweep retries it) instead of Start failing saturate's own way.
+TEST(RunnerDeathTest, NoDescriptorForALogIsATransientStartFailure) {
+  auto dir = TempDir("emfile");
+  EXPECT_EXIT(
+      {
+        // Every descriptor up to the limit in use: the first log file cannot be opened.
+        rlimit limit{};
+        getrlimit(RLIMIT_NOFILE, &limit);
+        limit.rlim_cur = 64;
+        setrlimit(RLIMIT_NOFILE, &limit);
+        while (open("/dev/null", O_RDONLY | O_CLOEXEC) >= 0) {
+        }
+        RunSpec spec = Spec({"/bin/true"});
+        spec.log_dir = (dir / "logs").string();
+        auto run = Run::Start(std::move(spec));
+        if (!run.ok()) {
+          fprintf(stderr, "Start failed: %s\n", run.error().message.c_str());
+          _exit(2);
+        }
+        std::optional<RunOutcome> o = (*run)->WaitFor(kPatience);
+        bool ok = o && o->exit_class == ExitClass::kStartFailed && o->start_transient &&
+                  o->detail.find("Too many open files") != std::string::npos;
+        fprintf(stderr, "outcome: %s\n", o ? o->detail.c_str() : "none");
+        _exit(ok ? 0 : 3);
+      },
+      ::testing::ExitedWithCode(0), "outcome: .*cannot create log file .*Too many open files");
 }
 
 TEST(Runner, ArgvArrivesVerbatimWithoutAShell) {

@@ -17,6 +17,7 @@
 
 #include "monitor/exposition.h"
 #include "util/strings.h"
+#include "util/thread_guard.h"
 
 namespace sat::serve {
 namespace {
@@ -138,7 +139,7 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::Start(const ListenAddress&
     sigemptyset(&pipe);
     sigaddset(&pipe, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
-    raw->server_->listen_after_bind();
+    GuardThread("metrics server", [raw] { raw->server_->listen_after_bind(); });
     raw->listening_done_ = true;
   });
   return self;

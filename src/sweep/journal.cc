@@ -331,7 +331,9 @@ const std::string& Journal::path() const { return db_->path(); }
 Result<std::unique_ptr<Journal>> Journal::Open(const std::string& path) {
   auto db = std::make_unique<Db>();
   // WAL keeps readers (`sweep status`) from blocking the writer.
-  if (Status s = db->Open("journal", path, {.durable = true}); !s.ok()) return s.error();
+  sqlite::OpenOptions durable;
+  durable.durable = true;
+  if (Status s = db->Open("journal", path, durable); !s.ok()) return s.error();
   if (auto s = db->Migrate(); !s.ok()) return s.error();
   return std::unique_ptr<Journal>(new Journal(std::move(db)));
 }

@@ -5,12 +5,13 @@
 #include <algorithm>
 
 #include "util/strings.h"
+#include "util/utf8.h"
 
 namespace sat::sweep {
 namespace {
 
 std::string Cut(std::string line, size_t width) {
-  if (width > 3 && line.size() > width) line = line.substr(0, width - 3) + "...";
+  if (width > 3 && line.size() > width) line = line.substr(0, Utf8PrefixLength(line, width - 3)) + "...";
   return line;
 }
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "util/utf8.h"
+
 namespace sat::sweep {
 namespace {
 
@@ -62,6 +64,11 @@ TEST(LiveLines, CountsDevicesAndRuns) {
   EXPECT_EQ(lines[3], "  #5    def     1.5s            50% CPU   100 MiB (measuring)  lr=0.2");
   EXPECT_EQ(lines[4], "held: 3 runs per device for this sweep's runs");
   EXPECT_EQ(LiveLines(s, 20)[1], "cpu  CPU 87%  mem...");
+  // A parameter value with a two-byte character right at the cut: the line is cut before it, never inside.
+  s.devices[0].runs[0].params = json{{"name", "x\xc3\xa9t\xc3\xa9"}};
+  for (size_t width = 40; width < 60; ++width) {
+    for (const std::string& line : LiveLines(s, width)) EXPECT_EQ(ValidUtf8(line), line) << width;
+  }
 }
 
 TEST(EventLine, NamesTheRunAndDevice) {

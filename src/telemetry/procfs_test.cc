@@ -7,6 +7,8 @@
 #include <fstream>
 #include <string>
 
+#include "telemetry/mount_table.h"
+#include "telemetry/proc_tree.h"
 #include "util/test_mutations.h"
 
 namespace sat::telemetry {
@@ -233,6 +235,10 @@ TEST(ProcFs, SeededRandomFiles) {
     (void)ParseMemInfo(t);
     (void)ParseDiskStats(t);
     (void)ParseNetDev(t);
+    (void)ParsePidStat(t);
+    (void)ParsePidIo(t);
+    (void)ParseUptime(t);
+    (void)ParseMountTable(t);
   }
 }
 

@@ -9,6 +9,8 @@
 #include <cstring>
 #include <ctime>
 
+#include "util/thread_guard.h"
+
 namespace sat::telemetry {
 namespace {
 
@@ -59,7 +61,8 @@ Status Sampler::Start() {
     std::lock_guard lock(state_mu_);
     stop_requested_ = false;
   }
-  thread_ = std::thread(&Sampler::Run, this, std::chrono::steady_clock::now());
+  const auto start = std::chrono::steady_clock::now();
+  thread_ = std::thread([this, start] { GuardThread("sampler", [&] { Run(start); }); });
   return Status::Ok();
 }
 

@@ -68,5 +68,15 @@ TEST(CommandIdentity, FindsTheTorchOfTheCommandsPython) {
   EXPECT_TRUE(IdentifyCommand({"sh", "-c", "true"}, false).torch_version.empty());
 }
 
+// An upgraded torch (the same script, folder and argv) never reuses the old trials.
+TEST(CommandIdentity, AnotherTorchIsAnotherCommand) {
+  const std::vector<std::string> argv = {"python3", "train.py"};
+  CommandIdentity old_torch{"/work", "train.py", "d1", "1.13.1"};
+  CommandIdentity new_torch = old_torch;
+  new_torch.torch_version = "2.11.0+cu130";
+  EXPECT_NE(TrialKey(argv, false, "", {}, {}, old_torch), TrialKey(argv, false, "", {}, {}, new_torch));
+  EXPECT_EQ(TrialKey(argv, false, "", {}, {}, old_torch), TrialKey(argv, false, "", {}, {}, old_torch));
+}
+
 }  // namespace
 }  // namespace sat::tune

@@ -38,6 +38,27 @@ TEST(Results, JsonCarriesThePicksTrialsAndDecisions) {
   for (const auto& t : j["trials"]) EXPECT_TRUE(TrialFromJson(t));
 }
 
+// Every command results.json and report.html carry hides secrets, and so do the script's own options.
+TEST(Results, SecretsAreHiddenInEveryCommandWritten) {
+  TuneResult r = testing::ModelResult();
+  r.command = {"python3", "train.py", "--api-key", "sk-123", "--batch-size", "{batch_size}"};
+  r.recommended_command = "python3 train.py --api-key sk-123 --batch-size 64";
+  r.fastest_command = "WANDB_API_KEY=wk-9 python3 train.py --api-key=sk-123 --batch-size 128";
+  measure::FlagOption key;
+  key.dest = "api_key";
+  key.strings = {"--api-key"};
+  key.kind = "value";
+  key.value = "***";  // as every sender's flags message arrives (helper_message.cc hides it)
+  r.search.trials.front().script_flags = {key};
+  for (const std::string& text : {ResultsJson(r).dump(), HtmlReport(r)}) {
+    EXPECT_EQ(text.find("sk-123"), std::string::npos);
+    EXPECT_EQ(text.find("wk-9"), std::string::npos);
+  }
+  nlohmann::json j = ResultsJson(r);
+  EXPECT_EQ(j["recommended_command"], "python3 train.py --api-key *** --batch-size 64");
+  EXPECT_EQ(j["command"][3], "***");
+}
+
 TEST(Results, JsonSaysWhatWasNotDetermined) {
   testing::ScriptModel model;
   model.exposes = {"workers"};

@@ -191,6 +191,8 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
         return std::nullopt;
       }
       trial = TrialFromStage(*measured, *knobs, host_mem);
+      // Torch loaded means "still starting" only where the instrumentation could report (not --no-auto, --parse).
+      if (!stage.auto_instrument) trial.torch_loaded = false;
       trial.id = id;
       trial.request = req;
       trial.started_unix = started_unix;

@@ -1,5 +1,9 @@
 #include "util/sqlite.h"
 
+#include <sys/vfs.h>
+
+#include <filesystem>
+
 #include <fmt/core.h>
 
 namespace sat::sqlite {
@@ -50,6 +54,26 @@ std::string Statement::Text(int col) const {
   return p ? std::string(p, static_cast<size_t>(sqlite3_column_bytes(stmt_, col))) : std::string();
 }
 
+bool IsNetworkFileSystem(long f_type) {
+  // Magic numbers from statfs(2) and linux/magic.h; FUSE covers GlusterFS, sshfs and other user-space mounts.
+  switch (static_cast<unsigned long>(f_type) & 0xFFFFFFFFul) {
+    case 0x6969:        // NFS
+    case 0x517B:        // SMB
+    case 0xFF534D42:    // CIFS
+    case 0xFE534D42:    // SMB2
+    case 0x0BD00BD0:    // Lustre
+    case 0x47504653:    // GPFS
+    case 0x00C36400:    // CephFS
+    case 0x19830326:    // BeeGFS
+    case 0x65735546:    // FUSE
+    case 0x5346414F:    // AFS
+    case 0x01021997:    // 9p (v9fs)
+      return true;
+    default:
+      return false;
+  }
+}
+
 Database::~Database() { sqlite3_close_v2(handle_); }
 
 Status Database::Open(std::string_view label, const std::string& path, const OpenOptions& options) {
@@ -62,7 +86,18 @@ Status Database::Open(std::string_view label, const std::string& path, const Ope
   sqlite3_busy_timeout(handle_, options.busy_timeout_ms);
   if (!options.durable) return Status::Ok();
 
-  // WAL keeps readers from blocking the writer; it must be set outside a transaction.
+  // WAL keeps readers from blocking the writer, on one host; it must be set outside a transaction.
+  bool network = options.network_fs.value_or(false);
+  if (!options.network_fs) {
+    struct statfs fs {};
+    std::string folder = std::filesystem::path(path).parent_path().string();
+    if (statfs(folder.empty() ? "." : folder.c_str(), &fs) == 0) network = IsNetworkFileSystem(fs.f_type);
+  }
+  if (network) {
+    Statement rollback(handle_, "PRAGMA journal_mode = DELETE");
+    if (rollback.Step() != SQLITE_ROW) return Fail("cannot open");
+    return Exec("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON", "cannot configure");
+  }
   Statement wal(handle_, "PRAGMA journal_mode = WAL");
   if (wal.Step() != SQLITE_ROW) return Fail("cannot open");
   if (wal.Text(0) != "wal") {

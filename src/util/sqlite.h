@@ -68,10 +68,18 @@ class Statement {
 
 struct OpenOptions {
   int busy_timeout_ms = 10000;
-  // WAL (readers never block the writer), synchronous=FULL and foreign keys on. A file system without WAL
-  // support (some network file systems) is an error that says to use a local disk.
+  // WAL (readers never block the writer), synchronous=FULL and foreign keys on. On a network file system (NFS,
+  // SMB, Lustre, GPFS, CephFS, BeeGFS...: a sweep folder shared with Slurm nodes) WAL is unsafe, because its index
+  // lives in shared memory that other hosts cannot see: there the rollback journal (journal_mode DELETE) is used,
+  // whose locks go through the file system. A local file system without WAL support is an error.
   bool durable = false;
+  // Whether the file lives on a network file system; nullopt: ask statfs of its folder (IsNetworkFileSystem).
+  std::optional<bool> network_fs;
 };
+
+// Whether a statfs f_type is a file system shared over the network (NFS, SMB/CIFS, Lustre, GPFS, CephFS, BeeGFS,
+// GlusterFS and other FUSE mounts, AFS, 9p).
+bool IsNetworkFileSystem(long f_type);
 
 class Database {
  public:

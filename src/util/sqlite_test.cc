@@ -88,7 +88,9 @@ TEST_F(SqliteTest, TransactionCommitsOrRollsBack) {
 
 TEST_F(SqliteTest, DurableOpensInWalModeWithForeignKeys) {
   Database db;
-  ASSERT_TRUE(db.Open("journal", File("j.db"), {.durable = true}).ok());
+  OpenOptions durable;
+  durable.durable = true;
+  ASSERT_TRUE(db.Open("journal", File("j.db"), durable).ok());
   Statement mode(db.handle(), "PRAGMA journal_mode");
   ASSERT_EQ(mode.Step(), SQLITE_ROW);
   EXPECT_EQ(mode.Text(0), "wal");
@@ -100,10 +102,37 @@ TEST_F(SqliteTest, DurableOpensInWalModeWithForeignKeys) {
   EXPECT_EQ(sync.Int(0), 2) << "FULL";
 }
 
+// A journal on NFS (a sweep folder the Slurm nodes share): WAL's shared-memory index is not shared between hosts,
+// so the rollback journal is used, still with synchronous=FULL and foreign keys.
+TEST_F(SqliteTest, DurableOnANetworkFileSystemUsesTheRollbackJournal) {
+  Database db;
+  OpenOptions shared;
+  shared.durable = true;
+  shared.network_fs = true;
+  ASSERT_TRUE(db.Open("journal", File("n.db"), shared).ok());
+  Statement mode(db.handle(), "PRAGMA journal_mode");
+  ASSERT_EQ(mode.Step(), SQLITE_ROW);
+  EXPECT_EQ(mode.Text(0), "delete");
+  Statement keys(db.handle(), "PRAGMA foreign_keys");
+  ASSERT_EQ(keys.Step(), SQLITE_ROW);
+  EXPECT_EQ(keys.Int(0), 1);
+}
+
+TEST(IsNetworkFileSystem, KnowsTheSharedOnesAndNotTheLocalOnes) {
+  for (long nfs : {0x6969L, 0xFF534D42L, 0x0BD00BD0L, 0x47504653L, 0x00C36400L, 0x19830326L, 0x65735546L}) {
+    EXPECT_TRUE(IsNetworkFileSystem(nfs)) << std::hex << nfs;
+  }
+  for (long local : {0xEF53L /* ext4 */, 0x58465342L /* xfs */, 0x01021994L /* tmpfs */, 0x9123683EL /* btrfs */}) {
+    EXPECT_FALSE(IsNetworkFileSystem(local)) << std::hex << local;
+  }
+}
+
 TEST_F(SqliteTest, ABusyFileIsWaitedOnUpToTheTimeout) {
   Database a, b;
   ASSERT_TRUE(a.Open("test file", File("t.db")).ok());
-  ASSERT_TRUE(b.Open("test file", File("t.db"), {.busy_timeout_ms = 50}).ok());
+  OpenOptions impatient;
+  impatient.busy_timeout_ms = 50;
+  ASSERT_TRUE(b.Open("test file", File("t.db"), impatient).ok());
   ASSERT_TRUE(a.Exec("CREATE TABLE t (v INTEGER)", "cannot create").ok());
   ASSERT_TRUE(a.Exec("BEGIN IMMEDIATE", "cannot begin").ok());
   Status busy = b.Transaction([] { return Status::Ok(); });

@@ -59,6 +59,9 @@ expect_exit 2 "$SATURATE" monitor --query-host=cpu.utl -c 1
 expect_contains "$ERR" "cpu.util"
 expect_exit 2 "$SATURATE" monitor -lms 5 -c 1
 expect_contains "$ERR" "10 ms"
+# An interval no deadline can hold (1e300 s would overflow a nanosecond clock): refused, named.
+expect_exit 2 "$SATURATE" monitor -l 1e300 -c 1
+expect_contains "$ERR" "longer than a year"
 expect_exit 2 "$SATURATE" monitor --query-gpu=index --format=csv -i 7 -c 1
 expect_contains "$ERR" "7"
 expect_exit 2 "$SATURATE" monitor --format=xml -c 1

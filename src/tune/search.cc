@@ -109,7 +109,13 @@ const Trial* Search::Measure(StageKind mode, const KnobValues& knobs, const std:
 }
 
 const Trial* Search::Run(const TrialRequest& request) {
-  if (out_.stopped) return nullptr;
+  const bool confirmation = request.step == "confirm";
+  if (out_.stopped && !(confirmation && out_.kept_for_confirmation)) return nullptr;
+  if (!confirmation && o_.strategy == Strategy::kGuided && o_.keep_for_confirmation && o_.keep_for_confirmation()) {
+    out_.stopped = true;
+    out_.kept_for_confirmation = true;
+    return nullptr;
+  }
   TrialRequest req = request;
   AddFlags(req);
   int id = static_cast<int>(trials_.size()) + 1;
@@ -508,7 +514,7 @@ const Trial* Search::ConfirmWorkers(const Trial* current) {
 // ---- 6. confirmation ------------------------------------------------------------------------------------------
 
 void Search::Confirm() {
-  if (out_.failed || out_.stopped) return;
+  if (out_.failed || (out_.stopped && !out_.kept_for_confirmation)) return;
   const Trial* t = Measure(StageKind::kFull, current_, "confirm", 1);
   if (!t) return;
   const Trial* base = Find(out_.baseline_trial);
@@ -627,8 +633,12 @@ void Search::Conclude() {
   for (const auto& [w, id] : by_workers) out_.loader_curve.push_back(id);
   for (const auto& k : out_.knobs)
     if (k.spec.delivery == Delivery::kInjected) out_.injected.push_back(k.spec.name);
-  if (out_.stopped)
+  if (out_.kept_for_confirmation) {
+    Decide("stop", "The search stopped early to keep the last of the budget for the confirmation run: the "
+                   "recommendation uses what was measured.");
+  } else if (out_.stopped) {
     Decide("stop", "The search stopped early (budget or interrupt): the recommendation uses what was measured.");
+  }
 }
 
 }  // namespace internal

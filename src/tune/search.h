@@ -54,6 +54,10 @@ struct SearchOptions {
   double gain = 0.03;           // a change is adopted when it is this much faster
   double loader_margin = 0.2;   // the loader must clear the compute ceiling by this share
   int64_t batch_multiple = 1;   // bisection stops at this resolution
+  // Asked before each trial of the guided search other than the confirmation: true when what is left of the budget
+  // holds only the confirmation run, so the search ends there and confirms what it found (a recommendation nobody
+  // confirmed is weaker than one step fewer). Unset: never.
+  std::function<bool()> keep_for_confirmation;
 };
 
 // A knob after the baseline: whether the script exposes it, and the script's own value.
@@ -79,6 +83,7 @@ struct SearchOutcome {
   bool failed = false;        // nothing could be tuned: the baseline never ran
   std::string failure;
   bool stopped = false;       // the trial function ran dry (budget, interrupt) before the search ended
+  bool kept_for_confirmation = false;  // ... stopped on purpose, with the confirmation still to run
 
   KnobValues baseline, recommended, fastest, largest_fitting;  // empty: not determined
   std::optional<int> baseline_trial, loader_ceiling_trial, compute_ceiling_trial, confirm_trial;

@@ -209,6 +209,32 @@ TEST(Search, StopsWhenTrialsRunOutAndKeepsWhatWasMeasured) {
   EXPECT_THAT(AllDecisions(s), HasSubstr("stopped early"));
 }
 
+// The budget holds five trials and the confirmation: the search stops after five and confirms what it found, instead
+// of spending the last trial on a sixth step and leaving the recommendation unconfirmed.
+TEST(Search, KeepsTheLastOfTheBudgetForTheConfirmation) {
+  ScriptModel model;
+  int ran = 0;
+  SearchOptions o = Options();
+  o.keep_for_confirmation = [&] { return ran >= 5; };
+  SearchOutcome s = RunSearch(o, [&](int id, const TrialRequest& r) -> std::optional<Trial> {
+    ++ran;
+    return model(id, r);
+  });
+  EXPECT_TRUE(s.stopped);
+  EXPECT_TRUE(s.kept_for_confirmation);
+  ASSERT_EQ(s.trials.size(), 6u);  // baseline, two ceilings, workers 1 and 2, then the confirmation
+  EXPECT_EQ(s.trials.back().request.step, "confirm");
+  ASSERT_TRUE(s.confirm_trial.has_value());
+  EXPECT_EQ(*s.confirm_trial, 6);
+  EXPECT_EQ(IntAt(s.recommended, "workers"), 2);
+  EXPECT_THAT(AllDecisions(s), HasSubstr("to keep the last of the budget for the confirmation run"));
+  // The grid never stops for it: it measures every point it can.
+  SearchOptions grid = Options();
+  grid.strategy = Strategy::kGrid;
+  grid.keep_for_confirmation = [] { return true; };
+  EXPECT_FALSE(Search(model, grid).kept_for_confirmation);
+}
+
 TEST(Search, AnInterruptedTrialStopsTheSearchAndIsNotUsed) {
   ScriptModel model;
   SearchOutcome s = RunSearch(Options(), [&](int id, const TrialRequest& r) -> std::optional<Trial> {

@@ -50,6 +50,9 @@ Status CheckParse(const TuneOptions& o, const KnobSpec* batch) {
 std::string StopReason(const TuneResult& r) {
   if (r.interrupted) return "interrupted";
   if (r.search.failed) return "nothing to tune: " + r.search.failure;
+  if (r.search.kept_for_confirmation && r.search.confirm_trial) {
+    return "the budget left after the search held only the confirmation run, which ran";
+  }
   if (r.budget_spent || r.search.stopped) return "the budget ran out before the next trial";
   return fmt::format("stopped early: every step of the {} search ran, so nothing was left to learn ({:.0f}s of the "
                      "{:.0f}s budget unused)",
@@ -232,6 +235,12 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
   search.mem_target = o.mem_target;
   search.tolerance = o.tolerance;
   search.batch_multiple = o.batch_multiple;
+  // The confirmation needs one trial of the current length: once the budget left holds no more than that and one
+  // more, the search stops and confirms.
+  search.keep_for_confirmation = [&] {
+    const double left = o.budget_s - (telemetry::MonotonicSeconds() - t0) - kStopAllowanceS;
+    return left < 2 * cap + kStopAllowanceS;
+  };
   result.search = RunSearch(search, run_trial);
   // --trace: the recommendation once more, in a run of its own, for a profiler trace of its steady steps.
   if (o.trace && !own_error) {

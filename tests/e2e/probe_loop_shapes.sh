@@ -11,7 +11,7 @@ source "$(dirname "$0")/probe_lib.bash"
 LOOPS=("$PY" "$SATURATE_SOURCE_DIR/tests/e2e/scripts/loops.py" --steps 1000000 --step-ms 4 --log-every 5)
 
 for case in dict mapping accum gan closure skip trainer; do
-  probe_json "$case" --budget 20s -- "${LOOPS[@]}" --case "$case"
+  probe_json "$case" --budget 30s -- "${LOOPS[@]}" --case "$case"
   expect_three_stages_and_verdict "$case"
   expect_full_near_own "$case"
 done

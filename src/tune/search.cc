@@ -111,7 +111,10 @@ const Trial* Search::Measure(StageKind mode, const KnobValues& knobs, const std:
 const Trial* Search::Run(const TrialRequest& request) {
   const bool confirmation = request.step == "confirm";
   if (out_.stopped && !(confirmation && out_.kept_for_confirmation)) return nullptr;
-  if (!confirmation && o_.strategy == Strategy::kGuided && o_.keep_for_confirmation && o_.keep_for_confirmation()) {
+  // Only once there is something to confirm: a change from the baseline adopted (confirming the script's own
+  // settings would measure nothing new), and never before the baseline.
+  if (!confirmation && out_.baseline_trial && current_ != out_.baseline && o_.strategy == Strategy::kGuided &&
+      o_.keep_for_confirmation && o_.keep_for_confirmation()) {
     out_.stopped = true;
     out_.kept_for_confirmation = true;
     return nullptr;

@@ -242,6 +242,8 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
     return left < 2 * cap + kStopAllowanceS;
   };
   result.search = RunSearch(search, run_trial);
+  // Stopping to keep the confirmation's share is the budget ending the search too.
+  if (result.search.kept_for_confirmation) result.budget_spent = true;
   // --trace: the recommendation once more, in a run of its own, for a profiler trace of its steady steps.
   if (o.trace && !own_error) {
     result.trace = TraceRecommendation(base, o.argv, result.search, probe::TracePath(o.out_dir, "tune"), auto_target,

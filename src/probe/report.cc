@@ -115,7 +115,7 @@ std::string Seen(const ProbeResult& r, const StageResult& s) {
                                 total ? FormatGiB(*total) : "n/a"));
   }
   if (t.tree_cpu_pct) {
-    std::optional<int> workers = WorkerCount(t);
+    std::optional<int> workers = StageWorkers(s);
     parts.push_back(workers ? fmt::format("CPU {} ({} worker{})", FormatPct(t.tree_cpu_pct->mean), *workers,
                                           *workers == 1 ? "" : "s")
                             : "CPU " + FormatPct(t.tree_cpu_pct->mean));
@@ -579,7 +579,7 @@ ordered_json StageJson(const ProbeResult& r, const StageResult& s) {
             {"done_reason", t.done_reason.empty() ? ordered_json(nullptr) : ordered_json(t.done_reason)}}},
           {"outcome", OutcomeJson(s)},
           {"telemetry", TelemetryJson(s.telemetry)},
-          {"workers", Opt(WorkerCount(s.telemetry))},
+          {"workers", Opt(StageWorkers(s))},
           {"series", std::move(series)},
           {"wall_s", Num(s.wall_s)},
           {"log_dir", s.log_dir}};

@@ -112,7 +112,7 @@ LoaderCpu ReadLoaderCpu(const StageResult& stage, unsigned machine_cores) {
   const StageTelemetry& t = stage.telemetry;
   LoaderCpu c;
   c.tree_pct = Mean(t.tree_cpu_pct);
-  c.workers = WorkerCount(t);
+  c.workers = StageWorkers(stage);
   c.cores = t.cpu_count > 0 ? t.cpu_count : machine_cores;
   // With no workers the trainer loads alone (one core); with N workers they load on N cores.
   c.usable_cores = std::max(1, c.workers.value_or(0));
@@ -706,6 +706,13 @@ bool StageFailed(const StageResult& stage) {
     default:
       return false;
   }
+}
+
+std::optional<int> StageWorkers(const StageResult& stage) {
+  if (stage.loader && stage.loader->num_workers && *stage.loader->num_workers >= 0) {
+    return static_cast<int>(*stage.loader->num_workers * std::max<int64_t>(1, stage.world_size));
+  }
+  return WorkerCount(stage.telemetry);
 }
 
 std::optional<int> WorkerCount(const StageTelemetry& telemetry) {

@@ -89,6 +89,10 @@ bool StageFailed(const StageResult& stage);
 // DataLoader worker processes: the most the tree had at once (telemetry::CountForkedWorkers, so wrappers such as
 // sh -c or torchrun do not count); nullopt when not sampled.
 std::optional<int> WorkerCount(const StageTelemetry& telemetry);
+// The stage's DataLoader workers: the training loader's own num_workers (each rank's, times the ranks) when the
+// instrumentation reported it, else WorkerCount. Other forked processes are not workers: torch.compile's 16
+// compile workers read as "16 workers" on an H100 where the DataLoader had none.
+std::optional<int> StageWorkers(const StageResult& stage);
 // The probed GPU's memory in bytes: as sampled during the stage, else as the machine reported it.
 std::optional<double> GpuMemoryTotal(const ProbeResult& result, const StageTelemetry& telemetry);
 

@@ -764,5 +764,20 @@ TEST(Readings, WorkersAndGpuMemory) {
   EXPECT_FALSE(GpuMemoryTotal(Probe(false), StageTelemetry{}).has_value());
 }
 
+TEST(Readings, WorkersAreTheDataLoadersNotEveryForkedProcess) {
+  // torch.compile's compile workers in the tree (16 on an H100) while the DataLoader had none.
+  StageResult s = Measured(StageKind::kFull, 3023);
+  s.telemetry.tree_workers = Flat(16);
+  EXPECT_EQ(StageWorkers(s), 16);  // nothing better known: the tree's count
+  measure::LoaderInfo loader;
+  loader.num_workers = 0;
+  s.loader = loader;
+  EXPECT_EQ(StageWorkers(s), 0);
+  // Two ranks with two workers each.
+  s.loader->num_workers = 2;
+  s.world_size = 2;
+  EXPECT_EQ(StageWorkers(s), 4);
+}
+
 }  // namespace
 }  // namespace sat::probe

@@ -147,6 +147,7 @@ std::string ConsoleReport(const TuneResult& r) {
       o += fmt::format("Largest batch that fits: {}\n", ValuesText(s.largest_fitting, order));
   }
   if (std::string flops = FlopsLine(r); !flops.empty()) o += flops + "\n";
+  if (std::string energy = EnergyLine(r); !energy.empty()) o += energy + "\n";
   if (r.trace) {
     for (const std::string& line : probe::TraceOutcomeLines(*r.trace)) o += line + "\n";
   }

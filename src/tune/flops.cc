@@ -56,4 +56,21 @@ nlohmann::json FlopsJson(const TuneResult& r) {
           {"recommended", reading(s.confirm_trial)}};
 }
 
+std::string EnergyLine(const TuneResult& r) {
+  const SearchOutcome& s = r.search;
+  std::vector<std::string> parts;
+  std::string method;
+  for (auto [name, id] : {std::pair{"recommended", s.confirm_trial}, std::pair{"baseline", s.baseline_trial}}) {
+    const Trial* t = Measured(s, id);
+    if (t == nullptr || !t->joules_per_sample || *t->joules_per_sample <= 0) continue;
+    if (method.empty()) method = t->energy_method;
+    std::string watts = t->watts ? fmt::format(" at {} W", FormatNumber(*t->watts)) : "";
+    parts.push_back(fmt::format("{} {} J per sample ({} million samples per kWh){}", name,
+                                FormatNumber(*t->joules_per_sample), FormatNumber(3.6 / *t->joules_per_sample), watts));
+  }
+  if (parts.empty()) return "";
+  return fmt::format("Energy (the GPU, {}): {}", method == "counter" ? "NVML's energy counter" : "power x time",
+                     JoinNonEmpty(parts, "; "));
+}
+
 }  // namespace sat::tune

@@ -1,5 +1,5 @@
-// Achieved FLOP/s and MFU of tune's trials (probe/mfu.h over a trial's FLOP count and rate), for the console
-// report and results.json.
+// What tune's trials did for their work: achieved FLOP/s and MFU (probe/mfu.h over a trial's FLOP count and
+// rate) and the GPU's energy per sample, for the console report, report.html and results.json.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -16,6 +16,10 @@ probe::FlopsReading TrialFlops(const Trial& trial, const Machine& machine);
 // "FLOPs: 4.10 GFLOP per sample (...); recommended 1.23 TFLOP/s, MFU 38% of ...; baseline ..." from the
 // confirmation and baseline trials; "" when no trial counted FLOPs.
 std::string FlopsLine(const TuneResult& result);
+
+// "Energy (the GPU, NVML's energy counter): recommended 0.207 J per sample (17.4 million samples per kWh) at 415 W;
+// baseline 0.304 J per sample (11.8 million samples per kWh) at 525 W"; "" when neither trial has a reading.
+std::string EnergyLine(const TuneResult& result);
 
 // results.json's "flops": {count (probe::FlopsInfoJson of the confirmation, else the baseline), baseline,
 // recommended (probe::FlopsReadingJson each, null when not measured)}; null when no trial counted FLOPs.

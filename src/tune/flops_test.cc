@@ -1,5 +1,6 @@
 #include "tune/flops.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -7,6 +8,7 @@
 #include "tune/html_report.h"
 #include "tune/results.h"
 #include "tune/test_model.h"
+#include "util/strings.h"
 
 namespace sat::tune {
 namespace {
@@ -64,6 +66,37 @@ TEST(TuneFlops, TheReportAndResultsCarryTheRecommendationsFlops) {
   ASSERT_TRUE(back->flops);
   EXPECT_DOUBLE_EQ(back->flops->per_sample, 1e9);
   EXPECT_EQ(back->flops->dtype, "bf16");
+}
+
+// The GPU's energy per sample of the recommendation and the baseline: in the report, report.html and results.json,
+// and through the cache; nothing without a reading.
+TEST(TuneEnergy, TheRecommendationAndTheBaselineCarryTheirEnergy) {
+  TuneResult r = OnAnH100();
+  for (Trial& t : r.search.trials) {
+    t.watts = 400;
+    t.joules_per_sample = 400 / t.samples_per_s;
+    t.energy_method = "counter";
+  }
+  const Trial* rec = r.search.FindTrial(r.search.confirm_trial);
+  const Trial* base = r.search.FindTrial(r.search.baseline_trial);
+  ASSERT_TRUE(rec && base);
+  std::string line = EnergyLine(r);
+  EXPECT_THAT(line, HasSubstr("Energy (the GPU, NVML's energy counter): recommended "));
+  EXPECT_THAT(line, HasSubstr(fmt::format("recommended {} J per sample", FormatNumber(400 / rec->samples_per_s))));
+  EXPECT_THAT(line, HasSubstr("at 400 W; baseline "));
+  EXPECT_THAT(ConsoleReport(r), HasSubstr(line));
+  EXPECT_THAT(HtmlReport(r), HasSubstr("Energy (the GPU"));
+  nlohmann::json j = ResultsJson(r);
+  EXPECT_DOUBLE_EQ(j["energy"]["recommended"]["joules_per_sample"].get<double>(), 400 / rec->samples_per_s);
+  EXPECT_DOUBLE_EQ(j["energy"]["baseline"]["samples_per_kwh"].get<double>(), 3.6e6 / (400 / base->samples_per_s));
+  Result<Trial> back = TrialFromJson(TrialToJson(*rec));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->joules_per_sample, rec->joules_per_sample);
+  EXPECT_EQ(back->energy_method, "counter");
+  // No reading: no line, nulls.
+  TuneResult plain = OnAnH100();
+  EXPECT_EQ(EnergyLine(plain), "");
+  EXPECT_TRUE(ResultsJson(plain)["energy"]["recommended"].is_null());
 }
 
 TEST(TuneFlops, NothingCountedSaysNothing) {

@@ -214,6 +214,7 @@ std::string Summary(const TuneResult& r) {
   if (std::string needs = NeedsSentence(r.needs, r.machine.gpu_index >= 0); !needs.empty())
     o += fmt::format("<p>{}</p>\n", Esc(needs));
   if (std::string flops = FlopsLine(r); !flops.empty()) o += fmt::format("<p>{}</p>\n", Esc(flops));
+  if (std::string energy = EnergyLine(r); !energy.empty()) o += fmt::format("<p>{}</p>\n", Esc(energy));
   if (r.trace) {
     std::vector<std::string> lines = probe::TraceOutcomeLines(*r.trace);
     for (std::string& line : lines) line = Esc(line);

@@ -50,6 +50,16 @@ json OrNull(const std::optional<T>& v) {
   return v ? json(*v) : json(nullptr);
 }
 
+// The GPU energy of a trial that measured: {joules_per_sample, samples_per_kwh, watts, method}; null without one.
+json EnergyOf(const SearchOutcome& s, std::optional<int> id) {
+  const Trial* t = s.FindTrial(id);
+  if (!t || !Succeeded(*t) || !t->joules_per_sample || *t->joules_per_sample <= 0) return nullptr;
+  return {{"joules_per_sample", *t->joules_per_sample},
+          {"samples_per_kwh", 3.6e6 / *t->joules_per_sample},
+          {"watts", OrNull(t->watts)},
+          {"method", t->energy_method}};
+}
+
 // A CSV cell: quoted when it holds a comma, a quote or a line break.
 std::string Cell(const std::string& s) {
   if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
@@ -131,6 +141,7 @@ json ResultsJson(const TuneResult& r) {
         {"recommended_compute", RateOf(s, s.recommended_batch_trial)},
         {"fastest_compute", RateOf(s, s.fastest_batch_trial)}}},
       {"speedup", speedup},
+      {"energy", {{"baseline", EnergyOf(s, s.baseline_trial)}, {"recommended", EnergyOf(s, s.confirm_trial)}}},
       {"flops", FlopsJson(r)},
       {"trace", probe::TraceOutcomeJson(r.trace)},
       {"auto", s.trials.empty() ? false : s.trials.front().auto_seen},

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "probe/energy.h"
 #include "probe/mfu.h"
 #include "util/json_text.h"
 
@@ -176,6 +177,11 @@ Trial TrialFromStage(const probe::StageResult& s, const std::vector<KnobSpec>& k
   if (tel.tree_rss_bytes) t.rss_peak_bytes = tel.tree_rss_bytes->max;
   t.data_wait_share = s.data_wait_share;
   t.flops = s.flops;
+  if (std::optional<probe::EnergyPerSample> e = probe::EnergyPerSampleOf(s)) {
+    t.joules_per_sample = e->joules_per_sample;
+    t.watts = e->watts;
+    t.energy_method = e->method;
+  }
   return t;
 }
 
@@ -257,6 +263,9 @@ json TrialToJson(const Trial& t) {
       {"rss_peak_bytes", Optional(t.rss_peak_bytes)},
       {"data_wait_share", Optional(t.data_wait_share)},
       {"flops", probe::FlopsInfoJson(t.flops)},
+      {"joules_per_sample", Optional(t.joules_per_sample)},
+      {"watts", Optional(t.watts)},
+      {"energy_method", t.energy_method},
       {"started_unix", t.started_unix},
   };
 }
@@ -314,6 +323,9 @@ Result<Trial> TrialFromJson(const json& j) {
     t.rss_peak_bytes = ReadOptional(j, "rss_peak_bytes");
     t.data_wait_share = ReadOptional(j, "data_wait_share");
     if (auto flops = j.find("flops"); flops != j.end()) t.flops = probe::FlopsInfoFromJson(*flops);
+    t.joules_per_sample = ReadOptional(j, "joules_per_sample");
+    t.watts = ReadOptional(j, "watts");
+    t.energy_method = j.value("energy_method", "");
     t.started_unix = j.value("started_unix", 0.0);
     return t;
   } catch (const json::exception& e) {

@@ -84,6 +84,10 @@ struct Trial {
   std::optional<double> data_wait_share;
   // The helper's FLOP count of the trial's first training step (probe/mfu.h turns it into FLOP/s and MFU).
   std::optional<measure::FlopsInfo> flops;
+  // The probed GPU's energy per sample over the steady part (probe/energy.h: the energy counter, else power x
+  // time; the GPU only), the mean power, and how it was read; unset without a GPU reading.
+  std::optional<double> joules_per_sample, watts;
+  std::string energy_method;
   double started_unix = 0;
 };
 

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "util/range.h"
 #include "util/strings.h"
 
 namespace sat::cli {
@@ -23,6 +24,15 @@ Result<std::optional<double>> OptionalDurationFlag(std::string_view flag, std::s
   auto seconds = DurationFlag(flag, text, min_s, least);
   if (!seconds.ok()) return seconds.error();
   return std::optional<double>(*seconds);
+}
+
+Result<std::optional<double>> PriceFlag(double price_per_hour) {
+  if (price_per_hour == 0) return std::optional<double>();
+  if (Status st = CheckInRange("--price-per-hour", price_per_hour, Open(0, 1e6), "money per GPU-hour, e.g. 2.50");
+      !st.ok()) {
+    return st.error();
+  }
+  return std::optional<double>(price_per_hour);
 }
 
 }  // namespace sat::cli

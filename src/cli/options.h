@@ -21,4 +21,8 @@ Result<double> DurationFlag(std::string_view flag, std::string_view text, double
 Result<std::optional<double>> OptionalDurationFlag(std::string_view flag, std::string_view text, double min_s,
                                                    Least least = Least::kIncluded);
 
+// --price-per-hour (probe, tune): 0 stands for not given (nullopt); else money per GPU-hour above 0 and below a
+// million: "--price-per-hour -1 is not in (0, 1000000): money per GPU-hour, e.g. 2.50".
+Result<std::optional<double>> PriceFlag(double price_per_hour);
+
 }  // namespace sat::cli

@@ -47,12 +47,8 @@ Status RunProbeCommand(const ProbeCliOptions& c) {
   if (c.batch_size != 0) {
     if (Status st = CheckInRange("--batch-size", c.batch_size, Above(0)); !st) return st;
   }
-  if (c.price_per_hour != 0) {
-    if (Status st = CheckInRange("--price-per-hour", c.price_per_hour, Open(0, 1e6), "money per GPU-hour, e.g. 2.50");
-        !st) {
-      return st;
-    }
-  }
+  auto price = PriceFlag(c.price_per_hour);
+  if (!price) return price.error();
   std::optional<double> samples_per_step;
   if (!c.samples_per_step.empty()) {
     samples_per_step = ParseDouble(c.samples_per_step);
@@ -79,7 +75,7 @@ Status RunProbeCommand(const ProbeCliOptions& c) {
   o.trace = c.trace;
   o.verbose = c.verbose;
   o.target_rel_half_width = c.target;
-  if (c.price_per_hour > 0) o.price_per_gpu_hour = c.price_per_hour;
+  o.price_per_gpu_hour = *price;
   if (!c.what_if.empty()) {
     auto targets = probe::ParseWhatIf(c.what_if);
     if (!targets) return targets.error();

@@ -23,6 +23,7 @@ struct TuneCliOptions {
   std::string budget = "10m";
   std::string trial_budget;
   double mem_target = 0.9;
+  double price_per_hour = 0;
   double tolerance = 0.03;
   int64_t batch_multiple = 1;
   double target = 0.03;
@@ -81,6 +82,8 @@ Status RunTuneCommand(const TuneCliOptions& c) {
                            positive_if_given("--samples-per-step", c.samples_per_step)}) {
     if (!st.ok()) return st;
   }
+  auto price = PriceFlag(c.price_per_hour);
+  if (!price) return price.error();
   tune::Strategy strategy = tune::Strategy::kGuided;
   if (c.strategy == "grid") strategy = tune::Strategy::kGrid;
   else if (c.strategy != "guided")
@@ -98,6 +101,7 @@ Status RunTuneCommand(const TuneCliOptions& c) {
   o.budget_s = *budget;
   o.trial_budget_s = trial_budget->value_or(0);
   o.mem_target = c.mem_target;
+  o.price_per_gpu_hour = *price;
   o.tolerance = c.tolerance;
   o.batch_multiple = c.batch_multiple;
   o.target_rel_half_width = c.target;
@@ -149,6 +153,10 @@ Action SetupTune(CLI::App& app) {
                  "most time for one trial (default: budget/15, 10s to 60s, raised while the budget allows when steps "
                  "are too slow for 30 in a trial; a value given here is never raised)");
   app.add_option("--mem-target", c->mem_target, "largest share of memory a batch may use at peak (default 0.9)");
+  app.add_option("--price-per-hour", c->price_per_hour,
+                 "what one GPU-hour costs (e.g. 2.50): the report gives the cost per million samples of the "
+                 "recommendation and the baseline")
+      ->type_name("PRICE");
   app.add_option("--tolerance", c->tolerance,
                  "recommend the smallest batch within this share of the fastest (default 0.03)");
   app.add_option("--batch-multiple", c->batch_multiple, "bisect batch sizes down to multiples of N (default 1)");

@@ -73,4 +73,42 @@ std::string EnergyLine(const TuneResult& r) {
                      JoinNonEmpty(parts, "; "));
 }
 
+namespace {
+
+// Money per million samples of a measured trial at the price, for the GPUs it held (its ranks, at least 1).
+std::optional<std::pair<double, int64_t>> PerMillion(const Trial* t, double price_per_gpu_hour) {
+  if (t == nullptr || !(t->samples_per_s > 0)) return std::nullopt;
+  const int64_t gpus = std::max<int64_t>(1, t->world_size);
+  return std::pair{price_per_gpu_hour * static_cast<double>(gpus) / 3600 / t->samples_per_s * 1e6, gpus};
+}
+
+}  // namespace
+
+std::string CostLine(const TuneResult& r) {
+  if (!r.price_per_gpu_hour) return "";
+  const SearchOutcome& s = r.search;
+  std::vector<std::string> parts;
+  for (auto [name, id] : {std::pair{"recommended", s.confirm_trial}, std::pair{"baseline", s.baseline_trial}}) {
+    if (auto cost = PerMillion(Measured(s, id), *r.price_per_gpu_hour)) {
+      parts.push_back(fmt::format("{} {} per million samples{}", name, FormatNumber(cost->first),
+                                  cost->second > 1 ? fmt::format(" (x {} GPUs)", cost->second) : std::string()));
+    }
+  }
+  if (parts.empty()) return "";
+  return fmt::format("Cost at {} per GPU-hour: {}", FormatNumber(*r.price_per_gpu_hour), JoinNonEmpty(parts, "; "));
+}
+
+nlohmann::json CostJson(const TuneResult& r) {
+  if (!r.price_per_gpu_hour) return nullptr;
+  const SearchOutcome& s = r.search;
+  auto one = [&](std::optional<int> id) -> nlohmann::json {
+    auto cost = PerMillion(Measured(s, id), *r.price_per_gpu_hour);
+    if (!cost) return nullptr;
+    return {{"per_million_samples", cost->first}, {"gpus", cost->second}};
+  };
+  return {{"price_per_gpu_hour", *r.price_per_gpu_hour},
+          {"baseline", one(s.baseline_trial)},
+          {"recommended", one(s.confirm_trial)}};
+}
+
 }  // namespace sat::tune

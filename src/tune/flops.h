@@ -21,6 +21,13 @@ std::string FlopsLine(const TuneResult& result);
 // baseline 0.304 J per sample (11.8 million samples per kWh) at 525 W"; "" when neither trial has a reading.
 std::string EnergyLine(const TuneResult& result);
 
+// At --price-per-hour P: "Cost at 2.50 per GPU-hour: recommended 0.330 per million samples (x 2 GPUs); baseline
+// 0.500"; "" without a price or a measured trial. Money per million samples = P x GPUs / 3600 / samples/s x 1e6.
+std::string CostLine(const TuneResult& result);
+// results.json's "cost": {price_per_gpu_hour, baseline, recommended: {per_million_samples, gpus} or null}; null
+// without a price.
+nlohmann::json CostJson(const TuneResult& result);
+
 // results.json's "flops": {count (probe::FlopsInfoJson of the confirmation, else the baseline), baseline,
 // recommended (probe::FlopsReadingJson each, null when not measured)}; null when no trial counted FLOPs.
 nlohmann::json FlopsJson(const TuneResult& result);

@@ -99,6 +99,25 @@ TEST(TuneEnergy, TheRecommendationAndTheBaselineCarryTheirEnergy) {
   EXPECT_TRUE(ResultsJson(plain)["energy"]["recommended"].is_null());
 }
 
+// cost per million samples = price x GPUs / 3600 / samples/s x 1e6, for the recommendation and the baseline.
+TEST(TuneCost, APriceGivesTheCostPerMillionSamples) {
+  TuneResult r = OnAnH100();
+  EXPECT_EQ(CostLine(r), "");
+  EXPECT_TRUE(CostJson(r).is_null());
+  r.price_per_gpu_hour = 2.5;
+  const Trial* rec = r.search.FindTrial(r.search.confirm_trial);
+  ASSERT_TRUE(rec);
+  const double per_million = 2.5 / 3600 / rec->samples_per_s * 1e6;
+  EXPECT_THAT(CostLine(r), HasSubstr(fmt::format("Cost at 2.50 per GPU-hour: recommended {} per million samples",
+                                                 FormatNumber(per_million))));
+  EXPECT_THAT(ConsoleReport(r), HasSubstr("Cost at 2.50 per GPU-hour"));
+  EXPECT_DOUBLE_EQ(ResultsJson(r)["cost"]["recommended"]["per_million_samples"].get<double>(), per_million);
+  // A distributed job pays for every rank's GPU.
+  for (Trial& t : r.search.trials) t.world_size = 2;
+  EXPECT_DOUBLE_EQ(CostJson(r)["recommended"]["per_million_samples"].get<double>(), 2 * per_million);
+  EXPECT_THAT(CostLine(r), HasSubstr("(x 2 GPUs)"));
+}
+
 TEST(TuneFlops, NothingCountedSaysNothing) {
   TuneResult r = testing::ModelResult();
   EXPECT_EQ(FlopsLine(r), "");

@@ -215,6 +215,7 @@ std::string Summary(const TuneResult& r) {
     o += fmt::format("<p>{}</p>\n", Esc(needs));
   if (std::string flops = FlopsLine(r); !flops.empty()) o += fmt::format("<p>{}</p>\n", Esc(flops));
   if (std::string energy = EnergyLine(r); !energy.empty()) o += fmt::format("<p>{}</p>\n", Esc(energy));
+  if (std::string cost = CostLine(r); !cost.empty()) o += fmt::format("<p>{}</p>\n", Esc(cost));
   if (r.trace) {
     std::vector<std::string> lines = probe::TraceOutcomeLines(*r.trace);
     for (std::string& line : lines) line = Esc(line);

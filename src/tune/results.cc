@@ -142,6 +142,7 @@ json ResultsJson(const TuneResult& r) {
         {"fastest_compute", RateOf(s, s.fastest_batch_trial)}}},
       {"speedup", speedup},
       {"energy", {{"baseline", EnergyOf(s, s.baseline_trial)}, {"recommended", EnergyOf(s, s.confirm_trial)}}},
+      {"cost", CostJson(r)},
       {"flops", FlopsJson(r)},
       {"trace", probe::TraceOutcomeJson(r.trace)},
       {"auto", s.trials.empty() ? false : s.trials.front().auto_seen},

@@ -7,7 +7,8 @@
 //   throughput: {baseline, recommended, fastest_compute, recommended_compute} (samples/s, null when unmeasured),
 //   speedup: {ratio, claim} (the confirmation over the baseline: "faster" or "slower" with the ratio, or
 //   "not distinguishable" with a null ratio; both null when not measured), energy: {baseline, recommended} (each
-//   {joules_per_sample, samples_per_kwh, watts, method}: the GPU's, or null without a reading), auto (the baseline was instrumented
+//   {joules_per_sample, samples_per_kwh, watts, method}: the GPU's, or null without a reading), cost (flops.h CostJson:
+//   null without --price-per-hour), auto (the baseline was instrumented
 //   automatically), loader: {key, site} (the training DataLoader, or null), injected (knob names set by the
 //   automatic instrumentation), code_changes: [{knobs, where, code, text}],
 //   recommended_command, fastest_command, needs: {cpu_cores, ram_bytes, cpu_pct_p95, rss_peak_bytes, text},

@@ -74,6 +74,7 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
   result.strategy = o.strategy;
   result.budget_s = o.budget_s;
   result.mem_target = o.mem_target;
+  result.price_per_gpu_hour = o.price_per_gpu_hour;
   result.python_dir = SATURATE_PYTHON_DIR;
   const double t0 = telemetry::MonotonicSeconds();
 

@@ -43,6 +43,7 @@ struct TuneOptions {
   double budget_s = 600;                // all trials together
   double trial_budget_s = 0;            // one trial at most; 0: a fifteenth of the budget, 10 to 60 s
   double mem_target = 0.9;
+  std::optional<double> price_per_gpu_hour;  // --price-per-hour: cost lines (flops.h CostLine)
   double tolerance = 0.03;
   int64_t batch_multiple = 1;
   double target_rel_half_width = 0.03;  // a trial stops once its 95% interval is this tight
@@ -71,6 +72,7 @@ struct TuneResult {
   Strategy strategy = Strategy::kGuided;
   double budget_s = 0, wall_s = 0;
   double mem_target = 0.9;
+  std::optional<double> price_per_gpu_hour;  // --price-per-hour, as given
   bool interrupted = false;    // Ctrl-C: what was measured is kept
   bool budget_spent = false;   // the search stopped because the budget ran out
   // Why the tune ended when it did: interrupted, the budget ran out, nothing to tune, or every step ran and

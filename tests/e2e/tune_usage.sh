@@ -12,6 +12,8 @@ expect_exit 2 "$SATURATE" tune --cache "$WORK/u.db" -- "$PY" train.py --lr "{lr}
 expect_contains "$ERR" "--knob lr=LO:HI"
 expect_exit 2 "$SATURATE" tune --budget 5s -- true
 expect_contains "$ERR" "at least 20s"
+expect_exit 2 "$SATURATE" tune --cache "$WORK/u.db" --price-per-hour -2 -- true
+expect_contains "$ERR" "--price-per-hour"
 expect_exit 2 "$SATURATE" tune --strategy random -- true
 expect_contains "$ERR" "guided or grid"
 expect_exit 2 "$SATURATE" tune

@@ -30,6 +30,8 @@ mkdir -p "$OUT"
 # the build's is the one thing RPATH cannot cover without replacing the children's, so it is taken only if needed.
 "$SAT" --version >/dev/null 2>&1 || export LD_LIBRARY_PATH="$(dirname "$SAT")/fallback${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export TMPDIR=${TMPDIR:-/tmp}
+# The Python side of this checkout, wherever the binary was built (run/environment.h HelperPythonDir).
+export SATURATE_PYTHON_DIR="$here/python"
 
 # Runs one step under its own time limit; its output goes to OUTDIR/NAME.txt and its tail to the console.
 step() {

@@ -28,6 +28,7 @@
 #include "monitor/json_writer.h"
 #include "monitor/query.h"
 #include "monitor/training.h"
+#include "run/environment.h"
 #include "run/interrupt.h"
 #include "run/runner.h"
 #include "telemetry/sampler.h"
@@ -272,7 +273,7 @@ Status RunMonitor(const MonitorOptions& o) {
     // A few reports per sampling interval, so each interval has its own rate.
     spec.env["SATURATE_REPORT_INTERVAL"] = fmt::format("{:g}", std::clamp(interval_s / 4, 0.02, 0.1));
     if (o.no_auto) spec.env["SATURATE_AUTO"] = "0";
-    spec.pythonpath_prepend = {SATURATE_PYTHON_DIR};
+    spec.pythonpath_prepend = {run::HelperPythonDir()};
     auto r = run::Run::Start(spec);
     if (!r) return r.error();
     child = std::move(*r);

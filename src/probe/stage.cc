@@ -11,6 +11,7 @@
 
 #include "measure/channel.h"
 #include "probe/data_location.h"
+#include "run/environment.h"
 #include "run/interrupt.h"
 #include "telemetry/proc_maps.h"
 #include "util/utf8.h"
@@ -195,7 +196,7 @@ Result<StageResult> RunStage(StageKind kind, const StageOptions& o, telemetry::S
   if (!o.auto_target.empty()) spec.env["SATURATE_AUTO_TARGET"] = o.auto_target;
   if (o.samples_per_step) spec.env["SATURATE_SAMPLES_PER_STEP"] = fmt::format("{}", *o.samples_per_step);
   if (!o.trace_path.empty()) spec.env["SATURATE_TRACE"] = o.trace_path;
-  spec.pythonpath_prepend = {SATURATE_PYTHON_DIR};
+  spec.pythonpath_prepend = {run::HelperPythonDir()};
   spec.log_dir = o.log_dir;
   spec.echo = o.verbose;
   spec.stop_grace_s = 5;

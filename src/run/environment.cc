@@ -2,6 +2,9 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
+#include <filesystem>
+
 namespace sat::run {
 namespace {
 
@@ -47,6 +50,35 @@ std::vector<std::string> BuildEnvironment(const std::vector<std::string>& base,
     Put(env, "PYTHONPATH", path);
   }
   return env;
+}
+
+std::string FindHelperPythonDir(const std::optional<std::string>& override_dir, const std::string& built_dir,
+                                const std::string& binary_dir) {
+  namespace fs = std::filesystem;
+  if (override_dir && !override_dir->empty()) return *override_dir;
+  auto holds_helper = [](const fs::path& dir) {
+    std::error_code ec;
+    return fs::is_regular_file(dir / "sitecustomize.py", ec) && fs::is_directory(dir / "saturate", ec);
+  };
+  if (holds_helper(built_dir)) return built_dir;
+  if (!binary_dir.empty()) {
+    for (const char* rel : {"python", "../python", "../share/saturate/python"}) {
+      fs::path candidate = fs::path(binary_dir) / rel;
+      if (holds_helper(candidate)) return candidate.lexically_normal().string();
+    }
+  }
+  return built_dir;
+}
+
+const std::string& HelperPythonDir() {
+  static const std::string dir = [] {
+    const char* env = std::getenv("SATURATE_PYTHON_DIR");
+    std::error_code ec;
+    std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+    return FindHelperPythonDir(env ? std::optional<std::string>(env) : std::nullopt, SATURATE_PYTHON_DIR,
+                               ec ? std::string() : exe.parent_path().string());
+  }();
+  return dir;
 }
 
 }  // namespace sat::run

@@ -21,4 +21,14 @@ std::vector<std::string> BuildEnvironment(const std::vector<std::string>& base,
                                           const std::map<std::string, std::string>& set,
                                           const std::vector<std::string>& pythonpath_prepend);
 
+// The folder of saturate's Python side (sitecustomize.py and the saturate package), which every instrumented run
+// gets at the front of PYTHONPATH: $SATURATE_PYTHON_DIR when set; else the folder the build was made from
+// (compiled in) when it still holds sitecustomize.py; else `python/` or `../python/` or `../share/saturate/python/`
+// beside the running binary (an installed or carried copy); else the compiled-in folder. Read once.
+const std::string& HelperPythonDir();
+
+// The same rule over given inputs, for tests: the override, the compiled-in folder and the binary's folder.
+std::string FindHelperPythonDir(const std::optional<std::string>& override_dir, const std::string& built_dir,
+                                const std::string& binary_dir);
+
 }  // namespace sat::run

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <optional>
 
+#include "run/environment.h"
+
 namespace sat::sweep {
 
 void MatchedLines::Push(std::vector<std::pair<std::string, double>> values, double time_unix) {
@@ -27,7 +29,7 @@ run::RunSpec LaunchSpec(const Launch& launch) {
   // Enough reports per window to judge rates by, and no more: every run shares one socket.
   rs.env["SATURATE_REPORT_INTERVAL"] = fmt::format("{:g}", std::clamp(launch.window_s / 6, 0.05, 0.25));
   rs.env["PYTHONUNBUFFERED"] = "1";  // metric lines arrive when printed
-  rs.pythonpath_prepend = {SATURATE_PYTHON_DIR};
+  rs.pythonpath_prepend = {run::HelperPythonDir()};
   rs.log_dir = launch.log_dir;
   rs.time_limit_s = launch.time_limit_s;
   rs.stop_grace_s = launch.stop_grace_s;

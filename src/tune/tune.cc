@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "measure/line_parser.h"
+#include "run/environment.h"
 #include "run/interrupt.h"
 #include "telemetry/sampler.h"
 #include "tune/cache.h"
@@ -75,7 +76,7 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
   result.budget_s = o.budget_s;
   result.mem_target = o.mem_target;
   result.price_per_gpu_hour = o.price_per_gpu_hour;
-  result.python_dir = SATURATE_PYTHON_DIR;
+  result.python_dir = run::HelperPythonDir();
   const double t0 = telemetry::MonotonicSeconds();
 
   // One sampler for every trial; each trial watches its own process tree on it.

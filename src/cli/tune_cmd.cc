@@ -24,6 +24,7 @@ struct TuneCliOptions {
   std::string trial_budget;
   double mem_target = 0.9;
   double price_per_hour = 0;
+  std::string what_if;
   double tolerance = 0.03;
   int64_t batch_multiple = 1;
   double target = 0.03;
@@ -102,6 +103,11 @@ Status RunTuneCommand(const TuneCliOptions& c) {
   o.trial_budget_s = trial_budget->value_or(0);
   o.mem_target = c.mem_target;
   o.price_per_gpu_hour = *price;
+  if (!c.what_if.empty()) {
+    auto targets = probe::ParseWhatIf(c.what_if);
+    if (!targets) return targets.error();
+    o.what_if = std::move(*targets);
+  }
   o.tolerance = c.tolerance;
   o.batch_multiple = c.batch_multiple;
   o.target_rel_half_width = c.target;
@@ -157,6 +163,9 @@ Action SetupTune(CLI::App& app) {
                  "what one GPU-hour costs (e.g. 2.50): the report gives the cost per million samples of the "
                  "recommendation and the baseline")
       ->type_name("PRICE");
+  app.add_option("--what-if", c->what_if,
+                 "estimate what other hardware would give the recommendation: GPUs, N GPUs as NxGPU, a price per "
+                 "GPU-hour after ':' (e.g. h100,a100:1.80,4xl4)");
   app.add_option("--tolerance", c->tolerance,
                  "recommend the smallest batch within this share of the fastest (default 0.03)");
   app.add_option("--batch-multiple", c->batch_multiple, "bisect batch sizes down to multiples of N (default 1)");

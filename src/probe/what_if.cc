@@ -41,37 +41,11 @@ struct Pipe {
   double rate;
 };
 
-// What one probe measured, in the terms of the model (what_if.h).
-struct Measured {
-  double full = 0;
-  std::optional<double> loader, compute;
-  const GpuPeak* gpu = nullptr;          // this GPU's row
-  std::optional<Precision> precision;    // the step's products
-  bool on_gpu = false;                   // the counted step ran on the GPU (not on the CPU beside it)
-  std::optional<double> bytes_per_sample;  // host-to-device, while training
-  double loader_cores = 1;               // cores the loader stage used (at least one)
-  unsigned cores = 0;                    // the machine's
-  std::optional<double> epoch_samples;
-  double overlap = 1;                    // full / the narrowest pipe here, at most 1
+// What was measured, in the terms of the model (what_if.h), with the share of the narrowest pipe reached here.
+struct Measured : WhatIfInputs {
+  const GpuPeak* gpu = nullptr;  // this GPU's row
+  double overlap = 1;            // full / the narrowest pipe here, at most 1
 };
-
-Measured Gather(const ProbeResult& r) {
-  Measured m;
-  m.full = Rate(r.full).value_or(0);
-  m.loader = Rate(r.loader);
-  m.compute = Rate(r.compute);
-  m.cores = r.machine.cpu_count;
-  if (r.machine.gpu_index >= 0) m.gpu = FindGpuPeak(r.machine.gpu_name);
-  FlopsReading flops = StageFlops(r, r.compute.ran ? r.compute : r.full);
-  m.precision = flops.precision;
-  m.on_gpu = flops.count && flops.count->device != "cpu";
-  if (std::optional<double> rx = Mean(r.full.telemetry.gpu_pcie_rx_bytes_per_s); rx && m.full > 0) {
-    m.bytes_per_sample = *rx / m.full;
-  }
-  if (std::optional<double> cpu = Mean(r.loader.telemetry.tree_cpu_pct)) m.loader_cores = std::max(1.0, *cpu / 100);
-  if (std::optional<Cost> c = CostOf(r.full, 1.0)) m.epoch_samples = c->epoch_samples;
-  return m;
-}
 
 std::optional<double> CopyCeiling(const Measured& m, const GpuPeak& gpu, int gpus) {
   if (!m.bytes_per_sample || *m.bytes_per_sample <= 0 || gpu.host_link_bytes_per_s <= 0) return std::nullopt;
@@ -147,14 +121,40 @@ Result<std::vector<WhatIfTarget>> ParseWhatIf(std::string_view text) {
   return out;
 }
 
+WhatIfInputs WhatIfInputsOf(const ProbeResult& r) {
+  WhatIfInputs m;
+  m.full = Rate(r.full).value_or(0);
+  m.loader = Rate(r.loader);
+  m.compute = Rate(r.compute);
+  m.cores = r.machine.cpu_count;
+  m.gpu_probed = r.machine.gpu_index >= 0;
+  m.gpu_name = r.machine.gpu_name;
+  FlopsReading flops = StageFlops(r, r.compute.ran ? r.compute : r.full);
+  m.precision = flops.precision;
+  m.on_gpu = flops.count && flops.count->device != "cpu";
+  if (std::optional<double> rx = Mean(r.full.telemetry.gpu_pcie_rx_bytes_per_s); rx && m.full > 0) {
+    m.bytes_per_sample = *rx / m.full;
+  }
+  if (std::optional<double> cpu = Mean(r.loader.telemetry.tree_cpu_pct)) m.loader_cores = std::max(1.0, *cpu / 100);
+  if (std::optional<Cost> c = CostOf(r.full, 1.0)) m.epoch_samples = c->epoch_samples;
+  m.price_per_gpu_hour = r.price_per_gpu_hour;
+  return m;
+}
+
 WhatIf EstimateWhatIf(const ProbeResult& r, const std::vector<WhatIfTarget>& targets) {
+  return EstimateWhatIf(WhatIfInputsOf(r), targets);
+}
+
+WhatIf EstimateWhatIf(const WhatIfInputs& inputs, const std::vector<WhatIfTarget>& targets) {
   WhatIf w;
-  Measured m = Gather(r);
+  Measured m;
+  static_cast<WhatIfInputs&>(m) = inputs;
+  if (m.gpu_probed) m.gpu = FindGpuPeak(m.gpu_name);
   if (m.full <= 0) {
     w.unavailable_why = "the full stage measured no throughput";
     return w;
   }
-  if (r.machine.gpu_index < 0 || (m.precision && !m.on_gpu)) {
+  if (!m.gpu_probed || (m.precision && !m.on_gpu)) {
     w.unavailable_why = "the model ran on the CPU: there is no GPU's MFU to carry to another GPU";
     return w;
   }
@@ -163,7 +163,7 @@ WhatIf EstimateWhatIf(const ProbeResult& r, const std::vector<WhatIfTarget>& tar
     return w;
   }
   if (m.gpu == nullptr || !m.precision) {
-    w.unavailable_why = m.gpu == nullptr ? fmt::format("'{}' is not in the peak table", r.machine.gpu_name)
+    w.unavailable_why = m.gpu == nullptr ? fmt::format("'{}' is not in the peak table", m.gpu_name)
                                          : "the step's FLOPs were not counted, so its precision is unknown";
     return w;
   }
@@ -183,7 +183,7 @@ WhatIf EstimateWhatIf(const ProbeResult& r, const std::vector<WhatIfTarget>& tar
       std::vector<Pipe> pipes = {{"compute", *m.compute}, {"loader", *all}};
       if (copy_here) pipes.push_back({"copy", *copy_here});
       w.lines.push_back(Line(m, fmt::format("this {}, loader on {} cores", m.gpu->model, m.cores - 1), pipes,
-                             r.price_per_gpu_hour, 1));
+                             m.price_per_gpu_hour, 1));
     }
   }
   for (const WhatIfTarget& t : targets) {
@@ -203,7 +203,7 @@ WhatIf EstimateWhatIf(const ProbeResult& r, const std::vector<WhatIfTarget>& tar
     pipes.push_back({"loader", loader.value_or(*m.loader)});
     if (std::optional<double> copy = CopyCeiling(m, *gpu, t.gpus)) pipes.push_back({"copy", *copy});
     std::optional<double> price = t.price_per_gpu_hour;
-    if (!price && gpu == m.gpu) price = r.price_per_gpu_hour;
+    if (!price && gpu == m.gpu) price = m.price_per_gpu_hour;
     w.lines.push_back(Line(m, label, pipes, price, t.gpus));
   }
 
@@ -229,7 +229,7 @@ WhatIf EstimateWhatIf(const ProbeResult& r, const std::vector<WhatIfTarget>& tar
 std::string WhatIfText(const WhatIf& w) {
   if (w.lines.empty() && w.unavailable_why.empty()) return "";
   if (w.lines.empty()) return "what-if: n/a (" + w.unavailable_why + ")\n";
-  std::string out = "what-if (estimates from this probe, not measurements):\n";
+  std::string out = "what-if (estimates from what was measured, not measurements):\n";
   for (const WhatIfLine& l : w.lines) {
     if (!l.samples_per_s) {
       out += fmt::format("  {}: {}\n", l.label, l.note);

@@ -18,11 +18,29 @@
 #include <string_view>
 #include <vector>
 
+#include "probe/peak_flops.h"
 #include "util/result.h"
 
 namespace sat::probe {
 
 struct ProbeResult;
+
+// What the model reads, from a probe's stages (WhatIfInputsOf) or tune's ceilings and confirmation.
+struct WhatIfInputs {
+  double full = 0;                         // samples/s in full training here; 0: not measured
+  std::optional<double> loader, compute;   // the loader and compute ceilings here
+  bool gpu_probed = false;
+  std::string gpu_name;                    // as NVML names this GPU
+  std::optional<Precision> precision;      // of the step's products (the FLOP count)
+  bool on_gpu = false;                     // the counted step ran on the GPU, not on the CPU beside it
+  std::optional<double> bytes_per_sample;  // host-to-device while training (PCIe receive / full)
+  double loader_cores = 1;                 // cores the loader ceiling used, at least one
+  unsigned cores = 0;                      // the machine's
+  std::optional<double> epoch_samples;     // for the cost of an epoch
+  std::optional<double> price_per_gpu_hour;  // this GPU's
+};
+
+WhatIfInputs WhatIfInputsOf(const ProbeResult& result);
 
 struct WhatIfTarget {
   std::string name;                          // as given: "h100", "a100-pcie", "l4"
@@ -51,6 +69,7 @@ struct WhatIf {
 
 // The lines for `targets` (each GPU, then N GPUs where a count was given), plus "this GPU with more loader
 // workers" when the loader is what holds it back here. `price_per_gpu_hour` is this GPU's (--price-per-hour).
+WhatIf EstimateWhatIf(const WhatIfInputs& inputs, const std::vector<WhatIfTarget>& targets);
 WhatIf EstimateWhatIf(const ProbeResult& result, const std::vector<WhatIfTarget>& targets);
 
 // The report's section: "what-if (estimates ...):" and a line per estimate, then the assumptions; "" when none.

@@ -66,7 +66,7 @@ TEST(WhatIf, LoaderBoundGainsNothingFromAFasterGpuAndNamesTheLoader) {
     EXPECT_EQ(l.note, "gains nothing: the loader holds it at 212 samples/s") << l.label;
   }
   std::string text = WhatIfText(w);
-  EXPECT_THAT(text, HasSubstr("what-if (estimates from this probe, not measurements):\n"));
+  EXPECT_THAT(text, HasSubstr("what-if (estimates from what was measured, not measurements):\n"));
   EXPECT_THAT(text, HasSubstr("  H100 SXM: ~208 samples/s · 1.00× today's · narrowest: loader · gains nothing"));
   EXPECT_THAT(text, HasSubstr("  assumes compute: 1,840 samples/s here scaled by each GPU's dense bf16 peak"));
 }

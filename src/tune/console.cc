@@ -149,6 +149,7 @@ std::string ConsoleReport(const TuneResult& r) {
   if (std::string flops = FlopsLine(r); !flops.empty()) o += flops + "\n";
   if (std::string energy = EnergyLine(r); !energy.empty()) o += energy + "\n";
   if (std::string cost = CostLine(r); !cost.empty()) o += cost + "\n";
+  o += WhatIfSection(r);
   if (r.trace) {
     for (const std::string& line : probe::TraceOutcomeLines(*r.trace)) o += line + "\n";
   }

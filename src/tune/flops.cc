@@ -111,4 +111,44 @@ nlohmann::json CostJson(const TuneResult& r) {
           {"recommended", one(s.confirm_trial)}};
 }
 
+probe::WhatIfInputs TuneWhatIfInputs(const TuneResult& r) {
+  const SearchOutcome& s = r.search;
+  probe::WhatIfInputs in;
+  const Trial* full = Measured(s, s.confirm_trial);
+  if (full == nullptr) full = Measured(s, s.baseline_trial);
+  const Trial* compute = Measured(s, s.recommended_batch_trial);
+  if (compute == nullptr) compute = Measured(s, s.compute_ceiling_trial);
+  // The loader trial of the recommended settings' workers, else the ceiling's.
+  const Trial* loader = nullptr;
+  for (int id : s.loader_curve) {
+    const Trial* t = Measured(s, id);
+    if (t != nullptr && t->request.knobs == s.recommended) loader = t;
+  }
+  if (loader == nullptr) loader = Measured(s, s.loader_ceiling_trial);
+  if (full != nullptr) in.full = full->samples_per_s;
+  if (compute != nullptr) in.compute = compute->samples_per_s;
+  if (loader != nullptr) {
+    in.loader = loader->samples_per_s;
+    if (loader->cpu_pct) in.loader_cores = std::max(1.0, *loader->cpu_pct / 100);
+  }
+  in.gpu_probed = r.machine.gpu_index >= 0;
+  in.gpu_name = r.machine.gpu_name;
+  in.cores = r.machine.cpu_count;
+  if (full != nullptr) {
+    probe::FlopsReading flops = TrialFlops(*full, r.machine);
+    in.precision = flops.precision;
+    in.on_gpu = flops.count && flops.count->device != "cpu";
+    if (full->pcie_rx_bytes_per_s && full->samples_per_s > 0) {
+      in.bytes_per_sample = *full->pcie_rx_bytes_per_s / full->samples_per_s;
+    }
+  }
+  in.price_per_gpu_hour = r.price_per_gpu_hour;
+  return in;
+}
+
+std::string WhatIfSection(const TuneResult& r) {
+  if (r.what_if.empty()) return "";
+  return probe::WhatIfText(probe::EstimateWhatIf(TuneWhatIfInputs(r), r.what_if));
+}
+
 }  // namespace sat::tune

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "probe/mfu.h"
+#include "probe/what_if.h"
 #include "tune/tune.h"
 
 namespace sat::tune {
@@ -27,6 +28,13 @@ std::string CostLine(const TuneResult& result);
 // results.json's "cost": {price_per_gpu_hour, baseline, recommended: {per_million_samples, gpus} or null}; null
 // without a price.
 nlohmann::json CostJson(const TuneResult& result);
+
+// What other hardware would give the recommendation (probe/what_if.h), from tune's measurements: full training
+// is the confirmation (else the baseline), the compute ceiling the batch step's measurement of the recommended
+// batch (else the compute ceiling), the loader the loader trial of the recommended workers (else the loader
+// ceiling). The report's section is "" without --what-if.
+probe::WhatIfInputs TuneWhatIfInputs(const TuneResult& result);
+std::string WhatIfSection(const TuneResult& result);
 
 // results.json's "flops": {count (probe::FlopsInfoJson of the confirmation, else the baseline), baseline,
 // recommended (probe::FlopsReadingJson each, null when not measured)}; null when no trial counted FLOPs.

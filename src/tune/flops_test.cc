@@ -118,6 +118,30 @@ TEST(TuneCost, APriceGivesTheCostPerMillionSamples) {
   EXPECT_THAT(CostLine(r), HasSubstr("(x 2 GPUs)"));
 }
 
+// --what-if in tune's report: the recommendation's confirmation, the compute measurement of its batch and the loader
+// trial of its workers, carried to another GPU by the dense-peak ratio.
+TEST(TuneWhatIf, TheRecommendationOnOtherHardware) {
+  TuneResult r = OnAnH100();
+  r.machine.cpu_count = 16;
+  EXPECT_EQ(WhatIfSection(r), "");  // not asked for
+  auto targets = probe::ParseWhatIf("a100");
+  ASSERT_TRUE(targets.ok());
+  r.what_if = *targets;
+  const SearchOutcome& s = r.search;
+  probe::WhatIfInputs in = TuneWhatIfInputs(r);
+  EXPECT_DOUBLE_EQ(in.full, s.FindTrial(s.confirm_trial)->samples_per_s);
+  const Trial* compute = s.FindTrial(s.recommended_batch_trial ? s.recommended_batch_trial : s.compute_ceiling_trial);
+  ASSERT_TRUE(compute && in.compute);
+  EXPECT_DOUBLE_EQ(*in.compute, compute->samples_per_s);
+  ASSERT_TRUE(in.loader.has_value());
+  EXPECT_EQ(in.precision, probe::Precision::kBf16);
+  EXPECT_TRUE(in.on_gpu);
+  std::string text = WhatIfSection(r);
+  EXPECT_THAT(text, HasSubstr("what-if (estimates from what was measured, not measurements):"));
+  EXPECT_THAT(text, HasSubstr("  A100: ~"));
+  EXPECT_THAT(ConsoleReport(r), HasSubstr("  A100: ~"));
+}
+
 TEST(TuneFlops, NothingCountedSaysNothing) {
   TuneResult r = testing::ModelResult();
   EXPECT_EQ(FlopsLine(r), "");

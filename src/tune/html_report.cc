@@ -216,6 +216,7 @@ std::string Summary(const TuneResult& r) {
   if (std::string flops = FlopsLine(r); !flops.empty()) o += fmt::format("<p>{}</p>\n", Esc(flops));
   if (std::string energy = EnergyLine(r); !energy.empty()) o += fmt::format("<p>{}</p>\n", Esc(energy));
   if (std::string cost = CostLine(r); !cost.empty()) o += fmt::format("<p>{}</p>\n", Esc(cost));
+  if (std::string what_if = WhatIfSection(r); !what_if.empty()) o += fmt::format("<pre>{}</pre>\n", Esc(what_if));
   if (r.trace) {
     std::vector<std::string> lines = probe::TraceOutcomeLines(*r.trace);
     for (std::string& line : lines) line = Esc(line);

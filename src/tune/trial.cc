@@ -177,6 +177,9 @@ Trial TrialFromStage(const probe::StageResult& s, const std::vector<KnobSpec>& k
   if (tel.tree_rss_bytes) t.rss_peak_bytes = tel.tree_rss_bytes->max;
   t.data_wait_share = s.data_wait_share;
   t.flops = s.flops;
+  if (tel.gpu_pcie_rx_bytes_per_s && tel.gpu_pcie_rx_bytes_per_s->count > 0) {
+    t.pcie_rx_bytes_per_s = tel.gpu_pcie_rx_bytes_per_s->mean;
+  }
   if (std::optional<probe::EnergyPerSample> e = probe::EnergyPerSampleOf(s)) {
     t.joules_per_sample = e->joules_per_sample;
     t.watts = e->watts;
@@ -266,6 +269,7 @@ json TrialToJson(const Trial& t) {
       {"joules_per_sample", Optional(t.joules_per_sample)},
       {"watts", Optional(t.watts)},
       {"energy_method", t.energy_method},
+      {"pcie_rx_bytes_per_s", Optional(t.pcie_rx_bytes_per_s)},
       {"started_unix", t.started_unix},
   };
 }
@@ -326,6 +330,7 @@ Result<Trial> TrialFromJson(const json& j) {
     t.joules_per_sample = ReadOptional(j, "joules_per_sample");
     t.watts = ReadOptional(j, "watts");
     t.energy_method = j.value("energy_method", "");
+    t.pcie_rx_bytes_per_s = ReadOptional(j, "pcie_rx_bytes_per_s");
     t.started_unix = j.value("started_unix", 0.0);
     return t;
   } catch (const json::exception& e) {

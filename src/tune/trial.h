@@ -88,6 +88,7 @@ struct Trial {
   // time; the GPU only), the mean power, and how it was read; unset without a GPU reading.
   std::optional<double> joules_per_sample, watts;
   std::string energy_method;
+  std::optional<double> pcie_rx_bytes_per_s;  // the GPU's PCIe receive rate (host-to-device), mean of the steady part
   double started_unix = 0;
 };
 

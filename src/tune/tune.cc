@@ -76,6 +76,7 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
   result.budget_s = o.budget_s;
   result.mem_target = o.mem_target;
   result.price_per_gpu_hour = o.price_per_gpu_hour;
+  result.what_if = o.what_if;
   result.python_dir = run::HelperPythonDir();
   const double t0 = telemetry::MonotonicSeconds();
 

@@ -13,6 +13,7 @@
 
 #include "monitor/live_figures.h"
 #include "probe/trace_summary.h"
+#include "probe/what_if.h"
 #include "telemetry/gpu.h"
 #include "tune/code_change.h"
 #include "tune/explain.h"
@@ -44,6 +45,7 @@ struct TuneOptions {
   double trial_budget_s = 0;            // one trial at most; 0: a fifteenth of the budget, 10 to 60 s
   double mem_target = 0.9;
   std::optional<double> price_per_gpu_hour;  // --price-per-hour: cost lines (flops.h CostLine)
+  std::vector<probe::WhatIfTarget> what_if;  // --what-if: the report's section (flops.h WhatIfSection)
   double tolerance = 0.03;
   int64_t batch_multiple = 1;
   double target_rel_half_width = 0.03;  // a trial stops once its 95% interval is this tight
@@ -73,6 +75,7 @@ struct TuneResult {
   double budget_s = 0, wall_s = 0;
   double mem_target = 0.9;
   std::optional<double> price_per_gpu_hour;  // --price-per-hour, as given
+  std::vector<probe::WhatIfTarget> what_if;  // --what-if, as given
   bool interrupted = false;    // Ctrl-C: what was measured is kept
   bool budget_spent = false;   // the search stopped because the budget ran out
   // Why the tune ended when it did: interrupted, the budget ran out, nothing to tune, or every step ran and

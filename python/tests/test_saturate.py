@@ -550,48 +550,17 @@ class ProcessTest(HelperTest):
         self.assertEqual((done["steps"], done["samples"]), (2, 8))
 
 
-def _busy(n):
-    total = 0
-    for i in range(n):
-        total += i
-    return total
+class PassThroughTest(HelperTest):
+    """Without a channel (a script run outside saturate) track() changes nothing. What tracking costs with a channel
+    is a benchmark, not a test (bench/helper_overhead.py, docs/benchmarks.md): a timed assertion here failed under
+    the load of a parallel test run."""
 
-
-def _loop_rates(items, wrap, work, tries=20):
-    """Best steps per second of a plain loop over `items` and of one over wrap(items), each step doing `work`
-    units of real work. Many short alternating tries, best of each: the least disturbed run of both loops on a
-    machine that other processes share."""
-    best_plain = best_wrapped = 0.0
-    for _ in range(tries):
-        for wrapped in (False, True):
-            iterable = wrap(items) if wrapped else items
-            start = time.perf_counter()
-            for _ in iterable:
-                _busy(work)
-            rate = len(items) / (time.perf_counter() - start)
-            if wrapped:
-                best_wrapped = max(best_wrapped, rate)
-            else:
-                best_plain = max(best_plain, rate)
-    return best_plain, best_wrapped
-
-
-class OverheadTest(HelperTest):
     def test_pass_through_without_a_channel(self):
         self.configure(channel=False)
         items = list(range(50))
         self.assertIs(type(iter(saturate.track(items))), type(iter(items)))
-        # Steps of a few hundred microseconds: thousands of tiny steps per second.
-        plain, tracked = _loop_rates(items, saturate.track, work=5000)
-        self.assertGreater(plain, 1000)
-        self.assertGreater(tracked, plain * 0.9, "plain %.0f/s, tracked %.0f/s" % (plain, tracked))
+        self.assertEqual(list(saturate.track(items)), items)
         self.assertIsNone(saturate._STATE.channel._sock)
-
-    def test_reporting_costs_microseconds_per_step(self):
-        self.configure()
-        plain, tracked = _loop_rates([[0, 0]] * 1000, saturate.track, work=100, tries=5)
-        per_step_s = 1 / tracked - 1 / plain
-        self.assertLess(per_step_s, 50e-6, "plain %.0f/s, tracked %.0f/s" % (plain, tracked))
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 SATURATE=${1:-$here/build/saturate}
 BATCH=${2:-128}
-PY=/usr/bin/python3
+PY=${PYTHON:-python3}  # the interpreter with CUDA torch (on the GPU machines: python3)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 keep=${KEEP:-$work}

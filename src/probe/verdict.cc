@@ -582,6 +582,16 @@ void AddNotes(const ProbeResult& r, const Pipe& p, Verdict& v) {
   }
 
   for (const StageResult* s : {&r.loader, &r.compute, &r.full}) {
+    // A stage that ran to its share of the budget without a rate: start-up took it all (a multi-rank job on a
+    // busy machine); saying so keeps the user from reading the missing figure as a failure.
+    if (s->ran && !StageMeasured(*s) && !StageFailed(*s) && !r.interrupted &&
+        s->outcome.exit_class == run::ExitClass::kStopped) {
+      v.notes.push_back(fmt::format("the {} stage reported no throughput in its {:.0f} s share of the budget "
+                                    "({} steady observation{}): its start-up used it up; a larger --budget "
+                                    "measures it",
+                                    StageName(s->kind), s->wall_s, s->observations,
+                                    s->observations == 1 ? "" : "s"));
+    }
     if (!StageMeasured(*s)) continue;
     const measure::SteadyState& e = s->estimate;
     std::string_view name = StageName(s->kind);

@@ -174,6 +174,20 @@ TEST(Decide, ComputeBoundOnAGpu) {
   EXPECT_THAT(Notes(v), HasSubstr("mixed precision can still raise throughput"));
 }
 
+// A multi-rank job on a busy machine can spend a stage's whole share of the budget starting up: the stage ran,
+// was stopped, and reported nothing. The notes say so, rather than leaving a blank the user reads as a failure.
+TEST(Decide, AStageWhoseStartUpUsedItsShareIsNoted) {
+  ProbeResult r = ComputeBoundWithHelper();
+  r.compute.estimate = {};
+  r.compute.observations = 0;
+  r.compute.wall_s = 13.3;
+  Verdict v = Decide(r);
+  EXPECT_THAT(Notes(v), HasSubstr("the compute stage reported no throughput in its 13 s share of the budget (0 "
+                                  "steady observations): its start-up used it up; a larger --budget measures it"));
+  // A measured stage gets no such note.
+  EXPECT_THAT(Notes(Decide(ComputeBoundWithHelper())), Not(HasSubstr("reported no throughput")));
+}
+
 // On Hopper and later, GPM shows what utilisation hides: the GPU is "busy" while few SMs and tensor cores work.
 TEST(Decide, GpmActivityStandsBesideUtilisationInTheEvidence) {
   ProbeResult r = ComputeBoundWithHelper();

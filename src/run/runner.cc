@@ -122,13 +122,28 @@ std::string MakeRunTmpDir(std::map<std::string, std::string>& env) {
   return dir;
 }
 
-// Removes what killed processes left in the run's private folder (multiprocessing's pymp-* folders), then the
-// folder itself when it is empty. Called once no process of the run is left.
+// Whether a name is one Python's tempfile gives by default: "tmp" and eight of [a-z0-9_].
+bool IsPythonTempName(std::string_view name) {
+  if (name.size() != 11 || !StartsWith(name, "tmp")) return false;
+  return std::all_of(name.begin() + 3, name.end(),
+                     [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'; });
+}
+
+// Removes what killed processes left in the run's private folder, then the folder itself when it is empty.
+// Called once no process of the run is left. Left: multiprocessing's pymp-* folders, and the empty tmpXXXXXXXX
+// files a DataLoader opens to test the descriptor limit when a worker dies (an empty file holds nothing of the
+// command's; a file with content is kept).
 void CleanRunTmpDir(const std::string& dir) {
   if (dir.empty()) return;
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-    if (StartsWith(entry.path().filename().string(), "pymp-")) std::filesystem::remove_all(entry.path(), ec);
+    std::string name = entry.path().filename().string();
+    std::error_code entry_ec;
+    if (StartsWith(name, "pymp-")) {
+      std::filesystem::remove_all(entry.path(), entry_ec);
+    } else if (IsPythonTempName(name) && entry.is_regular_file(entry_ec) && entry.file_size(entry_ec) == 0) {
+      std::filesystem::remove(entry.path(), entry_ec);
+    }
   }
   std::filesystem::remove(dir, ec);  // fails, as meant, when the command left files of its own
 }

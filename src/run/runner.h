@@ -22,8 +22,9 @@
 // Temporary files: each run gets a private folder, saturate-run-XXXXXX under the run's TMPDIR (RunSpec::env,
 // else saturate's, else /tmp), as its TMPDIR. A process killed before it cleans up leaves its temporary files
 // there: PyTorch's DataLoader workers leave the pymp-* folders of Python's multiprocessing after SIGTERM or
-// SIGKILL. Once the whole tree is gone, those pymp-* folders are removed, and the private folder too when
-// nothing else is left in it (what the command itself wrote there is kept). TORCHINDUCTOR_CACHE_DIR, unless
+// SIGKILL, and a DataLoader whose worker died may leave empty tmpXXXXXXXX files (its descriptor-limit check).
+// Once the whole tree is gone, those pymp-* folders and empty Python-named temporary files are removed, and the
+// private folder too when nothing else is left in it (what the command itself wrote there is kept). TORCHINDUCTOR_CACHE_DIR, unless
 // set, keeps pointing at torch.compile's usual cache (<TMPDIR>/torchinductor_<user>), so compiled kernels are
 // still reused across runs. If the folder cannot be created the run keeps the caller's TMPDIR.
 //

@@ -95,6 +95,17 @@ std::filesystem::path TempDir(const std::string& name) {
   return dir;
 }
 
+// What a folder holds, recursively, one path a line, for a failure message.
+std::string Listing(const std::filesystem::path& dir) {
+  std::string out;
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    out += "\n  " + it->path().string();
+  }
+  return out;
+}
+
 double SecondsSince(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
@@ -393,14 +404,16 @@ TEST(Runner, KilledDataLoaderWorkersLeaveNoTemporaryFolders) {
   EXPECT_EQ(o.exit_class, ExitClass::kStopped) << o.detail;
   // Past SIGINT: the workers died of SIGTERM or SIGKILL, before Python could remove their folders.
   EXPECT_NE(o.detail.find("after it ignored SIGINT"), std::string::npos) << o.detail;
-  EXPECT_FALSE(std::filesystem::exists(tmp)) << "the run's private TMPDIR is left";
-  EXPECT_TRUE(std::filesystem::is_empty(dir)) << "left in the caller's TMPDIR";
+  EXPECT_FALSE(std::filesystem::exists(tmp)) << "the run's private TMPDIR is left, holding: " << Listing(tmp);
+  EXPECT_TRUE(std::filesystem::is_empty(dir)) << "left in the caller's TMPDIR: " << Listing(dir);
   std::filesystem::remove_all(dir);
 }
 
 TEST(Runner, KeepsWhatTheCommandWroteInItsTemporaryFolder) {
   auto dir = TempDir("runner_tmp_kept");
-  RunSpec spec = Spec({"/bin/sh", "-c", "mkdir \"$TMPDIR/pymp-x\"; echo data > \"$TMPDIR/result.txt\"; echo $TMPDIR"});
+  RunSpec spec = Spec({"/bin/sh", "-c",
+                       "mkdir \"$TMPDIR/pymp-x\"; echo data > \"$TMPDIR/result.txt\"; : > \"$TMPDIR/tmpab_9cdef\"; "
+                       "echo kept > \"$TMPDIR/tmpkept1234\"; : > \"$TMPDIR/tmp-empty\"; echo $TMPDIR"});
   spec.env["TMPDIR"] = dir.string();
   auto o = RunToEnd(std::move(spec));
   ASSERT_EQ(o.stdout_tail.size(), 1u);
@@ -408,6 +421,11 @@ TEST(Runner, KeepsWhatTheCommandWroteInItsTemporaryFolder) {
   EXPECT_EQ(tmp.parent_path(), dir);
   EXPECT_TRUE(std::filesystem::exists(tmp / "result.txt"));
   EXPECT_FALSE(std::filesystem::exists(tmp / "pymp-x"));
+  // An empty file named as Python's tempfile names them is a killed process's; one with content, or another
+  // name, is the command's.
+  EXPECT_FALSE(std::filesystem::exists(tmp / "tmpab_9cdef"));
+  EXPECT_TRUE(std::filesystem::exists(tmp / "tmpkept1234"));
+  EXPECT_TRUE(std::filesystem::exists(tmp / "tmp-empty"));
 
   // A command that leaves nothing leaves no folder.
   RunSpec quiet = Spec({"/bin/sh", "-c", "echo $TMPDIR"});

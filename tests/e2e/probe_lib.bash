@@ -76,7 +76,7 @@ expect_full_near_own() {
 expect_three_stages_and_verdict() {
   local file="$WORK/$1.json"
   echo "$1: $(jq_py "$file" 'j["verdict"]')"
-  jq_py "$file" 'all(j["stages"][s]["ran"] and (j["stages"][s]["samples_per_s"] or 0) > 0 for s in ("full", "loader", "compute")) or sys.exit({s: j["stages"][s].get("skipped_why") or j["stages"][s]["outcome"] for s in j["stages"]})' ||
+  jq_py "$file" 'all(j["stages"][s]["ran"] and (j["stages"][s]["samples_per_s"] or 0) > 0 for s in ("full", "loader", "compute")) or sys.exit({s: (j["stages"][s].get("samples_per_s"), j["stages"][s].get("skipped_why") or j["stages"][s]["outcome"], j["stages"][s].get("notes")) for s in j["stages"]})' ||
     fail "$1: all three stages should measure"
   [ -n "$(jq_py "$file" 'j["verdict"]["bottleneck"] or ""')" ] || fail "$1: no verdict"
 }

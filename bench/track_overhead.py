@@ -2,7 +2,7 @@
 """What saturate.track() costs per step: a plain loop, the pass-through (no SATURATE_CHANNEL) and the reporting
 loop (a real bound datagram socket, read by a child process as saturate would), side by side.
 
-    python3 python/bench_overhead.py [--steps N] [--work N] [--tries N]
+    python3 bench/track_overhead.py [--steps N] [--work N] [--tries N]
 
 Each step does `--work` iterations of a Python loop (about 50 ns each) so the loops look like a training loop
 with tiny steps. Prints the best rate of each over `--tries` alternating runs.
@@ -16,7 +16,7 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "python"))
 
 import saturate  # noqa: E402
 

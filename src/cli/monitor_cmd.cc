@@ -1,5 +1,6 @@
 // `saturate monitor`: nvidia-smi's query interface plus the host and a watched process tree; for a command it
-// starts, also the training throughput the command reports over the helper channel.
+// starts, also the training throughput the command reports over the helper channel. Flags and their checks here;
+// the engine is monitor::Watch (monitor/watch.h).
 #include <ext/stdio_filebuf.h>
 #include <fcntl.h>
 #include <fmt/core.h>
@@ -10,26 +11,18 @@
 #include <csignal>
 #include <cstring>
 
-#include <algorithm>
-#include <chrono>
+#include <fstream>
 #include <iostream>
 #include <memory>
-#include <optional>
-#include <thread>
 
 #include "cli/command.h"
 #include "cli/gpu_setup.h"
 #include "cli/serve_flag.h"
-#include "measure/channel.h"
-#include "monitor/csv_writer.h"
 #include "monitor/fields.h"
 #include "monitor/format.h"
-#include "monitor/human_view.h"
-#include "monitor/json_writer.h"
+#include "monitor/presenter.h"
 #include "monitor/query.h"
-#include "monitor/training.h"
-#include "run/environment.h"
-#include "run/interrupt.h"
+#include "monitor/watch.h"
 #include "run/runner.h"
 #include "telemetry/sampler.h"
 #include "util/strings.h"
@@ -60,62 +53,6 @@ std::string TreeCommand(const MonitorOptions& o) {
   return JoinNonEmpty(argv, " ");
 }
 
-void ListFields(std::ostream& out) {
-  for (const auto& f : monitor::AllFields()) {
-    std::string names(f.name());
-    for (size_t i = 1; i < f.names.size(); ++i) names += fmt::format(" (alias {})", f.names[i]);
-    std::string_view scope = f.scope == monitor::Scope::kGpu    ? "--query-gpu"
-                             : f.scope == monitor::Scope::kHost ? "--query-host"
-                                                                : "--query-host, with --pid or -- CMD";
-    out << fmt::format("{:<28} {:<8} {:<36} {}\n", names, f.unit.empty() ? "" : fmt::format("[{}]", f.unit), scope,
-                       f.help);
-  }
-}
-
-// Something that formats samples: CSV, JSON lines, or the human view.
-class Presenter {
- public:
-  virtual ~Presenter() = default;
-  virtual void Begin(std::ostream& out) {}
-  virtual void Write(std::ostream& out, const telemetry::Sample& s) = 0;
-};
-
-class CsvPresenter : public Presenter {
- public:
-  CsvPresenter(monitor::Query q, monitor::Format f) : writer_(std::move(q), f) {}
-  void Begin(std::ostream& out) override { writer_.WriteHeader(out); }
-  void Write(std::ostream& out, const telemetry::Sample& s) override { writer_.WriteSample(out, s); }
-
- private:
-  monitor::CsvWriter writer_;
-};
-
-class JsonPresenter : public Presenter {
- public:
-  explicit JsonPresenter(monitor::Query q) : writer_(std::move(q)) {}
-  void Write(std::ostream& out, const telemetry::Sample& s) override { writer_.WriteSample(out, s); }
-
- private:
-  monitor::JsonWriter writer_;
-};
-
-class HumanPresenter : public Presenter {
- public:
-  HumanPresenter(monitor::HumanOptions o, bool redraw) : view_(std::move(o)), redraw_(redraw) {}
-  void Write(std::ostream& out, const telemetry::Sample& s) override {
-    auto lines = view_.Lines(s);
-    if (redraw_) out << monitor::RedrawPrefix(previous_);
-    for (const auto& l : lines) out << l << '\n';
-    if (!redraw_) out << '\n';
-    previous_ = lines.size();
-  }
-
- private:
-  monitor::HumanView view_;
-  bool redraw_;
-  size_t previous_ = 0;
-};
-
 size_t TerminalWidth() {
   if (const char* c = getenv("COLUMNS")) {
     if (auto v = ParseInt(c); v && *v > 0) return static_cast<size_t>(*v);
@@ -123,46 +60,9 @@ size_t TerminalWidth() {
   return 120;
 }
 
-// The helper channel of the started command and its training rates (docs/helper-protocol.md).
-class TrainingFeed {
- public:
-  TrainingFeed(std::unique_ptr<measure::HelperChannel> channel, std::string run_id)
-      : channel_(std::move(channel)), run_id_(run_id), meter_(std::move(run_id)) {}
-
-  const std::string& path() const { return channel_->path(); }
-  const std::string& run_id() const { return run_id_; }
-
-  // Reads what arrived, waiting up to `timeout_ms` for the first datagram. The kernel queues only a few, so the
-  // loop calls this often.
-  Status Drain(int timeout_ms) {
-    auto messages = channel_->Poll(timeout_ms);
-    if (!messages) return messages.error();
-    for (const measure::HelperMessage& m : *messages) meter_.Add(m);
-    return Status::Ok();
-  }
-
-  // The interval's rates into the sample's tree, and a new interval.
-  Status Annotate(telemetry::Sample& s) {
-    if (auto status = Drain(0); !status.ok()) return status;
-    const monitor::TrainingRates rates = meter_.Take();
-    // A tree that is gone has no rates, like its CPU.
-    if (s.tree && s.tree->alive) {
-      s.tree->samples_per_s = rates.samples_per_s;
-      s.tree->steps_per_s = rates.steps_per_s;
-      s.tree->data_wait_share = rates.data_wait_share;
-    }
-    return Status::Ok();
-  }
-
- private:
-  std::unique_ptr<measure::HelperChannel> channel_;
-  std::string run_id_;
-  monitor::TrainingMeter meter_;
-};
-
 Status RunMonitor(const MonitorOptions& o) {
   if (o.list_fields) {
-    ListFields(std::cout);
+    std::cout << monitor::FieldListing();
     return Status::Ok();
   }
   // The interval: -lms wins over -l; without either, a query prints one sample (as nvidia-smi does) and the
@@ -231,116 +131,25 @@ Status RunMonitor(const MonitorOptions& o) {
   std::ostream file(file_buffer.get());
   std::ostream& out = o.filename.empty() ? std::cout : file;
 
-  std::unique_ptr<Presenter> presenter;
-  switch (format.kind) {
-    case monitor::OutputKind::kCsv: presenter = std::make_unique<CsvPresenter>(*query, format); break;
-    case monitor::OutputKind::kJson: presenter = std::make_unique<JsonPresenter>(*query); break;
-    case monitor::OutputKind::kHuman: {
-      monitor::HumanOptions h;
-      h.gpu_backend = gpu->backend != nullptr;
-      h.no_backend_reason = gpu->note;
-      bool tty = o.filename.empty() && isatty(STDOUT_FILENO);
-      h.width = tty ? TerminalWidth() : 0;
-      presenter = std::make_unique<HumanPresenter>(h, tty && o.command.empty());
-      break;
-    }
-  }
-  if (silent) presenter.reset();
-
-  telemetry::SamplerOptions so;
-  so.interval_s = interval_s;
-  so.capacity = 16;
-  so.roots = {o.proc_root, o.sys_root};
-  so.gpu = gpu->backend.get();
-  so.gpu_indices = gpu->indices;
-  auto sampler = telemetry::Sampler::Create(so);
-  if (!sampler) return sampler.error();
-
-  run::InstallInterruptHandlers();
-  std::unique_ptr<run::Run> child;
-  std::optional<TrainingFeed> training;
-  if (!o.command.empty()) {
-    // The command reports its training over the helper channel: PyTorch programs through the automatic
-    // instrumentation that saturate's python/ folder loads, others through `import saturate`.
-    auto channel = measure::HelperChannel::Open();
-    if (!channel) return channel.error();
-    training.emplace(std::move(*channel), fmt::format("monitor-{}", getpid()));
-    run::RunSpec spec;
-    spec.argv = o.command;
-    spec.echo = true;
-    spec.env["SATURATE_CHANNEL"] = training->path();
-    spec.env["SATURATE_RUN_ID"] = training->run_id();
-    // A few reports per sampling interval, so each interval has its own rate.
-    spec.env["SATURATE_REPORT_INTERVAL"] = fmt::format("{:g}", std::clamp(interval_s / 4, 0.02, 0.1));
-    if (o.no_auto) spec.env["SATURATE_AUTO"] = "0";
-    spec.pythonpath_prepend = {run::HelperPythonDir()};
-    auto r = run::Run::Start(spec);
-    if (!r) return r.error();
-    child = std::move(*r);
-    if (auto done = child->Poll(); done && done->exit_class == run::ExitClass::kStartFailed)
-      return Error{done->detail};
-    (*sampler)->Watch(child->pid());
-  } else if (o.pid > 0) {
-    (*sampler)->Watch(static_cast<pid_t>(o.pid));
-  }
+  monitor::HumanOptions human;
+  human.gpu_backend = gpu->backend != nullptr;
+  human.no_backend_reason = gpu->note;
+  const bool tty = o.filename.empty() && isatty(STDOUT_FILENO);
+  human.width = tty ? TerminalWidth() : 0;
+  std::unique_ptr<monitor::Presenter> presenter;
+  if (!silent) presenter = monitor::MakePresenter(*query, format, human, tty && o.command.empty());
   if (exporter->figures) exporter->figures->SetTreeCommand(TreeCommand(o));
 
-  using Clock = std::chrono::steady_clock;
-  // Waits up to `seconds`, reading the helper channel meanwhile (its queue is short).
-  auto wait = [&](double seconds) -> Status {
-    if (!training) {
-      std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
-      return Status::Ok();
-    }
-    return training->Drain(static_cast<int>(std::ceil(seconds * 1000)));
-  };
-  // One sample, with the training rates of the interval it closes.
-  auto sample = [&]() -> Result<telemetry::Sample> {
-    telemetry::Sample s = (*sampler)->SampleOnce();
-    if (training) {
-      if (auto status = training->Annotate(s); !status.ok()) return status.error();
-    }
-    if (exporter->figures) exporter->figures->SetSample(s);
-    return s;
-  };
-
-  // A priming sample gives the first printed sample its rates (CPU, disk, network need two readings).
-  if (auto primed = sample(); !primed) return primed.error();
-  if (auto status = wait(std::min(interval_s, 0.2)); !status.ok()) return status;
-
-  if (presenter) presenter->Begin(out);
-  auto start = Clock::now();
-  for (long k = 0;; ++k) {
-    auto s = sample();
-    if (!s) return s.error();
-    if (presenter) presenter->Write(out, *s);
-    out.flush();
-    if (count > 0 && k + 1 >= count) break;
-    if (o.pid > 0 && s->tree && !s->tree->alive) break;
-    if (child && child->Poll()) break;
-    // Wait for the next slot of a fixed schedule, waking early for an interrupt or the child's end.
-    auto next = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>((k + 1) * interval_s));
-    while (Clock::now() < next && !run::Interrupted() && !(child && child->Poll())) {
-      const double left_s = std::chrono::duration<double>(next - Clock::now()).count();
-      if (auto status = wait(std::clamp(left_s, 0.0, 0.02)); !status.ok()) return status;
-    }
-    if (run::Interrupted()) break;
-    if (child && child->Poll()) {
-      // One last sample shows the tree as it ended, with the command's last reports.
-      auto last = sample();
-      if (!last) return last.error();
-      if (presenter) presenter->Write(out, *last);
-      break;
-    }
+  const monitor::WatchOptions w{.interval_s = interval_s, .count = count, .command = o.command,
+                                .no_auto = o.no_auto, .pid = o.pid, .proc_root = o.proc_root,
+                                .sys_root = o.sys_root, .gpu = gpu->backend.get(), .gpu_indices = gpu->indices};
+  auto end = monitor::Watch(w, presenter.get(), out, exporter->figures.get());
+  if (!end) return end.error();
+  if (end->interrupted) return Error{"interrupted", kExitInterrupted};
+  if (const auto& outcome = end->outcome; outcome && outcome->exit_class != run::ExitClass::kFinished &&
+                                          outcome->exit_class != run::ExitClass::kStopped) {
+    fmt::print(stderr, "saturate: the command {}: {}\n", run::ExitClassName(outcome->exit_class), outcome->detail);
   }
-  if (child) {
-    child->RequestStop();
-    run::RunOutcome outcome = child->Wait();
-    if (run::Interrupted()) return Error{"interrupted", kExitInterrupted};
-    if (outcome.exit_class != run::ExitClass::kFinished && outcome.exit_class != run::ExitClass::kStopped)
-      fmt::print(stderr, "saturate: the command {}: {}\n", run::ExitClassName(outcome.exit_class), outcome.detail);
-  }
-  if (run::Interrupted()) return Error{"interrupted", kExitInterrupted};
   return Status::Ok();
 }
 

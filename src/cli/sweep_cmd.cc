@@ -13,6 +13,7 @@
 #include "monitor/human_view.h"
 #include "run/interrupt.h"
 #include "sweep/controller.h"
+#include "sweep/export.h"
 #include "sweep/mps.h"
 #include "sweep/status.h"
 #include "sweep/view.h"

@@ -35,4 +35,25 @@ TrainingRates TrainingMeter::Take() {
   return rates;
 }
 
+TrainingFeed::TrainingFeed(std::unique_ptr<measure::HelperChannel> channel, std::string run_id)
+    : channel_(std::move(channel)), run_id_(run_id), meter_(std::move(run_id)) {}
+
+Status TrainingFeed::Drain(int timeout_ms) {
+  auto messages = channel_->Poll(timeout_ms);
+  if (!messages) return messages.error();
+  for (const measure::HelperMessage& m : *messages) meter_.Add(m);
+  return Status::Ok();
+}
+
+Status TrainingFeed::Annotate(telemetry::Sample& s) {
+  if (auto status = Drain(0); !status.ok()) return status;
+  const TrainingRates rates = meter_.Take();
+  if (s.tree && s.tree->alive) {
+    s.tree->samples_per_s = rates.samples_per_s;
+    s.tree->steps_per_s = rates.steps_per_s;
+    s.tree->data_wait_share = rates.data_wait_share;
+  }
+  return Status::Ok();
+}
+
 }  // namespace sat::monitor

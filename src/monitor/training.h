@@ -3,17 +3,23 @@
 // steps, samples and loop times; this turns them into the rates of one sampling interval, for the fields
 // proc.samples_per_s, proc.steps_per_s and proc.data_wait.
 //
+// TrainingFeed reads the channel into a TrainingMeter and writes each interval's rates into the sample.
+//
 // Not thread-safe; the monitor's loop feeds it and takes the rates once per sample.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 
+#include "measure/channel.h"
 #include "measure/helper_message.h"
 #include "measure/progress.h"
+#include "telemetry/sample.h"
+#include "util/result.h"
 
 namespace sat::monitor {
 
@@ -48,6 +54,27 @@ class TrainingMeter {
   // Per process, the samples and training seconds of the interval's observations.
   std::map<int64_t, std::pair<double, double>> interval_;
   bool observed_ = false;  // some process reported twice: there is a rate
+};
+
+// The helper channel of the command monitor started, and its training rates per sampling interval.
+class TrainingFeed {
+ public:
+  TrainingFeed(std::unique_ptr<measure::HelperChannel> channel, std::string run_id);
+
+  const std::string& path() const { return channel_->path(); }
+  const std::string& run_id() const { return run_id_; }
+
+  // Reads what arrived, waiting up to `timeout_ms` for the first datagram. The kernel queues only a few, so the
+  // loop calls this often.
+  Status Drain(int timeout_ms);
+
+  // The interval's rates into the sample's tree (a tree that is gone has none, like its CPU), and a new interval.
+  Status Annotate(telemetry::Sample& s);
+
+ private:
+  std::unique_ptr<measure::HelperChannel> channel_;
+  std::string run_id_;
+  TrainingMeter meter_;
 };
 
 }  // namespace sat::monitor

@@ -10,8 +10,8 @@
 #include <set>
 
 #include "measure/channel.h"
+#include "measure/helper_env.h"
 #include "probe/data_location.h"
-#include "run/environment.h"
 #include "run/interrupt.h"
 #include "telemetry/proc_maps.h"
 #include "util/utf8.h"
@@ -187,16 +187,16 @@ Result<StageResult> RunStage(StageKind kind, const StageOptions& o, telemetry::S
   spec.argv = o.argv;
   spec.shell = o.shell;
   spec.env = o.env;
-  spec.env["SATURATE_CHANNEL"] = (*channel)->path();
-  spec.env["SATURATE_MODE"] = std::string(ModeOf(kind));
-  spec.env["SATURATE_RUN_ID"] = run_id;
-  spec.env["PYTHONUNBUFFERED"] = "1";  // so that printed step lines arrive when they are printed
+  measure::HelperEnv helper;
+  helper.channel_path = (*channel)->path();
+  helper.mode = std::string(ModeOf(kind));
+  helper.run_id = run_id;
   // The automatic instrumentation; with --parse the pattern alone gives throughput (stage.h).
-  spec.env["SATURATE_AUTO"] = o.auto_instrument && !o.parse ? "1" : "0";
-  if (!o.auto_target.empty()) spec.env["SATURATE_AUTO_TARGET"] = o.auto_target;
-  if (o.samples_per_step) spec.env["SATURATE_SAMPLES_PER_STEP"] = fmt::format("{}", *o.samples_per_step);
-  if (!o.trace_path.empty()) spec.env["SATURATE_TRACE"] = o.trace_path;
-  spec.pythonpath_prepend = {run::HelperPythonDir()};
+  helper.auto_instrument = o.auto_instrument && !o.parse;
+  helper.auto_target = o.auto_target;
+  helper.samples_per_step = o.samples_per_step;
+  helper.trace_path = o.trace_path;
+  measure::ApplyHelperEnv(helper, spec);
   spec.log_dir = o.log_dir;
   spec.echo = o.verbose;
   spec.stop_grace_s = 5;

@@ -18,6 +18,7 @@
 #include "sweep/launch.h"
 #include "sweep/leftovers.h"
 #include "sweep/metrics.h"
+#include "sweep/plan.h"
 #include "sweep/retry.h"
 #include "telemetry/proc_maps.h"
 #include "telemetry/proc_tree.h"

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "sweep/plan.h"
 #include "sweep/test_dir.h"
 
 namespace sat::sweep {

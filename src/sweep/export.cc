@@ -1,5 +1,5 @@
-// The journal's results for reports: ordering by the sweep metric, CSV and JSON (declared in sweep/journal.h).
-#include "sweep/journal.h"
+// The journal's results for reports: ordering by the sweep metric, CSV and JSON (declared in sweep/export.h).
+#include "sweep/export.h"
 
 #include <fmt/format.h>
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "measure/helper_message.h"
-#include "sweep/journal.h"
+#include "sweep/records.h"
 #include "sweep/metrics.h"
 
 namespace sat::sweep {

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <random>
 
+#include "sweep/export.h"
 #include "sweep/test_dir.h"
 
 namespace sat::sweep {

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <optional>
 
-#include "run/environment.h"
+#include "measure/helper_env.h"
 
 namespace sat::sweep {
 
@@ -23,13 +23,13 @@ run::RunSpec LaunchSpec(const Launch& launch) {
   run::RunSpec rs;
   rs.argv = launch.argv;
   rs.env = launch.env;
-  rs.env["SATURATE_CHANNEL"] = launch.channel_path;
-  rs.env["SATURATE_RUN_ID"] = launch.run_id;
-  if (!launch.auto_instrumentation) rs.env["SATURATE_AUTO"] = "0";
+  measure::HelperEnv helper;
+  helper.channel_path = launch.channel_path;
+  helper.run_id = launch.run_id;
+  if (!launch.auto_instrumentation) helper.auto_instrument = false;
   // Enough reports per window to judge rates by, and no more: every run shares one socket.
-  rs.env["SATURATE_REPORT_INTERVAL"] = fmt::format("{:g}", std::clamp(launch.window_s / 6, 0.05, 0.25));
-  rs.env["PYTHONUNBUFFERED"] = "1";  // metric lines arrive when printed
-  rs.pythonpath_prepend = {run::HelperPythonDir()};
+  helper.report_interval_s = std::clamp(launch.window_s / 6, 0.05, 0.25);
+  measure::ApplyHelperEnv(helper, rs);
   rs.log_dir = launch.log_dir;
   rs.time_limit_s = launch.time_limit_s;
   rs.stop_grace_s = launch.stop_grace_s;

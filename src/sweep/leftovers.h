@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "sweep/journal.h"
+#include "sweep/records.h"
 
 namespace sat::sweep {
 

@@ -28,7 +28,7 @@
 
 #include "measure/helper_message.h"
 #include "measure/progress.h"
-#include "sweep/journal.h"
+#include "sweep/records.h"
 
 namespace sat::sweep {
 

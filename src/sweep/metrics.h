@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "sweep/journal.h"
+#include "sweep/records.h"
 #include "util/result.h"
 
 struct pcre2_real_code_8;

@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "run/exit_class.h"
-#include "sweep/journal.h"
+#include "sweep/records.h"
 #include "sweep/right_size.h"
 #include "telemetry/gpu.h"
 #include "util/result.h"

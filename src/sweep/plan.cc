@@ -1,5 +1,5 @@
-// The plan of a parsed spec: its run count, runs, hash and command lines (declared in sweep/spec.h).
-#include "sweep/spec.h"
+// The plan of a parsed spec: its run count, runs, hash and command lines (declared in sweep/plan.h).
+#include "sweep/plan.h"
 
 #include <fmt/format.h>
 

@@ -36,4 +36,36 @@ std::optional<std::string> SameFailureAgain(const FailureFacts& previous, int pr
                      latest.error_line);
 }
 
+bool CountsAsFailure(run::ExitClass c) { return c != run::ExitClass::kFinished && c != run::ExitClass::kStopped; }
+
+namespace {
+bool OomWhilePacked(const AttemptOutcome& o) {
+  return o.oom_while_packed && (o.exit_class == run::ExitClass::kGpuOom || o.exit_class == run::ExitClass::kHostOom);
+}
+}  // namespace
+
+bool CountsAsFailure(const AttemptOutcome& outcome) {
+  return !outcome.stopped_early && !OomWhilePacked(outcome) && CountsAsFailure(outcome.exit_class);
+}
+
+RunState StateAfterOutcome(const AttemptOutcome& outcome, int failures_before, const RetryPolicy& policy) {
+  if (outcome.stopped_early) return RunState::kDone;
+  if (OomWhilePacked(outcome)) return RunState::kQueued;
+  if (outcome.exit_class == run::ExitClass::kStartFailed && outcome.start_transient) {
+    return StateAfterAttempt(run::ExitClass::kFailed, failures_before, policy);
+  }
+  return StateAfterAttempt(outcome.exit_class, failures_before, policy);
+}
+
+RunState StateAfterAttempt(run::ExitClass c, int failures_before, const RetryPolicy& policy) {
+  switch (c) {
+    case run::ExitClass::kFinished: return RunState::kDone;
+    case run::ExitClass::kStopped: return RunState::kQueued;
+    // A command that cannot start fails the same way every time; a timeout depends on the machine and keeps
+    // its retries.
+    case run::ExitClass::kStartFailed: return RunState::kFailed;
+    default: return failures_before + 1 <= policy.retries ? RunState::kRetrying : RunState::kFailed;
+  }
+}
+
 }  // namespace sat::sweep

@@ -5,6 +5,9 @@
 // packed with other runs, death by a signal, a lost node, a timeout, a DataLoader worker killed, and any error
 // that differs from the previous one.
 //
+// The run's state machine after an attempt (StateAfterAttempt, StateAfterOutcome): which ends count against the
+// retry budget, and where the run goes next.
+//
 // Pure functions and plain data.
 #pragma once
 
@@ -14,6 +17,7 @@
 #include <vector>
 
 #include "run/exit_class.h"
+#include "sweep/records.h"
 
 namespace sat::sweep {
 
@@ -37,5 +41,24 @@ bool RepeatableFailure(const FailureFacts& f);
 // alike, e.g. "the same error as attempt 1 (failed: ValueError: bad value): not retried"; nullopt when the
 // retry stands.
 std::optional<std::string> SameFailureAgain(const FailureFacts& previous, int previous_no, const FailureFacts& latest);
+
+struct RetryPolicy {
+  int retries = 2;  // how many failed attempts of a run are tried again
+};
+
+// The state a run moves to after an attempt ended with `c`, when `failures_before` earlier attempts failed:
+//   finished -> done;
+//   stopped -> queued (saturate stopped it, e.g. on an interrupt: not a failure, it runs again);
+//   start_failed -> failed (the same command would fail the same way; StateAfterOutcome retries a transient one);
+//   failed, gpu_oom, host_oom, worker_killed -> retrying while failures stay within policy.retries, else failed.
+RunState StateAfterAttempt(run::ExitClass c, int failures_before, const RetryPolicy& policy);
+
+// Whether an attempt ending with `c` counts against the retry budget.
+bool CountsAsFailure(run::ExitClass c);
+
+// The state a run moves to after `outcome`: done when stopped early, queued for an out-of-memory failure while
+// packed, else StateAfterAttempt; and whether the attempt counts against the retry budget.
+RunState StateAfterOutcome(const AttemptOutcome& outcome, int failures_before, const RetryPolicy& policy);
+bool CountsAsFailure(const AttemptOutcome& outcome);
 
 }  // namespace sat::sweep

@@ -13,6 +13,7 @@
 
 #include "run/interrupt.h"
 #include "sweep/node_wrapper.h"
+#include "sweep/plan.h"
 #include "sweep/right_size.h"
 #include "sweep/slurm_cli.h"
 #include "sweep/slurm_reconcile.h"

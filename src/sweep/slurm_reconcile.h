@@ -23,7 +23,7 @@
 #include <optional>
 #include <string>
 
-#include "sweep/journal.h"
+#include "sweep/records.h"
 #include "sweep/node_wrapper.h"
 #include "sweep/slurm_cli.h"
 

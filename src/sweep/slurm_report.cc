@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <map>
 
+#include "sweep/journal.h"
 #include "sweep/node_wrapper.h"
 #include "util/strings.h"
 

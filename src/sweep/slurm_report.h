@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "sweep/journal.h"
+#include "sweep/records.h"
 #include "sweep/right_size.h"
 #include "util/result.h"
 

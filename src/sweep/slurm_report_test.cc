@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include "sweep/journal.h"
 #include "sweep/test_dir.h"
 
 namespace sat::sweep {

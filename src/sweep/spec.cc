@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "sweep/metrics.h"
+#include "sweep/plan.h"
 #include "util/json_text.h"
 #include "util/strings.h"
 

@@ -104,23 +104,4 @@ Result<Spec> ParseSpec(std::string_view yaml, std::string_view source);
 // a grid parameter and every grid parameter must appear in the command.
 Result<Spec> SpecFromGrid(const std::vector<std::string>& grid, std::vector<std::string> command);
 
-// How many runs ExpandRuns plans: the grid's size or the random run count, capped by run_cap and
-// saturate.runs.
-Result<int64_t> RunCount(const Spec& spec);
-
-// The plan: GridRuns or RandomRuns (params.h) over the parameters in name order; for bayes, RunCount runs
-// with null values (proposed as they start) and keys from the seed and index. `seed` is ignored by grid
-// search. Errors only for a Spec that did not come from the parsers above and breaks their rules.
-Result<std::vector<RunParams>> ExpandRuns(const Spec& spec, uint64_t seed);
-
-// A hash (16 hex digits) of everything that decides which runs there are and what they execute: method,
-// parameters, run count, the seed for random search, program and command. A resumed sweep must have the same
-// hash; the saturate section's scheduling settings (GPUs, timeout, retries, env, ...) may change between
-// sessions.
-std::string SpecHash(const Spec& spec, uint64_t seed);
-
-// The argv of one run. The first overload uses CommandContext::FromSystem() (looked up once per process).
-std::vector<std::string> RenderCommand(const Spec& spec, const RunParams& run);
-std::vector<std::string> RenderCommand(const Spec& spec, const RunParams& run, const CommandContext& context);
-
 }  // namespace sat::sweep

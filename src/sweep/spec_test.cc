@@ -8,6 +8,7 @@
 #include <fstream>
 #include <set>
 
+#include "sweep/plan.h"
 #include "util/test_mutations.h"
 
 namespace sat::sweep {

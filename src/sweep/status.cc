@@ -4,6 +4,8 @@
 
 #include <filesystem>
 
+#include "sweep/export.h"
+
 namespace sat::sweep {
 
 Result<SweepStatus> ReadStatus(const std::string& path) {

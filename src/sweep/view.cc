@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "sweep/export.h"
 #include "util/strings.h"
 #include "util/utf8.h"
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "sweep/controller.h"
-#include "sweep/journal.h"
+#include "sweep/records.h"
 #include "sweep/status.h"
 
 namespace sat::sweep {

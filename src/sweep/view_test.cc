@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "sweep/export.h"
 #include "util/utf8.h"
 
 namespace sat::sweep {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "measure/helper_env.h"
 #include "util/json_text.h"
 
 namespace sat::tune {
@@ -45,7 +46,7 @@ RenderedRun RenderRun(const std::vector<std::string>& argv, const std::vector<Kn
         break;
     }
   }
-  if (!helper_values.empty()) out.env["SATURATE_KNOBS"] = JsonText(helper_values);
+  if (!helper_values.empty()) measure::SetHelperKnobs(out.env, JsonText(helper_values));
   return out;
 }
 
@@ -69,7 +70,7 @@ std::string PasteableCommand(const std::vector<std::string>& argv, bool shell, c
   std::string out;
   auto word = [&](const std::string& w) { out += (out.empty() ? "" : " ") + w; };
   for (const auto& [name, value] : run.env) word(name + "=" + ShellQuote(value));
-  if (run.env.count("SATURATE_KNOBS") && !python_dir.empty()) word("PYTHONPATH=" + ShellQuote(python_dir));
+  if (run.env.count(measure::kKnobsVar) && !python_dir.empty()) word("PYTHONPATH=" + ShellQuote(python_dir));
   if (shell) {
     std::string joined;
     for (const auto& a : run.argv) joined += (joined.empty() ? "" : " ") + a;

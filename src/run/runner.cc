@@ -256,6 +256,9 @@ class Run::Supervisor {
   void UpdateStop(Clock::time_point now);
   void Escalate(Level level, Clock::time_point now);
   std::vector<pid_t> ScanTree();
+  // Whether every member ever seen alive is gone (our zombies reaped). A member in the middle of its exit can be
+  // missing from a scan and become our zombie after it.
+  bool SeenMembersGone();
   bool Over(Clock::time_point now);
   void Finish(ExitFacts facts, double duration_s);
 
@@ -295,6 +298,7 @@ class Run::Supervisor {
   int leftovers_ = 0;
   Clock::time_point next_scan_;
   std::optional<Clock::time_point> drain_deadline_;
+  std::optional<Clock::time_point> members_deadline_;  // how long Over waits for exiting members to vanish
 };
 
 void Run::Supervisor::Main() {
@@ -512,6 +516,27 @@ std::vector<pid_t> Run::Supervisor::ScanTree() {
   return live;
 }
 
+bool Run::Supervisor::SeenMembersGone() {
+  const pid_t self = getpid();
+  for (auto it = seen_.begin(); it != seen_.end();) {
+    const pid_t pid = it->first;
+    std::optional<ProcEntry> p = pid == child_ ? std::nullopt : ReadProcEntry(pid);
+    if (pid == child_ || (!p && kill(pid, 0) != 0 && errno == ESRCH) || (p && p->start_ticks != it->second)) {
+      it = seen_.erase(it);  // gone, or its pid now names another process
+      continue;
+    }
+    if (p && p->zombie() && p->ppid == self) {
+      // Ours to reap: the pid and start time are the member's, so no other run's child is taken.
+      waitpid(pid, nullptr, WNOHANG);
+      it = seen_.erase(it);
+      continue;
+    }
+    // Alive, exiting, or a zombie of a parent that may be about to die and hand it to us: not yet.
+    return false;
+  }
+  return true;
+}
+
 bool Run::Supervisor::Over(Clock::time_point now) {
   if (!reaped_) return false;
   if (live_members_ > 0) {
@@ -522,6 +547,8 @@ bool Run::Supervisor::Over(Clock::time_point now) {
     }
     return false;
   }
+  if (!members_deadline_) members_deadline_ = now + kDrainLimit;
+  if (!SeenMembersGone() && now < *members_deadline_) return false;
   if (!streams_[0].pipe.valid() && !streams_[1].pipe.valid()) return true;
   if (!drain_deadline_) drain_deadline_ = now + kDrainLimit;
   return now >= *drain_deadline_;

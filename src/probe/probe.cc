@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "probe/log_root.h"
 #include "probe/report.h"
 #include "run/interrupt.h"
 #include "util/atomic_file.h"
@@ -21,6 +22,8 @@ namespace fs = std::filesystem;
 constexpr double kFullShare = 0.4;
 // Below this, a stage is not worth starting: start-up alone takes seconds.
 constexpr double kMinStageS = 8;
+// What stopping a stage's command usually takes, beyond its budget (seconds).
+constexpr double kStopAllowanceS = 1.5;
 
 MachineInfo DescribeMachine(const telemetry::Sample& s, int gpu_index) {
   MachineInfo m;
@@ -57,23 +60,6 @@ std::string NoLoaderWhy(StageKind kind) {
          "stage already measures the model";
 }
 
-// A temporary folder that is removed when this goes out of scope, unless kept.
-class TempFolder {
- public:
-  explicit TempFolder(std::string path) : path_(std::move(path)) {}
-  ~TempFolder() {
-    std::error_code ec;
-    if (!path_.empty() && !keep_) fs::remove_all(path_, ec);
-  }
-  TempFolder(const TempFolder&) = delete;
-  TempFolder& operator=(const TempFolder&) = delete;
-  void Keep() { keep_ = true; }
-
- private:
-  std::string path_;
-  bool keep_ = false;
-};
-
 }  // namespace
 
 Result<ProbeResult> RunProbe(const ProbeOptions& o, telemetry::GpuBackend* gpu) {
@@ -88,16 +74,9 @@ Result<ProbeResult> RunProbe(const ProbeOptions& o, telemetry::GpuBackend* gpu) 
   const double t0 = telemetry::MonotonicSeconds();
 
   // Logs go under --out, or a fresh temporary folder that goes at the end (on an error too) unless the run failed.
-  std::string root = o.out_dir;
-  if (root.empty()) {
-    std::string tmpl = (fs::temp_directory_path() / "saturate-probe-XXXXXX").string();
-    if (mkdtemp(tmpl.data()) == nullptr) return Error{fmt::format("cannot create a folder for logs: {}", strerror(errno))};
-    root = tmpl;
-  }
-  TempFolder temp_logs(o.out_dir.empty() ? root : "");
-  std::error_code ec;
-  fs::create_directories(root, ec);
-  if (ec) return Error{fmt::format("cannot create --out {}: {}", root, ec.message())};
+  auto logs = LogRoot::Create(o.out_dir, "", "probe");
+  if (!logs) return logs.error();
+  const std::string root = logs->path();
 
   // One sampler for all stages; each stage watches its own tree on it.
   std::function<void(const telemetry::Sample&)> publish;
@@ -161,7 +140,9 @@ Result<ProbeResult> RunProbe(const ProbeOptions& o, telemetry::GpuBackend* gpu) 
   for (StageKind kind : {StageKind::kLoader, StageKind::kCompute}) {
     StageResult& slot = kind == StageKind::kLoader ? result.loader : result.compute;
     slot.kind = kind;
-    double budget = kind == StageKind::kLoader ? remaining() / 2 : remaining();
+    // The loader's half leaves out the time its stop takes (SIGINT to the end of its tree), which the compute
+    // stage would otherwise lose: on a loaded machine a 30-s probe left compute under kMinStageS.
+    double budget = kind == StageKind::kLoader ? (remaining() - kStopAllowanceS) / 2 : remaining();
     std::string why = skip_why;
     if (why.empty() && no_loader) why = NoLoaderWhy(kind);
     if (why.empty() && run::Interrupted()) why = "interrupted";
@@ -194,7 +175,7 @@ Result<ProbeResult> RunProbe(const ProbeOptions& o, telemetry::GpuBackend* gpu) 
   result.verdict = Decide(result);
   // A failed run's logs say why: the temporary folder stays and the caller names it. Otherwise it goes.
   if (o.out_dir.empty() && result.verdict.failed) {
-    temp_logs.Keep();
+    logs->Keep();
     result.kept_log_dir = root;
   } else if (o.out_dir.empty()) {
     for (StageResult* s : {&result.full, &result.loader, &result.compute}) s->log_dir.clear();

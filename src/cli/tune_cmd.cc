@@ -6,6 +6,7 @@
 
 #include "cli/command.h"
 #include "cli/gpu_setup.h"
+#include "cli/measurement_flags.h"
 #include "cli/options.h"
 #include "cli/serve_flag.h"
 #include "run/interrupt.h"
@@ -19,30 +20,21 @@ namespace sat::cli {
 namespace {
 
 struct TuneCliOptions {
+  MeasurementFlags m;
   std::vector<std::string> knobs;
   std::string budget = "10m";
   std::string trial_budget;
   double mem_target = 0.9;
-  double price_per_hour = 0;
-  std::string what_if;
   double tolerance = 0.03;
   int64_t batch_multiple = 1;
   double target = 0.03;
   std::string strategy = "guided";
-  int device = -1;
-  std::string parse;
-  double batch_size = 0;
-  bool no_auto = false;
-  double samples_per_step = 0;
   std::string out;
   bool json = false;
   std::string cache;
   bool fresh = false;
-  bool verbose = false;
-  bool shell = false;
   bool trace = false;
   ServeFlag serve;
-  std::vector<std::string> command;
 };
 
 // The live progress line: on a terminal the running trial's line is rewritten in place when it ends; elsewhere
@@ -65,62 +57,52 @@ class Progress {
 };
 
 Status RunTuneCommand(const TuneCliOptions& c) {
-  if (c.command.empty())
+  if (c.m.command.empty())
     return UsageError("tune needs a training command after --, e.g. saturate tune -- python3 train.py");
   auto budget = DurationFlag("--budget", c.budget, 20);
   if (!budget) return budget.error();
   auto trial_budget = OptionalDurationFlag("--trial-budget", c.trial_budget, 6);
   if (!trial_budget) return trial_budget.error();
-  // 0 stands for a flag not given.
-  auto positive_if_given = [](std::string_view flag, double v) {
-    return v == 0 ? Status::Ok() : CheckInRange(flag, v, Above(0));
-  };
   for (const Status& st : {CheckInRange("--mem-target", c.mem_target, LeftOpen(0, 1), "a share of memory: 0.9 = 90%"),
                            CheckInRange("--tolerance", c.tolerance, RightOpen(0, 1), "a share: 0.03 = 3%"),
                            CheckInRange("--target", c.target, Open(0, 1), "a fraction: 0.03 = ±3%"),
-                           CheckInRange("--batch-multiple", static_cast<double>(c.batch_multiple), AtLeast(1)),
-                           positive_if_given("--batch-size", c.batch_size),
-                           positive_if_given("--samples-per-step", c.samples_per_step)}) {
+                           CheckInRange("--batch-multiple", static_cast<double>(c.batch_multiple), AtLeast(1))}) {
     if (!st.ok()) return st;
   }
-  auto price = PriceFlag(c.price_per_hour);
-  if (!price) return price.error();
+  auto m = CheckMeasurementFlags(c.m);
+  if (!m) return m.error();
   tune::Strategy strategy = tune::Strategy::kGuided;
   if (c.strategy == "grid") strategy = tune::Strategy::kGrid;
   else if (c.strategy != "guided")
     return UsageError(fmt::format("--strategy '{}' is not guided or grid", c.strategy));
 
-  auto gpus = OpenGpus(c.device >= 0 ? std::to_string(c.device) : "");
+  auto gpus = OpenGpus(c.m.device >= 0 ? std::to_string(c.m.device) : "");
   if (!gpus) return gpus.error();
   if (!gpus->backend && !c.json) fmt::print(stderr, "saturate: {}; tuning without GPU telemetry\n", gpus->note);
 
   tune::TuneOptions o;
-  o.argv = c.command;
-  o.shell = c.shell;
+  o.argv = c.m.command;
+  o.shell = c.m.shell;
   o.knob_flags = c.knobs;
   o.strategy = strategy;
   o.budget_s = *budget;
   o.trial_budget_s = trial_budget->value_or(0);
   o.mem_target = c.mem_target;
-  o.price_per_gpu_hour = *price;
-  if (!c.what_if.empty()) {
-    auto targets = probe::ParseWhatIf(c.what_if);
-    if (!targets) return targets.error();
-    o.what_if = std::move(*targets);
-  }
+  o.price_per_gpu_hour = m->price_per_gpu_hour;
+  o.what_if = std::move(m->what_if);
   o.tolerance = c.tolerance;
   o.batch_multiple = c.batch_multiple;
   o.target_rel_half_width = c.target;
-  o.gpu_index = c.device;
-  o.parse = c.parse;
-  if (c.batch_size > 0) o.parse_batch_size = c.batch_size;
-  o.auto_instrument = !c.no_auto;
-  if (c.samples_per_step > 0) o.samples_per_step = c.samples_per_step;
+  o.gpu_index = c.m.device;
+  o.parse = m->parse.value_or("");
+  o.parse_batch_size = m->batch_size;
+  o.auto_instrument = m->auto_instrument;
+  o.samples_per_step = m->samples_per_step;
   o.out_dir = c.out;
   o.trace = c.trace;
   o.cache_path = c.cache;
   o.fresh = c.fresh;
-  o.verbose = c.verbose;
+  o.verbose = c.m.verbose;
   o.on_event = Progress();
 
   auto exporter = StartExporter(c.serve);
@@ -159,30 +141,11 @@ Action SetupTune(CLI::App& app) {
                  "most time for one trial (default: budget/15, 10s to 60s, raised while the budget allows when steps "
                  "are too slow for 30 in a trial; a value given here is never raised)");
   app.add_option("--mem-target", c->mem_target, "largest share of memory a batch may use at peak (default 0.9)");
-  app.add_option("--price-per-hour", c->price_per_hour,
-                 "what one GPU-hour costs (e.g. 2.50): the report gives the cost per million samples of the "
-                 "recommendation and the baseline")
-      ->type_name("PRICE");
-  app.add_option("--what-if", c->what_if,
-                 "estimate what other hardware would give the recommendation: GPUs, N GPUs as NxGPU, a price per "
-                 "GPU-hour after ':' (e.g. h100,a100:1.80,4xl4)");
   app.add_option("--tolerance", c->tolerance,
                  "recommend the smallest batch within this share of the fastest (default 0.03)");
   app.add_option("--batch-multiple", c->batch_multiple, "bisect batch sizes down to multiples of N (default 1)");
   app.add_option("--target", c->target, "stop a trial once its 95% interval is within ±TARGET (default 0.03)");
   app.add_option("--strategy", c->strategy, "guided (default) or grid: every combination, for comparison");
-  app.add_option("--device", c->device, "the GPU to tune on (NVML index; the command sees only it)");
-  app.add_option("--parse", c->parse,
-                 "read throughput from the command's output, for scripts without the helper (as in saturate probe)");
-  app.add_option("--batch-size", c->batch_size,
-                 "samples per step, for --parse patterns that give steps, when the command has no {batch_size} "
-                 "placeholder (with one, each trial's batch size is its samples per step)");
-  app.add_flag("--no-auto", c->no_auto,
-               "no automatic instrumentation: only the helper (import saturate) or --parse report, and no knob is "
-               "injected into a script without flags");
-  app.add_option("--samples-per-step", c->samples_per_step,
-                 "samples per training step for scripts that make their batches themselves (no DataLoader, and a "
-                 "model input without a batch dimension)");
   app.add_option("--out", c->out, "write results.json, results.csv, report.html and each trial's logs to DIR");
   app.add_flag("--json", c->json, "print results.json instead of the report");
   app.add_option("--cache", c->cache, "the trial cache (default ~/.cache/saturate/tune.db)");
@@ -190,10 +153,12 @@ Action SetupTune(CLI::App& app) {
   app.add_flag("--trace", c->trace,
                "after the search, run the recommendation once more for a torch.profiler Chrome trace of a few steady "
                "steps (trace.json in --out, else saturate-tune-trace-TIME.json here) and summarise it");
+  AddMeasurementFlags(app, c->m,
+                      " when the command has no {batch_size} placeholder (with one, each trial's batch size is its "
+                      "samples per step)",
+                      "the report gives the cost per million samples of the recommendation and the baseline",
+                      "what the recommendation would give");
   AddServeFlag(app, c->serve, "the command's process tree and each trial's samples/s");
-  app.add_flag("-v,--verbose", c->verbose, "show the command's output");
-  app.add_flag("--shell", c->shell, "run the command through /bin/sh -c");
-  app.add_option("command", c->command, "the training command (after --)");
   return [c] { return RunTuneCommand(*c); };
 }
 

@@ -13,14 +13,13 @@
 #include "measure/channel.h"
 #include "run/interrupt.h"
 #include "run/runner.h"
+#include "sweep/attempt_watch.h"
 #include "sweep/bayes.h"
-#include "sweep/helper_metrics.h"
 #include "sweep/launch.h"
 #include "sweep/leftovers.h"
 #include "sweep/metrics.h"
 #include "sweep/plan.h"
 #include "sweep/retry.h"
-#include "telemetry/proc_maps.h"
 #include "telemetry/proc_tree.h"
 #include "telemetry/sampler.h"
 #include "util/strings.h"
@@ -71,12 +70,9 @@ using telemetry::GpuOf;
 
 // One live attempt and everything the loop keeps about it.
 struct Attempt {
-  Attempt(double start_t, bool on_gpu, const MeterOptions& meter_options, std::string run_id_,
-          std::optional<MetricSpec> metric)
-      : run_id(std::move(run_id_)),
-        meter(start_t, on_gpu, meter_options, run_id),
-        tree_reader("/proc"),
-        metrics(std::move(metric)) {}
+  Attempt(double start_t, bool on_gpu, const MeterOptions& meter_options, std::string run_id,
+          bool auto_instrumentation, std::optional<MetricSpec> metric)
+      : watch(std::move(run_id), start_t, on_gpu, meter_options, auto_instrumentation), metrics(std::move(metric)) {}
 
   std::string key;
   int64_t index = 0;
@@ -84,15 +80,9 @@ struct Attempt {
   int64_t id = 0;  // the journal's attempt id
   int number = 0;  // 1-based per run
   int device = 0;
-  std::string run_id;  // SATURATE_RUN_ID
   std::unique_ptr<run::Run> run;
-  RunMeter meter;
-  telemetry::ProcTreeReader tree_reader;
-  std::optional<telemetry::TreeCounters> prev_tree;
-  double prev_tree_t = 0;
-  std::shared_ptr<MatchedLines> lines = std::make_shared<MatchedLines>();
+  AttemptWatch watch;  // its meter, tree readings, helper metrics and matched lines
   MetricLog metrics;
-  HelperMetrics helper;
   bool measured = false;
   std::vector<double> history;  // the sweep metric's values this attempt reported, in order (Hyperband's iterations)
   std::string stopped_early;    // why early termination stopped it; empty while it may go on
@@ -139,7 +129,6 @@ class Controller final : public RateSource {
   std::optional<Packer> packer_;
   MeterOptions meter_;
   LinkSpeeds links_;
-  long ticks_per_s_ = sysconf(_SC_CLK_TCK);
 
   struct Planned {
     int64_t index = 0;
@@ -352,8 +341,7 @@ Status Controller::Drain(int timeout_ms) {
     auto it = live_.find(id->second);
     if (it == live_.end()) continue;
     Attempt& a = *it->second;
-    a.meter.Add(m);
-    for (MetricPoint& p : a.helper.Add(m, NowUnix())) AddMetric(a, std::move(p));
+    for (MetricPoint& p : a.watch.OnMessage(m)) AddMetric(a, std::move(p));
   }
   return Status::Ok();
 }
@@ -362,19 +350,9 @@ void Controller::ReadTrees(const telemetry::Sample& sample, double now) {
   for (auto& [key, a] : live_) {
     const pid_t pid = a->run->pid();
     if (pid <= 0) continue;
-    telemetry::TreeCounters cur = a->tree_reader.Read(pid);
-    const telemetry::TreeCounters* prev = a->prev_tree ? &*a->prev_tree : nullptr;
-    telemetry::ProcTreeSample tree = telemetry::ComputeTreeSample(prev, cur, now - a->prev_tree_t, ticks_per_s_);
-    a->meter.AddTree(TreeReading{now, tree.cpu_pct, tree.rss_bytes, telemetry::TreeGpuMemory(tree.pids, sample.gpus)});
-    // A run that loaded torch will report its steps through the automatic layer, which says nothing before the
-    // first one: until then the run is starting up, not measurable.
-    if (spec_.saturate.auto_instrumentation && !a->meter.announced() && telemetry::AnyMapsTorch(tree.pids)) {
-      a->meter.Announce();
-    }
-    a->prev_tree = std::move(cur);
-    a->prev_tree_t = now;
-    for (MetricPoint& p : a->lines->Take()) AddMetric(*a, std::move(p));
-    packer_->Update(key, a->meter.footprint());
+    a->watch.ReadTree(pid, sample, now);
+    for (MetricPoint& p : a->watch.TakeLines()) AddMetric(*a, std::move(p));
+    packer_->Update(key, a->watch.meter().footprint());
   }
 }
 
@@ -400,16 +378,16 @@ Status Controller::Tick(double now, bool sample_now) {
   for (const std::string& key : ended) {
     Attempt& a = *live_.at(key);
     if (auto s = End(a, *a.run->Poll()); !s.ok() && recorded.ok()) recorded = s;
-    by_run_id_.erase(a.run_id);
+    by_run_id_.erase(a.watch.run_id());
     live_.erase(key);
   }
   if (!recorded.ok()) return recorded;
 
   // Runs now steady enough to trust; a growth newcomer among them settles its gain check.
   for (auto& [key, a] : live_) {
-    if (a->measured || !a->meter.Measured(now)) continue;
+    if (a->measured || !a->watch.meter().Measured(now)) continue;
     a->measured = true;
-    packer_->Measured(key, now, a->meter.footprint(), *this);
+    packer_->Measured(key, now, a->watch.meter().footprint(), *this);
   }
 
   if (!interrupted_ && !failed_) {
@@ -504,7 +482,7 @@ Status Controller::Start(const Admission& admission, double now) {
   if (!id.ok()) return not_started(id.error());
 
   auto a = std::make_unique<Attempt>(now, on_gpu, meter_, fmt::format("{}-{}-{}", getpid(), admission.key, number),
-                                     spec_.metric);
+                                     spec_.saturate.auto_instrumentation, spec_.metric);
   a->key = admission.key;
   a->index = planned.index;
   a->shape = ShapeOf(spec_, planned.params);
@@ -522,14 +500,14 @@ Status Controller::Start(const Admission& admission, double now) {
     launch.env["CUDA_VISIBLE_DEVICES"] = std::to_string(device.gpu_index);
   }
   launch.channel_path = channel_->path();
-  launch.run_id = a->run_id;
+  launch.run_id = a->watch.run_id();
   launch.auto_instrumentation = spec_.saturate.auto_instrumentation;
   launch.window_s = meter_.window_s;
   launch.log_dir = log_dir;
   launch.time_limit_s = spec_.saturate.timeout_s;
   launch.stop_grace_s = o_.stop_grace_s;
   if (pattern_) launch.pattern = &*pattern_;
-  launch.lines = a->lines;
+  launch.lines = a->watch.lines();
   auto started = run::Run::Start(LaunchSpec(launch));
   if (!started.ok()) {
     // saturate's own failure (the log folder): the run is not to blame and stays queued.
@@ -548,20 +526,20 @@ Status Controller::Start(const Admission& admission, double now) {
   Emit(SweepEvent::Kind::kStarted, a.get(),
        fmt::format("started on {} (attempt {}, {} run{} there{})", device.name, number, degree, degree == 1 ? "" : "s",
                    admission.growth && degree > 1 ? ", trying one more" : ""));
-  by_run_id_[a->run_id] = admission.key;
+  by_run_id_[a->watch.run_id()] = admission.key;
   live_[admission.key] = std::move(a);
   return Status::Ok();
 }
 
 Status Controller::End(Attempt& a, const run::RunOutcome& outcome) {
-  for (MetricPoint& p : a.lines->Take()) AddMetric(a, std::move(p));
+  for (MetricPoint& p : a.watch.TakeLines()) AddMetric(a, std::move(p));
   // Values the helper's reports carried that no metrics message delivered (a dropped datagram).
-  for (MetricPoint& p : a.helper.Missing(a.metrics, NowUnix())) a.metrics.Add(std::move(p));
+  for (MetricPoint& p : a.watch.Missing(a.metrics)) a.metrics.Add(std::move(p));
   const bool oom = outcome.exit_class == run::ExitClass::kGpuOom || outcome.exit_class == run::ExitClass::kHostOom;
   const LeaveReason reason = outcome.exit_class == run::ExitClass::kFinished ? LeaveReason::kFinished
                              : oom                                           ? LeaveReason::kOutOfMemory
                                                                              : LeaveReason::kOther;
-  const int degree = packer_->Left(a.key, reason, a.meter.footprint());
+  const int degree = packer_->Left(a.key, reason, a.watch.meter().footprint());
   AttemptOutcome ended;
   ended.exit_class = outcome.exit_class;
   ended.exit_code = outcome.exit_code;
@@ -573,7 +551,7 @@ Status Controller::End(Attempt& a, const run::RunOutcome& outcome) {
   ended.error_line = LastErrorLine(outcome.stderr_tail, outcome.stdout_tail);
   if (!bands_.empty()) histories_[a.key] = a.history;
   const RetryPolicy policy{spec_.saturate.retries};
-  auto state = journal_->EndAttempt(a.id, ended, a.metrics.Points(), a.meter.Summary(), policy);
+  auto state = journal_->EndAttempt(a.id, ended, a.metrics.Points(), a.watch.meter().Summary(), policy);
   if (!state.ok()) return state.error();
 
   std::string text;
@@ -626,7 +604,7 @@ void Controller::Emit(SweepEvent::Kind kind, const Attempt* a, std::string text)
 
 WindowRates Controller::Rates(const std::string& key, double t0, double t1) const {
   auto it = live_.find(key);
-  return it == live_.end() ? WindowRates{} : it->second->meter.Rates(t0, t1);
+  return it == live_.end() ? WindowRates{} : it->second->watch.meter().Rates(t0, t1);
 }
 
 SweepSnapshot Controller::Snapshot(const telemetry::Sample& sample, double now) const {
@@ -654,8 +632,8 @@ SweepSnapshot Controller::Snapshot(const telemetry::Sample& sample, double now) 
     }
     for (const Packer::RunView& r : view.runs) {
       const Attempt& a = *live_.at(r.key);
-      const WindowRates rates = a.meter.Rates(now - meter_.window_s, now);
-      d.runs.push_back(LiveRunView{r.key, r.index, plan_.at(r.key).params, a.number, now - a.meter.start_t(),
+      const WindowRates rates = a.watch.meter().Rates(now - meter_.window_s, now);
+      d.runs.push_back(LiveRunView{r.key, r.index, plan_.at(r.key).params, a.number, now - a.watch.meter().start_t(),
                                    r.measured, rates.samples_per_s, rates.cpu_pct, r.footprint.mem_bytes});
     }
     snap.devices.push_back(std::move(d));

@@ -9,7 +9,7 @@
 // measurement: it is not measured before warmup_s + window_s of training, and its CPU use is never a progress
 // signal. Only a run that never reports steps (a program that never imports torch) is judged by its tree's CPU
 // use, the proxy for runs that compute on the CPU; a run that neither reports nor uses CPU measurably gives no
-// signal, and the policy treats it as unaffected by its neighbours (docs/design.md, "Sweep").
+// signal, and the policy treats it as unaffected by its neighbours (docs/internals/sweep.md).
 //
 // A run is expected to report steps once it is known to: its processes loaded torch while the automatic
 // instrumentation is on (Announce, from the controller), or it sent a `hello` with `"auto": true` or any progress

@@ -17,12 +17,11 @@
 #include "measure/channel.h"
 #include "run/interrupt.h"
 #include "run/runner.h"
-#include "sweep/helper_metrics.h"
+#include "sweep/attempt_watch.h"
 #include "sweep/launch.h"
 #include "sweep/meter.h"
 #include "sweep/metrics.h"
 #include "sweep/retry.h"
-#include "telemetry/proc_maps.h"
 #include "telemetry/proc_tree.h"
 #include "telemetry/sampler.h"
 #include "util/atomic_file.h"
@@ -255,9 +254,9 @@ Result<int> RunNodeJob(const std::string& job_path, const NodeOptions& options) 
   MeterOptions meter_options;
   meter_options.warmup_s = job.warmup_s;
   meter_options.window_s = job.window_s;
-  RunMeter meter(telemetry::MonotonicSeconds(), on_gpu, meter_options, run_id);
+  AttemptWatch watch(run_id, telemetry::MonotonicSeconds(), on_gpu, meter_options, job.auto_instrumentation);
+  RunMeter& meter = watch.meter();
   MetricLog metrics(job.metric);
-  auto lines = std::make_shared<MatchedLines>();
 
   Launch launch;
   launch.argv = job.argv;
@@ -270,29 +269,23 @@ Result<int> RunNodeJob(const std::string& job_path, const NodeOptions& options) 
   launch.time_limit_s = job.time_limit_s;
   launch.stop_grace_s = 10;
   if (pattern) launch.pattern = &*pattern;
-  launch.lines = lines;
+  launch.lines = watch.lines();
   auto run = run::Run::Start(LaunchSpec(launch));
   if (!run.ok()) return run.error();
 
-  HelperMetrics helper;
   auto drain = [&](int timeout_ms) -> Status {
     auto messages = channel.value()->Poll(timeout_ms);
     if (!messages.ok()) return messages.error();
     for (const measure::HelperMessage& m : messages.value()) {
-      if (m.run != run_id) continue;
-      meter.Add(m);
-      for (MetricPoint& p : helper.Add(m, NowUnix())) metrics.Add(std::move(p));
+      for (MetricPoint& p : watch.OnMessage(m)) metrics.Add(std::move(p));
     }
     return Status::Ok();
   };
   auto take_lines = [&] {
-    for (MetricPoint& p : lines->Take()) metrics.Add(std::move(p));
+    for (MetricPoint& p : watch.TakeLines()) metrics.Add(std::move(p));
   };
 
-  telemetry::ProcTreeReader tree_reader("/proc");
-  std::optional<telemetry::TreeCounters> prev_tree;
-  double prev_t = 0, next_tick = 0;
-  const long ticks_per_s = sysconf(_SC_CLK_TCK);
+  double next_tick = 0;
   std::optional<uint64_t> gpu_total;
   // A run alone on a whole GPU: the GPU's utilisation is its own, the compute share its shape needs.
   const bool whole_gpu = job.request.gpus > 0;
@@ -310,10 +303,7 @@ Result<int> RunNodeJob(const std::string& job_path, const NodeOptions& options) 
     const telemetry::Sample sample = sampler.value()->SampleOnce();
     const pid_t pid = run.value()->pid();
     if (pid <= 0) continue;
-    telemetry::TreeCounters cur = tree_reader.Read(pid);
-    telemetry::ProcTreeSample tree =
-        telemetry::ComputeTreeSample(prev_tree ? &*prev_tree : nullptr, cur, now - prev_t, ticks_per_s);
-    meter.AddTree(TreeReading{now, tree.cpu_pct, tree.rss_bytes, telemetry::TreeGpuMemory(tree.pids, sample.gpus)});
+    const telemetry::ProcTreeSample tree = watch.ReadTree(pid, sample, now);
     if (const telemetry::GpuSample* g = on_gpu ? GpuOfTree(sample, tree.pids) : nullptr) {
       gpu_total = g->memory_total_bytes;
       // Training steps only: start-up leaves the GPU idle.
@@ -322,9 +312,6 @@ Result<int> RunNodeJob(const std::string& job_path, const NodeOptions& options) 
         ++util_n;
       }
     }
-    if (job.auto_instrumentation && !meter.announced() && telemetry::AnyMapsTorch(tree.pids)) meter.Announce();
-    prev_tree = std::move(cur);
-    prev_t = now;
     take_lines();
     // Measured: the submitter may size this shape's other runs now, long before this one ends.
     if (!footprint_written && meter.Measured(now)) {
@@ -342,7 +329,7 @@ Result<int> RunNodeJob(const std::string& job_path, const NodeOptions& options) 
   // The last reports are in the socket already.
   if (auto s = drain(0); !s.ok()) return s.error();
   take_lines();
-  for (MetricPoint& p : helper.Missing(metrics, NowUnix())) metrics.Add(std::move(p));
+  for (MetricPoint& p : watch.Missing(metrics)) metrics.Add(std::move(p));
 
   const run::RunOutcome ended = *run.value()->Poll();
   NodeOutcome outcome;

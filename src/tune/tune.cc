@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "measure/line_parser.h"
+#include "probe/log_root.h"
 #include "run/environment.h"
 #include "run/interrupt.h"
 #include "telemetry/sampler.h"
@@ -104,19 +105,9 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
   if (!cache) return cache.error();
 
   // Trial logs go under --out, or a temporary folder that is removed at the end.
-  std::string log_root;
-  bool remove_logs = false;
-  if (!o.out_dir.empty()) {
-    std::error_code ec;
-    fs::create_directories(o.out_dir, ec);
-    if (ec) return Error{fmt::format("cannot create --out {}: {}", o.out_dir, ec.message())};
-    log_root = (fs::path(o.out_dir) / "trials").string();
-  } else {
-    std::string tmpl = (fs::temp_directory_path() / "saturate-tune-XXXXXX").string();
-    if (mkdtemp(tmpl.data()) == nullptr) return Error{fmt::format("cannot create a folder for logs: {}", strerror(errno))};
-    log_root = tmpl;
-    remove_logs = true;
-  }
+  auto logs = probe::LogRoot::Create(o.out_dir, "trials", "tune");
+  if (!logs) return logs.error();
+  const std::string log_root = logs->path();
 
   probe::StageOptions base = probe::StageOptionsOn(*sampling, o.gpu_index);
   base.shell = o.shell;
@@ -253,10 +244,6 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
                                        sampler, (fs::path(log_root) / "trace").string());
   }
   sampler.Stop();
-  if (remove_logs) {
-    std::error_code ec;
-    fs::remove_all(log_root, ec);
-  }
   if (own_error) return *own_error;
 
   result.interrupted = run::Interrupted();

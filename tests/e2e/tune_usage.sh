@@ -19,7 +19,10 @@ expect_contains "$ERR" "guided or grid"
 expect_exit 2 "$SATURATE" tune
 expect_contains "$ERR" "after --"
 expect_exit 2 "$SATURATE" tune --samples-per-step -4 -- true
-expect_contains "$ERR" "--samples-per-step -4 must be positive"
+expect_contains "$ERR" "--samples-per-step '-4' is not a positive number"
+# probe and tune share their measurement flags: the same check, the same message.
+expect_exit 2 "$SATURATE" probe --samples-per-step -4 -- true
+expect_contains "$ERR" "--samples-per-step '-4' is not a positive number"
 expect_exit 2 "$SATURATE" tune --cache "$WORK/u.db" --parse 'step (?P<step_s>[0-9.]+)' -- true
 expect_contains "$ERR" "give --batch-size N"
 

@@ -1,0 +1,60 @@
+// What saturate reads of one live sweep attempt, the same on this machine (sweep/controller) and on a Slurm node
+// (sweep/node_wrapper): the helper's messages into the attempt's meter and the metrics they carry, readings of its
+// process tree (CPU, RSS, GPU memory, and the "torch loaded" announcement that tells a start-up from a silent
+// run), and the metric values its output lines matched.
+//
+// Not thread-safe, except lines() (sweep/launch.h MatchedLines), which the run's supervisor thread feeds.
+#pragma once
+
+#include <sys/types.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "measure/helper_message.h"
+#include "sweep/helper_metrics.h"
+#include "sweep/launch.h"
+#include "sweep/meter.h"
+#include "sweep/records.h"
+#include "telemetry/proc_tree.h"
+#include "telemetry/sample.h"
+
+namespace sat::sweep {
+
+class AttemptWatch {
+ public:
+  // `run_id`: the attempt's SATURATE_RUN_ID; `start_t`: when it started (monotonic s); `on_gpu`: its footprint is
+  // GPU memory; `auto_instrumentation`: a run that loads torch will report steps, so it is starting up until then.
+  AttemptWatch(std::string run_id, double start_t, bool on_gpu, const MeterOptions& options,
+               bool auto_instrumentation);
+
+  const std::string& run_id() const { return run_id_; }
+  RunMeter& meter() { return meter_; }
+  const RunMeter& meter() const { return meter_; }
+  // Where the run's supervisor puts the metric values its output lines matched (Launch::lines).
+  const std::shared_ptr<MatchedLines>& lines() const { return lines_; }
+
+  // A channel message; those of other runs are ignored. Returns the metric points a helper report carried.
+  std::vector<MetricPoint> OnMessage(const measure::HelperMessage& m);
+  // Reads the tree rooted at `pid` at `now` (monotonic s), its GPU memory from `sample`; returns the reading.
+  telemetry::ProcTreeSample ReadTree(pid_t pid, const telemetry::Sample& sample, double now);
+  // The metric values output lines matched since the last call.
+  std::vector<MetricPoint> TakeLines() { return lines_->Take(); }
+  // At the end: values the helper's reports carried that no metrics message delivered (a dropped datagram).
+  std::vector<MetricPoint> Missing(const MetricLog& log) const;
+
+ private:
+  std::string run_id_;
+  bool auto_instrumentation_;
+  RunMeter meter_;
+  HelperMetrics helper_;
+  std::shared_ptr<MatchedLines> lines_ = std::make_shared<MatchedLines>();
+  telemetry::ProcTreeReader tree_reader_{"/proc"};
+  std::optional<telemetry::TreeCounters> prev_tree_;
+  double prev_tree_t_ = 0;
+  long ticks_per_s_;
+};
+
+}  // namespace sat::sweep

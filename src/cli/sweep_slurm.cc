@@ -8,9 +8,9 @@
 
 #include "cli/gpu_setup.h"
 #include "run/interrupt.h"
-#include "sweep/node_wrapper.h"
-#include "sweep/slurm_backend.h"
-#include "sweep/slurm_report.h"
+#include "slurm/node_wrapper.h"
+#include "slurm/backend.h"
+#include "slurm/report.h"
 
 namespace sat::cli {
 namespace {
@@ -27,7 +27,7 @@ bool AskToCancel(size_t jobs) {
 }  // namespace
 
 Result<sweep::SweepResult> RunSweepOnSlurm(const sweep::Spec& spec, const sweep::SweepOptions& o, bool cancel) {
-  sweep::SlurmSweepOptions s;
+  slurm::SlurmSweepOptions s;
   s.journal_path = o.journal_path;
   // The nodes are told absolute paths: their working directory is not ours.
   std::error_code ec;
@@ -41,34 +41,34 @@ Result<sweep::SweepResult> RunSweepOnSlurm(const sweep::Spec& spec, const sweep:
   s.cancel_on_interrupt = cancel;
   s.confirm_cancel = AskToCancel;
   s.on_event = o.on_event;
-  return sweep::RunSlurmSweep(spec, s);
+  return slurm::RunSlurmSweep(spec, s);
 }
 
 Result<std::string> SlurmReportText(const std::string& journal_path, bool all) {
-  auto report = sweep::ReadSlurmReport(journal_path);
+  auto report = slurm::ReadSlurmReport(journal_path);
   if (!report.ok()) return report.error();
   if (!report.value()) return std::string();
-  return sweep::FormatSlurmReport(*report.value(), all ? 0 : 20);
+  return slurm::FormatSlurmReport(*report.value(), all ? 0 : 20);
 }
 
 Result<nlohmann::json> SlurmReportJsonOf(const std::string& journal_path) {
-  auto report = sweep::ReadSlurmReport(journal_path);
+  auto report = slurm::ReadSlurmReport(journal_path);
   if (!report.ok()) return report.error();
   if (!report.value()) return nlohmann::json(nullptr);
-  return sweep::SlurmReportJson(*report.value());
+  return slurm::SlurmReportJson(*report.value());
 }
 
 Status RunOneCommand(const std::string& job_file) {
   auto gpus = OpenGpus("");
   if (!gpus.ok()) return gpus.error();
-  sweep::NodeOptions options;
+  slurm::NodeOptions options;
   if (gpus->backend && gpus->backend->DeviceCount() > 0) options.gpu = gpus->backend.get();
   run::InstallInterruptHandlers();
-  auto code = sweep::RunNodeJob(job_file, options);
+  auto code = slurm::RunNodeJob(job_file, options);
   if (!code.ok()) return code.error();
   if (code.value() != 0) {
     const std::string dir = std::filesystem::path(job_file).parent_path().string();
-    return Error{fmt::format("the run did not finish; {}/{} says how it ended", dir, sweep::kOutcomeFile)};
+    return Error{fmt::format("the run did not finish; {}/{} says how it ended", dir, slurm::kOutcomeFile)};
   }
   return Status::Ok();
 }

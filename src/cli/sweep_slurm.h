@@ -1,4 +1,4 @@
-// The Slurm side of `saturate sweep` (sweep/slurm_backend.h): its options from the command line, the question
+// The Slurm side of `saturate sweep` (slurm/backend.h): its options from the command line, the question
 // asked on Ctrl-C, the asked-vs-used report, and `sweep run-one`, the wrapper a Slurm job runs on its node.
 #pragma once
 
@@ -21,7 +21,7 @@ Result<sweep::SweepResult> RunSweepOnSlurm(const sweep::Spec& spec, const sweep:
 Result<std::string> SlurmReportText(const std::string& journal_path, bool all);
 Result<nlohmann::json> SlurmReportJsonOf(const std::string& journal_path);
 
-// `saturate sweep run-one JOB.json`: runs one attempt on a compute node (sweep/node_wrapper.h).
+// `saturate sweep run-one JOB.json`: runs one attempt on a compute node (slurm/node_wrapper.h).
 Status RunOneCommand(const std::string& job_file);
 
 }  // namespace sat::cli

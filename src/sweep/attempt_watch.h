@@ -1,5 +1,5 @@
 // What saturate reads of one live sweep attempt, the same on this machine (sweep/controller) and on a Slurm node
-// (sweep/node_wrapper): the helper's messages into the attempt's meter and the metrics they carry, readings of its
+// (slurm/node_wrapper): the helper's messages into the attempt's meter and the metrics they carry, readings of its
 // process tree (CPU, RSS, GPU memory, and the "torch loaded" announcement that tells a start-up from a silent
 // run), and the metric values its output lines matched.
 //

@@ -123,7 +123,7 @@ Result<SweepResult> RunSweep(const Spec& spec, const SweepOptions& options);
 // `seed`, else a random one) and its runs recorded (Journal::EnsureRuns). A journal that already holds progress
 // is refused (usage error) unless `resume`. The journal's ControllerLock is taken first: a journal another
 // controller holds is refused (usage error, naming it). Open attempts are left as they are: the caller requeues or
-// adopts them. Shared by the local controller and the Slurm backend (sweep/slurm_backend.h).
+// adopts them. Shared by the local controller and the Slurm backend (slurm/backend.h).
 struct OpenedJournal {
   std::unique_ptr<ControllerLock> lock;  // held for the controller's life; before the journal is opened
   std::unique_ptr<Journal> journal;

@@ -1,5 +1,5 @@
 // How a sweep run is started, the same on this machine (sweep/controller) and on a Slurm node
-// (sweep/node_wrapper): the helper channel and run id, the automatic instrumentation's switch, a report interval
+// (slurm/node_wrapper): the helper channel and run id, the automatic instrumentation's switch, a report interval
 // fitted to the meter's window, unbuffered output, saturate's Python folder on PYTHONPATH, and the metric pattern's
 // matches handed from the run's supervisor thread to the loop that reads them.
 #pragma once

@@ -69,7 +69,7 @@ struct AttemptRecord {
   uint64_t owner_start_ticks = 0;
   std::string owner_boot_id;
   std::string slurm_job;      // the Slurm job id ("1234", or "1234_5" in an array); empty for a local attempt
-  std::string slurm_request;  // JSON of what the job asked Slurm for (sweep/right_size.h); empty when local
+  std::string slurm_request;  // JSON of what the job asked Slurm for (slurm/right_size.h); empty when local
 };
 
 // How an attempt ended, from run::RunOutcome.

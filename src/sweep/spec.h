@@ -67,7 +67,7 @@ struct SaturateOptions {
   // The automatic instrumentation of PyTorch programs (docs/helper-protocol.md); false: the runs get
   // SATURATE_AUTO=0, and only scripts that use `import saturate` report their steps.
   bool auto_instrumentation = true;
-  // `backend: slurm`: runs are Slurm jobs (sweep/slurm_backend.h), submitted as `slurm` says.
+  // `backend: slurm`: runs are Slurm jobs (slurm/backend.h), submitted as `slurm` says.
   bool slurm_backend = false;
   SlurmSpec slurm;
 };

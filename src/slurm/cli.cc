@@ -1,4 +1,4 @@
-#include "sweep/slurm_cli.h"
+#include "slurm/cli.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -12,7 +12,9 @@
 #include "run/spawn.h"
 #include "util/strings.h"
 
-namespace sat::sweep {
+namespace sat::slurm {
+
+using namespace sweep;  // the Slurm backend works on sweep's spec, plan, journal and records
 namespace {
 
 constexpr double kCommandLimitS = 60;
@@ -297,4 +299,4 @@ Status SlurmCli::Cancel(const std::vector<std::string>& ids) const {
   return Status::Ok();
 }
 
-}  // namespace sat::sweep
+}  // namespace sat::slurm

@@ -3,11 +3,11 @@
 // goes. saturate does not schedule across machines: it submits, sizes and watches.
 //
 // Data flow (one loop on the caller's thread, every saturate.slurm.poll):
-//   journal (SQLite, on this machine only) ── queued runs ──> requests (sweep/right_size.h) ──> sbatch
+//   journal (SQLite, on this machine only) ── queued runs ──> requests (slurm/right_size.h) ──> sbatch
 //        ▲                                                     (runs of one request: one job array)
 //        │ EndAttempt                        each job: `saturate sweep run-one <attempt>/job.json` on a node
-//        │                                   (sweep/node_wrapper.h) writes started/footprint/outcome.json
-//   Reconcile (sweep/slurm_reconcile.h) <── outcome files + squeue + scontrol (once a job left the queue)
+//        │                                   (slurm/node_wrapper.h) writes started/footprint/outcome.json
+//   Reconcile (slurm/reconcile.h) <── outcome files + squeue + scontrol (once a job left the queue)
 //
 // Right-sizing: the first saturate.slurm.probes runs of each shape (saturate.shape) ask for the spec's request (a
 // whole GPU where the partition has GPUs); once one of them is measured (its footprint.json, written when its
@@ -20,7 +20,7 @@
 // meanwhile. On an interrupt, the jobs in flight are cancelled when the caller says so (their runs stay queued),
 // else left to Slurm for a later --resume.
 //
-// Threads: the caller's only. Processes: Slurm's client commands, one at a time (sweep/slurm_cli.h).
+// Threads: the caller's only. Processes: Slurm's client commands, one at a time (slurm/cli.h).
 #pragma once
 
 #include <cstdint>
@@ -32,7 +32,9 @@
 #include "sweep/spec.h"
 #include "util/result.h"
 
-namespace sat::sweep {
+namespace sat::slurm {
+
+using namespace sweep;  // the Slurm backend works on sweep's spec, plan, journal and records
 
 struct SlurmSweepOptions {
   std::string journal_path;  // required; on this machine (SQLite is not safe on network filesystems)
@@ -58,4 +60,4 @@ Result<SweepResult> RunSlurmSweep(const Spec& spec, const SlurmSweepOptions& opt
 // absolute path.
 std::string SlurmJobName(const std::string& journal_path);
 
-}  // namespace sat::sweep
+}  // namespace sat::slurm

@@ -1,8 +1,10 @@
-#include "sweep/slurm_reconcile.h"
+#include "slurm/reconcile.h"
 
 #include <gtest/gtest.h>
 
-namespace sat::sweep {
+namespace sat::slurm {
+
+using namespace sweep;  // the Slurm backend works on sweep's spec, plan, journal and records
 namespace {
 
 using Action = ReconcileDecision::Action;
@@ -150,4 +152,4 @@ TEST(SlurmReconcile, AJobSlurmForgotThatNeverStartedIsSubmittedAgain) {
 }
 
 }  // namespace
-}  // namespace sat::sweep
+}  // namespace sat::slurm

@@ -14,7 +14,9 @@
 
 #include "sweep/slurm_spec.h"
 
-namespace sat::sweep {
+namespace sat::slurm {
+
+using namespace sweep;  // the Slurm backend works on sweep's spec, plan, journal and records
 
 // The generic resources a partition's nodes define (the node with the most GPUs speaks for the partition).
 struct PartitionGres {
@@ -81,4 +83,4 @@ SlurmRequest SizedRequest(const SlurmSpec& spec, const PartitionGres& gres, GpuS
 
 inline constexpr uint64_t kMinMemMib = 64;
 
-}  // namespace sat::sweep
+}  // namespace sat::slurm

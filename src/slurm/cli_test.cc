@@ -1,8 +1,10 @@
-#include "sweep/slurm_cli.h"
+#include "slurm/cli.h"
 
 #include <gtest/gtest.h>
 
-namespace sat::sweep {
+namespace sat::slurm {
+
+using namespace sweep;  // the Slurm backend works on sweep's spec, plan, journal and records
 namespace {
 
 TEST(SlurmCli, JobStatesAsSqueueAndScontrolPrintThem) {
@@ -114,4 +116,4 @@ TEST(SlurmCli, MissingCommandsNameThePackage) {
 }
 
 }  // namespace
-}  // namespace sat::sweep
+}  // namespace sat::slurm

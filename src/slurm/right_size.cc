@@ -1,11 +1,13 @@
-#include "sweep/right_size.h"
+#include "slurm/right_size.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 
-namespace sat::sweep {
+namespace sat::slurm {
+
+using namespace sweep;  // the Slurm backend works on sweep's spec, plan, journal and records
 namespace {
 
 template <class T>
@@ -132,4 +134,4 @@ SlurmRequest SizedRequest(const SlurmSpec& spec, const PartitionGres& gres, GpuS
   return r;
 }
 
-}  // namespace sat::sweep
+}  // namespace sat::slurm

@@ -23,11 +23,13 @@
 
 #include "run/exit_class.h"
 #include "sweep/records.h"
-#include "sweep/right_size.h"
+#include "slurm/right_size.h"
 #include "telemetry/gpu.h"
 #include "util/result.h"
 
-namespace sat::sweep {
+namespace sat::slurm {
+
+using namespace sweep;  // the Slurm backend works on sweep's spec, plan, journal and records
 
 // What the submitter tells the wrapper (job.json in the attempt's folder).
 struct NodeJob {
@@ -86,4 +88,4 @@ struct NodeOptions {
 // cannot be read or the outcome cannot be written (the sweep folder is not visible or writable here).
 Result<int> RunNodeJob(const std::string& job_path, const NodeOptions& options);
 
-}  // namespace sat::sweep
+}  // namespace sat::slurm

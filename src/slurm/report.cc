@@ -1,4 +1,4 @@
-#include "sweep/slurm_report.h"
+#include "slurm/report.h"
 
 #include <fmt/format.h>
 
@@ -8,10 +8,12 @@
 #include <map>
 
 #include "sweep/journal.h"
-#include "sweep/node_wrapper.h"
+#include "slurm/node_wrapper.h"
 #include "util/strings.h"
 
-namespace sat::sweep {
+namespace sat::slurm {
+
+using namespace sweep;  // the Slurm backend works on sweep's spec, plan, journal and records
 namespace {
 
 std::string Asked(const SlurmRequest& r) {
@@ -145,4 +147,4 @@ nlohmann::json SlurmReportJson(const SlurmReport& report) {
           {"runs", runs}};
 }
 
-}  // namespace sat::sweep
+}  // namespace sat::slurm

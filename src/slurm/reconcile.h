@@ -1,5 +1,5 @@
 // What the Slurm backend does with one attempt in flight, decided from what it can see: the outcome file the
-// node wrapper wrote (sweep/node_wrapper.h), whether the job is still in squeue, and what scontrol still knows of
+// node wrapper wrote (slurm/node_wrapper.h), whether the job is still in squeue, and what scontrol still knows of
 // it once it left. Used every poll and on --resume (after a crash of saturate, the jobs went on without it).
 //
 // Rules, in order:
@@ -24,10 +24,12 @@
 #include <string>
 
 #include "sweep/records.h"
-#include "sweep/node_wrapper.h"
-#include "sweep/slurm_cli.h"
+#include "slurm/node_wrapper.h"
+#include "slurm/cli.h"
 
-namespace sat::sweep {
+namespace sat::slurm {
+
+using namespace sweep;  // the Slurm backend works on sweep's spec, plan, journal and records
 
 struct InFlightView {
   std::string job_id;
@@ -54,4 +56,4 @@ struct ReconcileDecision {
 
 ReconcileDecision Reconcile(const InFlightView& view, double grace_s);
 
-}  // namespace sat::sweep
+}  // namespace sat::slurm

@@ -1,8 +1,10 @@
-#include "sweep/slurm_reconcile.h"
+#include "slurm/reconcile.h"
 
 #include <fmt/format.h>
 
-namespace sat::sweep {
+namespace sat::slurm {
+
+using namespace sweep;  // the Slurm backend works on sweep's spec, plan, journal and records
 namespace {
 
 using Action = ReconcileDecision::Action;
@@ -92,4 +94,4 @@ ReconcileDecision Reconcile(const InFlightView& v, double grace_s) {
   }
 }
 
-}  // namespace sat::sweep
+}  // namespace sat::slurm

@@ -1,4 +1,4 @@
-#include "sweep/slurm_report.h"
+#include "slurm/report.h"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -6,7 +6,9 @@
 #include "sweep/journal.h"
 #include "sweep/test_dir.h"
 
-namespace sat::sweep {
+namespace sat::slurm {
+
+using namespace sweep;  // the Slurm backend works on sweep's spec, plan, journal and records
 namespace {
 
 RunRecord RunOf(std::string key, int64_t index, double cpu_pct) {
@@ -105,4 +107,4 @@ TEST(SlurmReport, OlderJournalsAreMigrated) {
 }
 
 }  // namespace
-}  // namespace sat::sweep
+}  // namespace sat::slurm

@@ -10,10 +10,12 @@
 #include <vector>
 
 #include "sweep/records.h"
-#include "sweep/right_size.h"
+#include "slurm/right_size.h"
 #include "util/result.h"
 
-namespace sat::sweep {
+namespace sat::slurm {
+
+using namespace sweep;  // the Slurm backend works on sweep's spec, plan, journal and records
 
 struct SlurmRunUsage {
   std::string key;
@@ -45,4 +47,4 @@ Result<std::optional<SlurmReport>> ReadSlurmReport(const std::string& journal_pa
 std::string FormatSlurmReport(const SlurmReport& report, size_t max_rows);
 nlohmann::json SlurmReportJson(const SlurmReport& report);
 
-}  // namespace sat::sweep
+}  // namespace sat::slurm

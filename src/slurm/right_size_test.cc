@@ -1,8 +1,10 @@
-#include "sweep/right_size.h"
+#include "slurm/right_size.h"
 
 #include <gtest/gtest.h>
 
-namespace sat::sweep {
+namespace sat::slurm {
+
+using namespace sweep;  // the Slurm backend works on sweep's spec, plan, journal and records
 namespace {
 
 constexpr uint64_t kGiB = 1ULL << 30, kMiB = 1ULL << 20;
@@ -131,4 +133,4 @@ TEST(RightSize, UsageKeepsTheLargest) {
 }
 
 }  // namespace
-}  // namespace sat::sweep
+}  // namespace sat::slurm

@@ -1,4 +1,4 @@
-#include "sweep/node_wrapper.h"
+#include "slurm/node_wrapper.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -27,7 +27,9 @@
 #include "util/atomic_file.h"
 #include "util/json_text.h"
 
-namespace sat::sweep {
+namespace sat::slurm {
+
+using namespace sweep;  // the Slurm backend works on sweep's spec, plan, journal and records
 namespace {
 
 
@@ -353,4 +355,4 @@ Result<int> RunNodeJob(const std::string& job_path, const NodeOptions& options) 
   return ended.exit_class == run::ExitClass::kFinished ? 0 : 1;
 }
 
-}  // namespace sat::sweep
+}  // namespace sat::slurm

@@ -1,4 +1,4 @@
-#include "sweep/slurm_backend.h"
+#include "slurm/backend.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -12,17 +12,19 @@
 #include <thread>
 
 #include "run/interrupt.h"
-#include "sweep/node_wrapper.h"
+#include "slurm/node_wrapper.h"
 #include "sweep/plan.h"
-#include "sweep/right_size.h"
-#include "sweep/slurm_cli.h"
-#include "sweep/slurm_reconcile.h"
+#include "slurm/right_size.h"
+#include "slurm/cli.h"
+#include "slurm/reconcile.h"
 #include "telemetry/sampler.h"
 #include "util/atomic_file.h"
 #include "util/json_text.h"
 #include "util/strings.h"
 
-namespace sat::sweep {
+namespace sat::slurm {
+
+using namespace sweep;  // the Slurm backend works on sweep's spec, plan, journal and records
 namespace {
 
 // Whether a failed sbatch may have queued its job all the same: its reply timed out or slurmctld could not be
@@ -608,4 +610,4 @@ std::string SlurmJobName(const std::string& journal_path) {
   return fmt::format("sat-{:012x}", h & 0xffffffffffffULL);
 }
 
-}  // namespace sat::sweep
+}  // namespace sat::slurm

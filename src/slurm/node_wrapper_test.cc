@@ -1,4 +1,4 @@
-#include "sweep/node_wrapper.h"
+#include "slurm/node_wrapper.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,9 @@
 #include "sweep/test_dir.h"
 #include "util/atomic_file.h"
 
-namespace sat::sweep {
+namespace sat::slurm {
+
+using namespace sweep;  // the Slurm backend works on sweep's spec, plan, journal and records
 namespace {
 
 NodeJob Job(const TempDir& dir, std::vector<std::string> argv) {
@@ -127,4 +129,4 @@ TEST(NodeWrapper, ReadsJsonFiles) {
 }
 
 }  // namespace
-}  // namespace sat::sweep
+}  // namespace sat::slurm

@@ -18,10 +18,12 @@
 #include <string_view>
 #include <vector>
 
-#include "sweep/right_size.h"
+#include "slurm/right_size.h"
 #include "util/result.h"
 
-namespace sat::sweep {
+namespace sat::slurm {
+
+using namespace sweep;  // the Slurm backend works on sweep's spec, plan, journal and records
 
 // Slurm's job states (squeue's %T, scontrol's JobState), with the ones saturate treats alike folded together.
 enum class JobState {
@@ -105,4 +107,4 @@ class SlurmCli {
   std::map<std::string, std::string> programs_;  // name -> resolved path
 };
 
-}  // namespace sat::sweep
+}  // namespace sat::slurm

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "sweep/plan.h"
 #include "sweep/spec.h"
 #include "util/json_text.h"
 

@@ -35,7 +35,7 @@ assert abs(c["per_million_samples"] - per_s / rate * 1e6) < 1e-9 * c["per_millio
 assert c["epoch_samples"] == 100000, c  # loops.py's dataset, one process
 assert abs(c["per_epoch"] - 100000 / rate * per_s) < 1e-9 * c["per_epoch"], c
 PY
-"$SATURATE" probe --budget 20s --price-per-hour 3.6 --what-if h100,2xa100:1.5 -- "${SCRIPT[@]}" >"$WORK/console.txt" 2>&1
+"$SATURATE" probe --budget 30s --price-per-hour 3.6 --what-if h100,2xa100:1.5 -- "${SCRIPT[@]}" >"$WORK/console.txt" 2>&1
 grep -q "^energy: full .* J per sample .* from NVML's energy counter" "$WORK/console.txt" || fail "console energy line"
 grep -q "^cost: full .* per million samples, .* per epoch of 100,000 samples, at 3.60 per GPU-hour" "$WORK/console.txt" ||
   fail "console cost line: $(grep '^cost' "$WORK/console.txt")"

@@ -14,7 +14,11 @@
    sent on a clock, so under valgrind's slowdown each step carries ~50x more of them than it would natively: the
    figure overstates the overhead, never understates it. Takes ~6 minutes of one core.
 
-Run: /usr/bin/python3 bench/auto_overhead.py [rounds] [path/to/saturate] [--instructions]
+5. With --loops [CASE...]: (4) for each loop shape of tests/e2e/scripts/loops.py (dict and mapping batches,
+   gradient accumulation, two optimizers a batch, a closure, skipped steps, a Trainer that owns the loop), with no
+   sleep in the step: the tiniest steps each shape allows, where a per-step cost shows most.
+
+Run: /usr/bin/python3 bench/auto_overhead.py [rounds] [path/to/saturate] [--instructions | --loops [CASE...]]
 """
 import json, os, re, shutil, subprocess, sys, tempfile
 
@@ -112,16 +116,24 @@ def probe_against_own_figures(saturate):
           {k: v.get("ran") for k, v in probe["stages"].items()})
 
 
-def instructions_of(auto, channel, steps):
-    """Instructions (callgrind's Ir) of one whole run of the trainer for `steps` steps, on one thread."""
+def callgrind(args, env):
+    """callgrind's instruction count (Ir) of one whole run of `args`, with bench/valgrind_no_rdtscp.c preloaded
+    (built here on first use) so that importing torch does not stop valgrind."""
     out = tempfile.mkdtemp()
-    env = auto_env(auto, channel, OMP_NUM_THREADS="1", PYTHONHASHSEED="0")
-    args = list(CMD) + ["--no-helper"]
-    args[args.index("--steps") + 1] = str(steps)
+    shim = os.path.join(out, "no_rdtscp.so")
+    subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-o", shim, os.path.join(HERE, "bench", "valgrind_no_rdtscp.c")],
+                   check=True)
     proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + os.path.join(out, "cg")] + args,
-                          env=env, capture_output=True, text=True, check=True)
+                          env=dict(env, LD_PRELOAD=shim), capture_output=True, text=True, check=True)
     shutil.rmtree(out)
     return int(re.search(r"Collected : (\d+)", proc.stderr).group(1))
+
+
+def instructions_of(auto, channel, steps):
+    """Instructions (callgrind's Ir) of one whole run of the trainer for `steps` steps, on one thread."""
+    args = list(CMD) + ["--no-helper"]
+    args[args.index("--steps") + 1] = str(steps)
+    return callgrind(args, auto_env(auto, channel, OMP_NUM_THREADS="1", PYTHONHASHSEED="0"))
 
 
 def instructions(low=20, high=60):
@@ -138,10 +150,45 @@ def instructions(low=20, high=60):
           f"{per_step[True] / per_step[False]:.4f} | {received[0]} |")
 
 
+LOOPS = os.path.join(HERE, "tests", "e2e", "scripts", "loops.py")
+LOOP_CASES = ("plain", "dict", "mapping", "accum", "gan", "closure", "skip", "trainer")
+
+
+def loop_instructions_of(case, auto, channel, steps):
+    """Instructions of one run of tests/e2e/scripts/loops.py's `case` for `steps` training steps, on one thread,
+    with no sleep in the step and no own logging: the tiniest steps that loop shape allows."""
+    args = [sys.executable, LOOPS, "--case", case, "--steps", str(steps), "--step-ms", "0", "--log-every", "0"]
+    # Reports go out on a clock (0.1 s); under valgrind's ~50x slowdown that would be ~50x more reports per step
+    # than natively, so the interval is stretched by the same factor: the per-step cost is what is measured.
+    return callgrind(args, auto_env(auto, channel, OMP_NUM_THREADS="1", PYTHONHASHSEED="0",
+                                    SATURATE_REPORT_INTERVAL="5"))
+
+
+def loop_instructions(cases, low=20, high=60):
+    """The per-step overhead of each loop shape issue 18 names, in instructions (as instructions() does)."""
+    sock, path, received = open_sink()
+    print(f"| loop (tests/e2e/scripts/loops.py --case) | off: instructions per step | on: instructions per step | "
+          f"on over off |")
+    print("| --- | ---: | ---: | ---: |")
+    for case in cases:
+        per_step = {}
+        for auto in (False, True):
+            a, b = loop_instructions_of(case, auto, path, low), loop_instructions_of(case, auto, path, high)
+            per_step[auto] = (b - a) / (high - low)
+        print(f"| {case} | {per_step[False]:,.0f} | {per_step[True]:,.0f} | {per_step[True] / per_step[False]:.4f} |",
+              flush=True)
+    sock.close()
+    print(f"messages received: {received[0]}")
+
+
 def main():
     if "--instructions" in sys.argv:
         sys.argv.remove("--instructions")
         instructions()
+        return
+    if "--loops" in sys.argv:
+        sys.argv.remove("--loops")
+        loop_instructions(sys.argv[1:] or LOOP_CASES)
         return
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 5
     saturate = sys.argv[2] if len(sys.argv) > 2 else os.path.join(HERE, "build", "saturate")

@@ -10,6 +10,8 @@
 #
 # Run: bench/estimator_accuracy.sh [build/saturate]
 # KEEP=DIR keeps each probe's probe.json and stage logs under DIR/<configuration>-{early,long}.
+# ONLY=loader-bound (or compute-bound) runs one configuration; EARLY_BUDGET=120s gives the early probe more room to
+# stop on its interval on a slow machine (default 60s; the early stop, not the budget, is what is checked).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 SATURATE=${1:-$here/build/saturate}
@@ -28,9 +30,10 @@ printf '| --- | ---: | ---: | ---: | ---: | --- | ---: | --- |\n'
 for cfg in "compute-bound:--model tiny --preload on --workers 0 --batch-size 32" \
            "loader-bound:--model tiny --workers 0 --transform-cost 8 --batch-size 32"; do
   name=${cfg%%:*}
+  [ -n "${ONLY:-}" ] && [ "$ONLY" != "$name" ] && continue
   read -r -a args <<<"${cfg#*:}"
   load_early=$(load)
-  "$SATURATE" probe --json --out "$keep/$name-early" --parse saturate-example --budget 60s -- "${train[@]}" \
+  "$SATURATE" probe --json --out "$keep/$name-early" --parse saturate-example --budget "${EARLY_BUDGET:-60s}" -- "${train[@]}" \
     "${args[@]}" >"$work/early.json"
   early_wall=$(field "$work/early.json" "j['outcome']['duration_s']")
   long_budget=$("$PY" -c "print(max(20, round(5 * $early_wall)))")

@@ -16,7 +16,6 @@ void KeepMax(std::optional<T>& best, const std::optional<T>& candidate) {
 }  // namespace
 
 double ProgressTotals::WaitShare() const { return Share(wait_s, wait_s + step_s); }
-double ProgressTotals::StepShare() const { return Share(step_s, wait_s + step_s); }
 
 std::map<std::string, double> ProgressTotals::PhaseShares() const {
   std::map<std::string, double> shares;

@@ -48,7 +48,6 @@ struct ProgressTotals {
 
   // Shares of the loop time (wait_s + step_s), each 0 while no loop time has been reported.
   double WaitShare() const;
-  double StepShare() const;
   std::map<std::string, double> PhaseShares() const;
 };
 

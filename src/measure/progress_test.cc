@@ -141,7 +141,6 @@ TEST(ProgressAggregator, BreakdownSharesAndMemoryPeak) {
 
   const ProgressTotals& t = agg.totals();
   EXPECT_DOUBLE_EQ(t.WaitShare(), 0.2);
-  EXPECT_DOUBLE_EQ(t.StepShare(), 0.8);
   const std::map<std::string, double> phases = t.PhaseShares();
   EXPECT_DOUBLE_EQ(phases.at("metrics"), 0.2);
   EXPECT_DOUBLE_EQ(phases.at("log"), 0.1);
@@ -165,7 +164,6 @@ TEST(ProgressAggregator, DoneCountsProcesses) {
 TEST(ProgressAggregator, NoLoopTimeMeansZeroShares) {
   ProgressTotals t;
   EXPECT_EQ(t.WaitShare(), 0);
-  EXPECT_EQ(t.StepShare(), 0);
 }
 
 TEST(ProgressAggregator, FeedsTheEstimator) {

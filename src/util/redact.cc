@@ -73,11 +73,4 @@ std::string RedactCommandLine(std::string_view line) {
   return out;
 }
 
-std::map<std::string, std::string> RedactEnvironment(std::map<std::string, std::string> env) {
-  for (auto& [name, value] : env) {
-    if (IsSecretName(name)) value = std::string(kRedacted);
-  }
-  return env;
-}
-
 }  // namespace sat

@@ -1,4 +1,4 @@
-// Secrets in command lines and environments. Every place saturate writes a command or an environment where others
+// Secrets in command lines. Every place saturate writes a command where others
 // may read it (the exporter's `command` label, probe.json, results.json and report.html, sweep exports and logs)
 // passes it through here first.
 //
@@ -7,7 +7,6 @@
 // argument. Nothing else changes, so the redacted command still reads as the one that ran.
 #pragma once
 
-#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,7 +21,5 @@ std::vector<std::string> RedactArgv(std::vector<std::string> argv);
 
 // A command line as one string of words separated by spaces (a shell command, a /proc cmdline joined).
 std::string RedactCommandLine(std::string_view line);
-
-std::map<std::string, std::string> RedactEnvironment(std::map<std::string, std::string> env);
 
 }  // namespace sat

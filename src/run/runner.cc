@@ -256,8 +256,8 @@ class Run::Supervisor {
   void UpdateStop(Clock::time_point now);
   void Escalate(Level level, Clock::time_point now);
   std::vector<pid_t> ScanTree();
-  // Whether every member ever seen alive is gone (our zombies reaped). A member in the middle of its exit can be
-  // missing from a scan and become our zombie after it.
+  // Whether every member ever seen alive is gone (our zombies reaped by ScanTree). A member in the middle of its
+  // exit can be missing from a scan and become our zombie after it.
   bool SeenMembersGone();
   bool Over(Clock::time_point now);
   void Finish(ExitFacts facts, double duration_s);
@@ -517,7 +517,6 @@ std::vector<pid_t> Run::Supervisor::ScanTree() {
 }
 
 bool Run::Supervisor::SeenMembersGone() {
-  const pid_t self = getpid();
   for (auto it = seen_.begin(); it != seen_.end();) {
     const pid_t pid = it->first;
     std::optional<ProcEntry> p = pid == child_ ? std::nullopt : ReadProcEntry(pid);
@@ -525,13 +524,8 @@ bool Run::Supervisor::SeenMembersGone() {
       it = seen_.erase(it);  // gone, or its pid now names another process
       continue;
     }
-    if (p && p->zombie() && p->ppid == self) {
-      // Ours to reap: the pid and start time are the member's, so no other run's child is taken.
-      waitpid(pid, nullptr, WNOHANG);
-      it = seen_.erase(it);
-      continue;
-    }
-    // Alive, exiting, or a zombie of a parent that may be about to die and hand it to us: not yet.
+    // Alive, exiting, or a zombie: ScanTree, which runs every tick once the command has ended, reaps ours; a zombie
+    // of another parent is that parent's, or ours once it dies.
     return false;
   }
   return true;

@@ -116,15 +116,25 @@ def probe_against_own_figures(saturate):
           {k: v.get("ran") for k, v in probe["stages"].items()})
 
 
+_SHIM = []  # the built bench/valgrind_no_rdtscp.c, once
+
+
+def no_rdtscp_shim():
+    """bench/valgrind_no_rdtscp.c built as a shared object (once per run of this script), to preload under valgrind
+    so that importing torch does not stop it."""
+    if not _SHIM:
+        shim = os.path.join(tempfile.mkdtemp(), "no_rdtscp.so")
+        subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-o", shim,
+                        os.path.join(HERE, "bench", "valgrind_no_rdtscp.c")], check=True)
+        _SHIM.append(shim)
+    return _SHIM[0]
+
+
 def callgrind(args, env):
-    """callgrind's instruction count (Ir) of one whole run of `args`, with bench/valgrind_no_rdtscp.c preloaded
-    (built here on first use) so that importing torch does not stop valgrind."""
+    """callgrind's instruction count (Ir) of one whole run of `args`, with no_rdtscp_shim() preloaded."""
     out = tempfile.mkdtemp()
-    shim = os.path.join(out, "no_rdtscp.so")
-    subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-o", shim, os.path.join(HERE, "bench", "valgrind_no_rdtscp.c")],
-                   check=True)
     proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + os.path.join(out, "cg")] + args,
-                          env=dict(env, LD_PRELOAD=shim), capture_output=True, text=True, check=True)
+                          env=dict(env, LD_PRELOAD=no_rdtscp_shim()), capture_output=True, text=True, check=True)
     shutil.rmtree(out)
     return int(re.search(r"Collected : (\d+)", proc.stderr).group(1))
 
@@ -167,8 +177,8 @@ def loop_instructions_of(case, auto, channel, steps):
 def loop_instructions(cases, low=20, high=60):
     """The per-step overhead of each loop shape issue 18 names, in instructions (as instructions() does)."""
     sock, path, received = open_sink()
-    print(f"| loop (tests/e2e/scripts/loops.py --case) | off: instructions per step | on: instructions per step | "
-          f"on over off |")
+    print("| loop (tests/e2e/scripts/loops.py --case) | off: instructions per step | on: instructions per step | "
+          "on over off |")
     print("| --- | ---: | ---: | ---: |")
     for case in cases:
         per_step = {}

@@ -1,9 +1,7 @@
 // `saturate probe -- CMD`: the three pipes of a training command and its narrowest one.
 #include <fmt/core.h>
 
-#include <cmath>
 #include <iostream>
-#include <optional>
 
 #include "cli/command.h"
 #include "cli/gpu_setup.h"
@@ -15,7 +13,6 @@
 #include "run/interrupt.h"
 #include "util/json_text.h"
 #include "util/range.h"
-#include "util/strings.h"
 
 namespace sat::cli {
 namespace {

@@ -24,7 +24,6 @@
 
 namespace sat::slurm {
 
-using namespace sweep;  // the Slurm backend works on sweep's spec, plan, journal and records
 namespace {
 
 // Whether a failed sbatch may have queued its job all the same: its reply timed out or slurmctld could not be

@@ -14,7 +14,6 @@
 
 namespace sat::slurm {
 
-using namespace sweep;  // the Slurm backend works on sweep's spec, plan, journal and records
 namespace {
 
 constexpr double kCommandLimitS = 60;

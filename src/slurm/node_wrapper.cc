@@ -29,9 +29,7 @@
 
 namespace sat::slurm {
 
-using namespace sweep;  // the Slurm backend works on sweep's spec, plan, journal and records
 namespace {
-
 
 template <class T>
 nlohmann::json OrNull(const std::optional<T>& v) {

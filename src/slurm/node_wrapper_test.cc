@@ -10,7 +10,6 @@
 
 namespace sat::slurm {
 
-using namespace sweep;  // the Slurm backend works on sweep's spec, plan, journal and records
 namespace {
 
 NodeJob Job(const TempDir& dir, std::vector<std::string> argv) {

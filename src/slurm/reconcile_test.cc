@@ -4,7 +4,6 @@
 
 namespace sat::slurm {
 
-using namespace sweep;  // the Slurm backend works on sweep's spec, plan, journal and records
 namespace {
 
 using Action = ReconcileDecision::Action;

@@ -13,7 +13,6 @@
 
 namespace sat::slurm {
 
-using namespace sweep;  // the Slurm backend works on sweep's spec, plan, journal and records
 namespace {
 
 std::string Asked(const SlurmRequest& r) {

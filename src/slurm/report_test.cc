@@ -8,7 +8,6 @@
 
 namespace sat::slurm {
 
-using namespace sweep;  // the Slurm backend works on sweep's spec, plan, journal and records
 namespace {
 
 RunRecord RunOf(std::string key, int64_t index, double cpu_pct) {

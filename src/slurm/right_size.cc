@@ -7,7 +7,6 @@
 
 namespace sat::slurm {
 
-using namespace sweep;  // the Slurm backend works on sweep's spec, plan, journal and records
 namespace {
 
 template <class T>

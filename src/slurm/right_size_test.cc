@@ -4,7 +4,6 @@
 
 namespace sat::slurm {
 
-using namespace sweep;  // the Slurm backend works on sweep's spec, plan, journal and records
 namespace {
 
 constexpr uint64_t kGiB = 1ULL << 30, kMiB = 1ULL << 20;

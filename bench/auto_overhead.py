@@ -16,7 +16,9 @@
 
 5. With --loops [CASE...]: (4) for each loop shape of tests/e2e/scripts/loops.py (dict and mapping batches,
    gradient accumulation, two optimizers a batch, a closure, skipped steps, a Trainer that owns the loop), with no
-   sleep in the step: the tiniest steps each shape allows, where a per-step cost shows most.
+   sleep in the step: the tiniest steps each shape allows, where a per-step cost shows most. Counted on the main
+   thread from after torch's import (bench/callgrind_start.c): about 20 s a run instead of 4 minutes. The progress
+   reports, sent on a clock rather than per step, are kept out of these runs and timed apart (report_cost).
 
 Run: /usr/bin/python3 bench/auto_overhead.py [rounds] [path/to/saturate] [--instructions | --loops [CASE...]]
 """
@@ -120,23 +122,31 @@ _SHIM = []  # the built bench/valgrind_no_rdtscp.c, once
 
 
 def no_rdtscp_shim():
-    """bench/valgrind_no_rdtscp.c built as a shared object (once per run of this script), to preload under valgrind
-    so that importing torch does not stop it."""
+    """bench/valgrind_no_rdtscp.c and bench/callgrind_start.c built as one shared object (once per run of this
+    script), to preload under valgrind so that importing torch does not stop it."""
     if not _SHIM:
         shim = os.path.join(tempfile.mkdtemp(), "no_rdtscp.so")
-        subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-o", shim,
-                        os.path.join(HERE, "bench", "valgrind_no_rdtscp.c")], check=True)
+        subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-o", shim, os.path.join(HERE, "bench", "valgrind_no_rdtscp.c"),
+                        os.path.join(HERE, "bench", "callgrind_start.c")], check=True)
         _SHIM.append(shim)
     return _SHIM[0]
 
 
-def callgrind(args, env):
-    """callgrind's instruction count (Ir) of one whole run of `args`, with no_rdtscp_shim() preloaded."""
+def callgrind(args, env, main_thread_after_start=False):
+    """callgrind's instruction count (Ir) of one whole run of `args`, with no_rdtscp_shim() preloaded. With
+    `main_thread_after_start`, only the main thread's, from the moment the run calls callgrind_start.c's function:
+    torch's thread pools spin a varying number of instructions in their own threads, which is no part of a step."""
     out = tempfile.mkdtemp()
-    proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + os.path.join(out, "cg")] + args,
-                          env=dict(env, LD_PRELOAD=no_rdtscp_shim()), capture_output=True, text=True, check=True)
+    flags = ["--instr-atstart=no", "--separate-threads=yes"] if main_thread_after_start else []
+    proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + os.path.join(out, "cg")] + flags +
+                          args, env=dict(env, LD_PRELOAD=no_rdtscp_shim()), capture_output=True, text=True, check=True)
+    if main_thread_after_start:
+        with open(os.path.join(out, "cg-01")) as f:
+            count = int(re.search(r"^(?:summary|totals): (\d+)", f.read(), re.M).group(1))
+    else:
+        count = int(re.search(r"Collected : (\d+)", proc.stderr).group(1))
     shutil.rmtree(out)
-    return int(re.search(r"Collected : (\d+)", proc.stderr).group(1))
+    return count
 
 
 def instructions_of(auto, channel, steps):
@@ -164,18 +174,63 @@ LOOPS = os.path.join(HERE, "tests", "e2e", "scripts", "loops.py")
 LOOP_CASES = ("plain", "dict", "mapping", "accum", "gan", "closure", "skip", "trainer")
 
 
+# Imports torch (saturate's sitecustomize attaches to that import, as it does in the script), starts counting, then
+# runs the script as __main__ with its own arguments.
+_RUN_COUNTED = ("import ctypes, runpy, sys, torch; ctypes.CDLL(None).saturate_bench_callgrind_start(); "
+                "sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')")
+
+
 def loop_instructions_of(case, auto, channel, steps):
     """Instructions of one run of tests/e2e/scripts/loops.py's `case` for `steps` training steps, on one thread,
-    with no sleep in the step and no own logging: the tiniest steps that loop shape allows."""
-    args = [sys.executable, LOOPS, "--case", case, "--steps", str(steps), "--step-ms", "0", "--log-every", "0"]
-    # Reports go out on a clock (0.1 s); under valgrind's ~50x slowdown that would be ~50x more reports per step
-    # than natively, so the interval is stretched by the same factor: the per-step cost is what is measured.
+    with no sleep in the step and no own logging: the tiniest steps that loop shape allows. Counted from after
+    torch's import, on the main thread only."""
+    args = ["/usr/bin/python3", "-c", _RUN_COUNTED, LOOPS, "--case", case, "--steps", str(steps), "--step-ms", "0",
+            "--log-every", "0"]
+    # Reports go out on a clock (0.1 s), so how many fall in a run under valgrind's slowdown varies from run to run
+    # (one report more is ~4,000 instructions a step over 40 steps): the clock is stretched past the run, which
+    # then sends the first step's report and the final one, as many in every run. What a report costs natively
+    # per step is measured apart (report_instructions).
     return callgrind(args, auto_env(auto, channel, OMP_NUM_THREADS="1", PYTHONHASHSEED="0",
-                                    SATURATE_REPORT_INTERVAL="5"))
+                                    SATURATE_REPORT_INTERVAL="100000"), main_thread_after_start=True)
 
 
-def loop_instructions(cases, low=20, high=60):
-    """The per-step overhead of each loop shape issue 18 names, in instructions (as instructions() does)."""
+REPORT_COST = """
+import sys, time, torch
+from torch.utils.data import DataLoader, TensorDataset
+torch.set_num_threads(1)
+loader = DataLoader(TensorDataset(torch.randn(4096, 32), torch.zeros(4096, dtype=torch.long)), batch_size=16)
+model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 4))
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+for i, (x, y) in enumerate(loader):  # the first step arms the instrumentation
+    opt.zero_grad(); torch.nn.functional.cross_entropy(model(x), y).backward(); opt.step()
+    if i == 3: break
+state = sys.modules["saturate._auto"]._AUTO.state
+rounds = []
+for r in range(5):
+    t = time.perf_counter()
+    for i in range(1000):
+        state.progress(time.perf_counter())
+    rounds.append((time.perf_counter() - t) / 1000)
+print(min(rounds), state.report_interval_s)
+"""
+
+
+def report_cost(channel):
+    """What the progress reports cost, natively: the time of one (encode, send to a live channel), the fastest of
+    five rounds of 1,000, as a share of the reporting clock's interval (its default, 0.1 s). Not in instructions:
+    under valgrind the report's system calls run in valgrind's own code."""
+    env = dict(auto_env(True, channel, OMP_NUM_THREADS="1"))
+    env.pop("SATURATE_REPORT_INTERVAL", None)
+    out = subprocess.run(["/usr/bin/python3", "-c", REPORT_COST], env=env, capture_output=True, text=True, check=True)
+    per_report_s, interval_s = map(float, out.stdout.split())
+    print(f"a progress report: {per_report_s * 1e6:.1f} us, one every {interval_s:g} s: "
+          f"{per_report_s / interval_s * 100:.3f}% of the run's time, whatever the step")
+
+
+def loop_instructions(cases, low=20, high=220):
+    """The per-step overhead of each loop shape issue 18 names, in instructions (as instructions() does). Over 200
+    steps: Python's cyclic garbage collector runs when allocations cross its thresholds, and one collection more or
+    less in a 40-step window moved a loop's figure by 0.5%."""
     sock, path, received = open_sink()
     print("| loop (tests/e2e/scripts/loops.py --case) | off: instructions per step | on: instructions per step | "
           "on over off |")
@@ -187,6 +242,7 @@ def loop_instructions(cases, low=20, high=60):
             per_step[auto] = (b - a) / (high - low)
         print(f"| {case} | {per_step[False]:,.0f} | {per_step[True]:,.0f} | {per_step[True] / per_step[False]:.4f} |",
               flush=True)
+    report_cost(path)
     sock.close()
     print(f"messages received: {received[0]}")
 

@@ -58,6 +58,17 @@ class Auto(Patches, Loaders, Steps, Model):
     """The instrumentation's state machine for one process. Methods named on_* are called from the patches; each
     concern lives in its own module (_auto_patches, _auto_loaders, _auto_steps, _auto_model)."""
 
+    # Slots, not a __dict__: each attribute read on the per-batch and per-step paths is then a fixed offset (more
+    # than 30 attributes would put a dict-backed instance off CPython 3.11's fast attribute paths). Every attribute
+    # any mixin sets is listed here; python/tests/test_auto.py checks that none is missing.
+    __slots__ = ("state", "torch", "active", "mode", "takes_over", "target", "samples_flag", "site_counts",
+                 "loaders_built", "inject_untargeted", "optimizers", "latest_optimizer", "scaler", "script_amp",
+                 "inside_our_autocast", "module_hook", "amp_request", "amp_applied", "amp_error", "compiled",
+                 "compiled_model", "failed", "train", "current", "last_batch", "identified", "step_no", "t_end",
+                 "step_ended", "after_step", "excluding_since", "excluded", "backward_at", "step_depth",
+                 "modules_seen", "model", "model_samples", "model_batchnorm", "compute_batch", "bypass",
+                 "original_iter", "step_at", "samples_from", "backward_patch")
+
     def __init__(self, state, torch, environ):
         self.state = state
         self.torch = torch
@@ -79,6 +90,13 @@ class Auto(Patches, Loaders, Steps, Model):
         self.compiled = False  # the script called torch.compile or Module.compile
         self.compiled_model = None  # weakref to the module it compiled, when it compiled one
         self.failed = None  # why the instrumentation turned itself off, once it did
+        self.amp_applied = False  # "bf16"/"fp16" once saturate injected autocast
+        self.amp_error = None  # why a requested amp knob was not applied
+        self.model_batchnorm = None  # the model has BatchNorm layers (None: no model found)
+        self.step_at = None  # where the first step ended: "optimizer" or "backward"
+        self.samples_from = "loader"  # what the first step counted its samples from
+        self.original_iter = None  # DataLoader.__iter__ as torch defined it (patch() sets it)
+        self.backward_patch = None  # (torch.autograd, its backward, our wrapper) once patched
         self._begin_process()
 
     def _begin_process(self):
@@ -113,6 +131,7 @@ class Auto(Patches, Loaders, Steps, Model):
         if not self.active:
             return
         self._begin_process()
+        self.set_backward_patched(True)
         if self.compiled:
             self.state.extras.skip_count(_COMPILED_WHY)  # the State's extras were made afresh for this process
         if self.module_hook is None:
@@ -137,48 +156,6 @@ class Auto(Patches, Loaders, Steps, Model):
     def silent(self):
         """The explicit helper took over, or this process is not the trainer."""
         return not self.active or self.state.explicit
-
-    # ---- patching ---------------------------------------------------------------------------------------
-
-
-
-
-
-
-
-
-
-
-
-    # ---- loaders ----------------------------------------------------------------------------------------
-
-
-
-
-
-
-
-
-
-
-
-    # ---- steps --------------------------------------------------------------------------------------------
-
-
-
-
-
-
-
-
-
-
-
-    # ---- the model: samples from its input, autocast ------------------------------------------------------
-
-    amp_applied = False
-    amp_error = None
-    model_batchnorm = None  # the model has BatchNorm layers (None: no model found)
 
 
 def _positive_float(text):

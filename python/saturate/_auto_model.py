@@ -11,6 +11,8 @@ _MAX_MODULES_SEEN = 64
 class Model:
     """Model discovery and autocast; mixed into _auto.Auto."""
 
+    __slots__ = ()  # the attributes are Auto's (_auto.py)
+
     def amp_in_effect(self):
         if self.amp_applied:
             return self.amp_applied

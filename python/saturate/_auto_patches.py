@@ -16,6 +16,8 @@ _COMPILED_WHY = "the model is compiled (torch.compile), and counting would keep 
 class Patches:
     """Installs the patches; mixed into _auto.Auto."""
 
+    __slots__ = ()  # the attributes are Auto's (_auto.py)
+
     def patch(self):
         torch = self.torch
         from torch.utils.data import dataloader as dl
@@ -192,6 +194,18 @@ class Patches:
             return result
 
         autograd.backward = backward
+        self.backward_patch = (autograd, original, backward)
+
+    def set_backward_patched(self, patched):
+        """The backward() wrapper on or off. A single process whose steps end at an optimizer needs neither of
+        its uses (a rank's time to its gradient sync, a step end without an optimizer), so the first step takes it
+        off: one call less per step. A forked child puts it back (it may be a rank)."""
+        if self.backward_patch is None:
+            return
+        autograd, original, wrapper = self.backward_patch
+        current, wanted = (original, wrapper) if patched else (wrapper, original)
+        if autograd.backward is current:  # anything else wrapped it since: leave it as it is
+            autograd.backward = wanted
 
     def _patch_scaler(self, scaler_cls):
         auto = self
@@ -233,7 +247,10 @@ def _wrap_step(cls, auto):
         try:
             return step(opt, *args, **kwargs)
         finally:
-            auto.guarded_step_end("optimizer")
+            try:
+                auto.on_step_end("optimizer")
+            except Exception as e:
+                auto.fail("the end of a training step (optimizer)", e)
 
     counted_step._saturate = True
     cls.step = counted_step

@@ -11,6 +11,8 @@ _perf = time.perf_counter
 class Steps:
     """Step accounting; mixed into _auto.Auto."""
 
+    __slots__ = ()  # the attributes are Auto's (_auto.py)
+
     def on_step_begin(self):
         self.step_depth += 1
 
@@ -21,6 +23,8 @@ class Steps:
             self.fail("the end of a training step (%s)" % at, e)
 
     def on_step_end(self, at):
+        # The per-step path: locals over repeated attribute reads, no calls but the clock on the common path (the
+        # overhead benchmark, bench/auto_overhead.py --loops, counts its instructions).
         if at == "optimizer":
             depth = self.step_depth - 1
             self.step_depth = depth if depth > 0 else 0
@@ -31,48 +35,68 @@ class Steps:
             return
         now = _perf()
         if not self.identified:
-            self._first_step(now, at)
-            return
-        # The loader that handed over this step's batches is the training loader (it may be a new one: a loader
-        # rebuilt every epoch); its batches are the step's samples, and its time was not another loader's.
-        current = self.current
-        if current is not None and current is not self.train and current.stamp == self.step_no:
-            self.train = current
-            self.excluded = 0.0
-            self.excluding_since = None
-        if self.excluding_since is not None:
-            self.excluded += now - self.excluding_since
-            self.excluding_since = None
-        train = self.train
-        fresh = train is not None and train.stamp == self.step_no
-        if train is not None and not fresh and self.step_ended:
-            # No batch was asked for since the last step ended: another optimizer stepped on the same batch (a
-            # GAN's generator after its discriminator). One training step per batch; this time is part of it.
-            self._continue_step(now)
-            return
-        wait = train.pending_wait if fresh else 0.0
-        excluded = self.excluded
-        loop = now - self.t_end - excluded - wait
-        if state.extras.profiled:
-            # The step ran under the profiler: slower than the others, so left out like a validation pass.
-            state.excluded_s += now - self.t_end
+            first_samples = self._first_step(at)
         else:
-            state.steps += 1
-            state.samples += self._step_samples()
-            state.wait_s += wait
-            if loop > 0:
-                state.step_s += loop
-            if excluded:
-                state.excluded_s += excluded
-            backward_at = self.backward_at
-            if backward_at is not None and backward_at > self.t_end:
-                state.before_backward_s += min(max(0.0, backward_at - self.t_end - excluded), loop + wait)
-            if self.after_step:
-                state.phases["after_step"] = state.phases.get("after_step", 0.0) + self.after_step
-        self._reset_step(now)
-        if now >= state.next_report:
+            first_samples = 0
+            step_no = self.step_no
+            # The loader that handed over this step's batches is the training loader (it may be a new one: a
+            # loader rebuilt every epoch); its batches are the step's samples, and its time was not another's.
+            train = self.train
+            current = self.current
+            if current is not None and current is not train and current.stamp == step_no:
+                self.train = train = current
+                self.excluded = 0.0
+                self.excluding_since = None
+            excluded = self.excluded
+            if self.excluding_since is not None:
+                excluded += now - self.excluding_since
+                self.excluding_since = None
+            t_end = self.t_end
+            if train is not None and train.stamp == step_no:
+                wait = train.pending_wait
+                samples = train.pending_samples or self.model_samples or self.samples_flag or 1
+            elif train is not None and self.step_ended:
+                # No batch was asked for since the last step ended: another optimizer stepped on the same batch
+                # (a GAN's generator after its discriminator). One training step per batch; this time is part of it.
+                self.excluded = excluded
+                self._continue_step(now)
+                return
+            else:
+                wait = 0.0
+                samples = self.model_samples or self.samples_flag or 1
+            if state.extras.profiled:
+                # The step ran under the profiler: slower than the others, so left out like a validation pass.
+                state.excluded_s += now - t_end
+            else:
+                loop = now - t_end - excluded - wait
+                state.steps += 1
+                state.samples += samples
+                state.wait_s += wait
+                if loop > 0:
+                    state.step_s += loop
+                if excluded:
+                    state.excluded_s += excluded
+                backward_at = self.backward_at
+                if backward_at is not None and backward_at > t_end:
+                    before = backward_at - t_end - excluded
+                    if before > 0:
+                        state.before_backward_s += before if before < loop + wait else loop + wait
+                state.after_step_s += self.after_step
+        # The next step starts here; every loader's pending batches now belong to a past step.
+        self.step_no += 1
+        self.model_samples = 0
+        self.after_step = 0.0
+        self.excluded = 0.0
+        self.backward_at = None
+        self.t_end = now
+        self.step_ended = True
+        if first_samples or now >= state.next_report:
             state.progress(now)
-        self._extras_step_end(now, 0)
+        if state.extras.pending:
+            self._extras_step_end(now, first_samples)
+        if first_samples and self.mode in ("loader", "compute") and self.train is None:
+            state.done("no-loader")
+            raise SystemExit(0)
 
     def _continue_step(self, now):
         """The time since the previous step end joins that step (a second optimizer on the same batch)."""
@@ -87,20 +111,7 @@ class Steps:
         train = self.train
         if train is not None and train.stamp == self.step_no and train.pending_samples:
             return train.pending_samples
-        if self.model_samples:
-            return self.model_samples
-        if self.samples_flag is not None:
-            return self.samples_flag
-        return 1
-
-    def _reset_step(self, now):
-        self.step_no += 1  # every loader's pending batches now belong to a past step
-        self.model_samples = 0
-        self.after_step = 0.0
-        self.excluded = 0.0
-        self.backward_at = None
-        self.t_end = now
-        self.step_ended = True
+        return self.model_samples or self.samples_flag or 1
 
     def _extras_step_end(self, now, samples):
         """The FLOP count ends after the first step, the profiler advances after every step (_extras); their own
@@ -113,9 +124,10 @@ class Steps:
         self.state.excluded_s += after - now
         self.t_end = after
 
-    def _first_step(self, now, at):
-        """The first training step ended: name the training loader and the model, report what was found, start
-        the counters from here (the first step is start-up), and let loader/compute modes take over."""
+    def _first_step(self, at):
+        """The first training step ended: name the training loader and the model and report what was found. The
+        counters start from here (the first step is start-up); on_step_end then lets loader/compute modes take
+        over. Returns the first step's samples (at least 1)."""
         self.identified = True
         self.step_at = at
         current = self.current
@@ -130,13 +142,9 @@ class Steps:
         else:
             self.samples_from = "steps"
         self.begin_reporting(self.train)
-        samples = self._step_samples()
-        self._reset_step(now)
-        self.state.progress(now)
-        self._extras_step_end(now, samples)
-        if self.mode in ("loader", "compute") and self.train is None:
-            self.state.done("no-loader")
-            raise SystemExit(0)
+        if self.optimizers and self.state.rank is None:
+            self.set_backward_patched(False)
+        return self._step_samples()
 
     def begin_reporting(self, train):
         """hello, the loader message and the knob messages, once."""
@@ -148,7 +156,7 @@ class Steps:
         send = state.channel.send
         others = sum(self.site_counts.values()) - (1 if train is not None else 0)
         fields = {"key": None, "site": None, "others": max(0, others),
-                  "samples_from": getattr(self, "samples_from", "loader"), "step_at": getattr(self, "step_at", None)}
+                  "samples_from": self.samples_from, "step_at": self.step_at}
         if train is not None:
             fields.update(train.settings)
             fields.update({"key": train.key, "site": train.site, "injected": dict(train.injected)})

@@ -4,6 +4,7 @@ Works on torch tensors, numpy arrays and anything else with a `shape`, nested in
 Never imports torch: tensors are recognised by the `shape` attribute, and moved only if torch is loaded.
 """
 
+import collections
 import collections.abc
 import sys
 
@@ -51,11 +52,22 @@ def count_samples(batch):
     """Samples in `batch`: the first dimension of the first tensor/array found depth-first; failing that, the
     length of the first list (a list is a sequence of samples, while tuples and dicts group fields); failing
     that, 1 (the loader yields single samples)."""
-    # Fast path for the common (inputs, targets) layout, with the same answer as the search below.
-    if type(batch) is tuple or type(batch) is list:
-        shape = getattr(batch[0], "shape", None) if batch else None
-        if shape is not None and len(shape) >= 1:
-            return int(shape[0])
+    # Fast paths for the common layouts, with the same answer as the search below: the first field of (inputs,
+    # targets), of a dict or of a mapping (a tokenizer's output) is usually the tensor that counts.
+    kind = type(batch)
+    if kind is tuple or kind is list:
+        first = batch[0] if batch else None
+    elif kind is dict:
+        first = next(iter(batch.values()), None)
+    elif isinstance(batch, collections.UserDict):  # transformers' BatchEncoding: its fields are in .data
+        first = next(iter(batch.data.values()), None)
+    elif isinstance(batch, collections.abc.Mapping):
+        first = next(iter(batch.values()), None)
+    else:
+        first = None
+    shape = getattr(first, "shape", None)
+    if shape is not None and len(shape) >= 1:
+        return int(shape[0])
     found = _search(batch, _array_len, into_lists=True)
     if found is None:
         found = _search(batch, _list_len, into_lists=False)

@@ -118,6 +118,9 @@ class State:
         self.wait_s = 0.0
         self.step_s = 0.0
         self.phases = {}
+        # The automatic instrumentation's time between a step's end and the next batch request: phases'
+        # "after_step", kept apart so that a step adds a float instead of a dict entry.
+        self.after_step_s = 0.0
         self.metrics = {}  # latest value of each name given to report()
         self.tracking = False
         self.hello_sent = False
@@ -162,8 +165,11 @@ class State:
 
     def counters(self):
         """The fields progress and done carry; `metrics` (the latest value of each) once any were reported."""
+        phases = dict(self.phases)
+        if self.after_step_s:
+            phases["after_step"] = phases.get("after_step", 0.0) + self.after_step_s
         fields = {"steps": self.steps, "samples": self.samples, "wait_s": self.wait_s, "step_s": self.step_s,
-                  "phases": dict(self.phases)}
+                  "phases": phases}
         if self.auto or self.excluded_s:
             fields["excluded_s"] = self.excluded_s
         if self.auto:

@@ -374,3 +374,34 @@ class StartUpTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class AutoSlotsTest(unittest.TestCase):
+    """Auto has __slots__ (fast attribute reads on the per-step path): an attribute some method sets but the slots
+    do not list would raise AttributeError there, and the instrumentation would turn itself off."""
+
+    def test_every_attribute_set_on_the_auto_is_a_slot(self):
+        import ast
+
+        folder = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "saturate")
+        sys.path.insert(0, os.path.dirname(folder))
+        try:
+            from saturate import _auto
+        finally:
+            sys.path.pop(0)
+        slots = set(_auto.Auto.__slots__)
+        set_names = {}
+        for name in ("_auto.py", "_auto_loaders.py", "_auto_model.py", "_auto_patches.py", "_auto_steps.py"):
+            tree = ast.parse(open(os.path.join(folder, name)).read())
+            for cls in (n for n in tree.body if isinstance(n, ast.ClassDef) and n.name != "LoaderInfo"):
+                for node in ast.walk(cls):
+                    targets = node.targets if isinstance(node, ast.Assign) else (
+                        [node.target] if isinstance(node, ast.AugAssign) else [])
+                    for t in targets:
+                        for leaf in ast.walk(t):
+                            if (isinstance(leaf, ast.Attribute) and isinstance(leaf.value, ast.Name)
+                                    and leaf.value.id in ("self", "auto")):
+                                set_names.setdefault(leaf.attr, name)
+        self.assertGreater(len(set_names), 30)  # the walk found the assignments
+        missing = {attr: where for attr, where in set_names.items() if attr not in slots}
+        self.assertEqual(missing, {})

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cli/command.h"
+#include "run/interrupt.h"
 #include "util/strings.h"
 
 namespace sat::cli {
@@ -60,6 +61,9 @@ void PrintOverview() {
 
 int Fail(const Error& e) {
   fmt::print(stderr, "saturate: error: {}\n", e.message);
+  // An interrupt exits as the shell reports a death by that signal: 130 for Ctrl-C, 143 for SIGTERM (a batch
+  // system's time limit), 129 for SIGHUP.
+  if (e.exit_code == kExitInterrupted && run::InterruptSignal() > 0) return 128 + run::InterruptSignal();
   return e.exit_code;
 }
 

@@ -88,6 +88,7 @@ void to_json(nlohmann::json& j, const HostSample& h) {
       {"disk_busy_pct", OrNull(h.disk_busy_pct)},
       {"net_rx_bytes_per_s", OrNull(h.net_rx_bytes_per_s)},
       {"net_tx_bytes_per_s", OrNull(h.net_tx_bytes_per_s)},
+      {"cpu_energy_j", OrNull(h.cpu_energy_j)},
   };
 }
 

@@ -4,6 +4,7 @@
 
 #include "probe/stage.h"
 #include "probe/verdict.h"
+#include "telemetry/rapl.h"
 
 namespace sat::probe {
 using telemetry::GpuOf;
@@ -35,8 +36,22 @@ std::optional<EnergyReading> GpuEnergy(const std::vector<telemetry::Sample>& sam
   return EnergyReading{joules, seconds, "power x time"};
 }
 
+std::optional<EnergyReading> CpuEnergy(const std::vector<telemetry::Sample>& samples) {
+  if (samples.size() < 2) return std::nullopt;
+  const double span = samples.back().mono_s - samples.front().mono_s;
+  std::optional<double> j = telemetry::EnergyBetween(samples.front().host.cpu_energy_j, samples.back().host.cpu_energy_j);
+  if (!j || !(span > 0)) return std::nullopt;
+  return EnergyReading{*j, span, "rapl"};
+}
+
+std::string EnergySource(std::string_view method) {
+  if (method == "counter") return "NVML's energy counter (the GPU only)";
+  if (method == "power x time") return "power draw x time (the GPU only)";
+  return "the CPU packages' RAPL counters (all of the machine's CPUs)";
+}
+
 std::optional<EnergyPerSample> EnergyPerSampleOf(const StageResult& stage) {
-  const std::optional<EnergyReading>& e = stage.telemetry.gpu_energy;
+  const std::optional<EnergyReading>& e = stage.telemetry.gpu ? stage.telemetry.gpu_energy : stage.telemetry.cpu_energy;
   if (!e || !(e->seconds > 0) || !StageMeasured(stage)) return std::nullopt;
   EnergyPerSample out;
   out.watts = e->joules / e->seconds;

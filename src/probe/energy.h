@@ -1,11 +1,13 @@
-// What a measured rate costs: the probed GPU's energy per sample (NVML's energy counter over the stage's steady
-// part, else its power integrated over time, else n/a: never 0), samples per kWh, and with a price per GPU-hour
-// the money per million samples and per epoch. Pure functions over samples and stage results.
+// What a measured rate costs: the energy per sample (with a GPU, the probed GPU's: NVML's energy counter over the
+// stage's steady part, else its power integrated over time; without one, the CPU packages' RAPL counter; else
+// n/a, never 0), samples per kWh, and with a price per GPU-hour the money per million samples and per epoch. Pure
+// functions over samples and stage results.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "telemetry/sample.h"
@@ -17,13 +19,23 @@ struct StageResult;
 struct EnergyReading {
   double joules = 0;
   double seconds = 0;  // the span the joules cover
-  std::string method;  // "counter" (nvmlDeviceGetTotalEnergyConsumption) or "power x time" (power.draw)
+  // "counter" (nvmlDeviceGetTotalEnergyConsumption), "power x time" (power.draw) or "rapl" (the CPU packages'
+  // counter, the whole machine's CPUs: telemetry/rapl.h)
+  std::string method;
 };
 
 // The energy of GPU `gpu_index` between the first and the last of `samples` (time order): the energy counter's
 // growth when the first and last samples both carry it, else power draw integrated by trapezoids over the samples
 // that carry it (at least two); nullopt otherwise, or when the span is not positive.
 std::optional<EnergyReading> GpuEnergy(const std::vector<telemetry::Sample>& samples, int gpu_index);
+
+// The CPU packages' energy between the first and the last of `samples` (HostSample::cpu_energy_j); nullopt when
+// either lacks it or the span is not positive.
+std::optional<EnergyReading> CpuEnergy(const std::vector<telemetry::Sample>& samples);
+
+// Where a reading of `method` comes from, for reports: "NVML's energy counter (the GPU only)", "power draw x time
+// (the GPU only)" or "the CPU packages' RAPL counters (all of the machine's CPUs)".
+std::string EnergySource(std::string_view method);
 
 struct EnergyPerSample {
   double joules_per_sample = 0;
@@ -32,8 +44,9 @@ struct EnergyPerSample {
   std::string method;
 };
 
-// The stage's energy per sample: the mean power of its steady part over its steady samples/s; nullopt when either
-// is missing (a CPU-only probe, a GPU that reports neither counter nor power, a stage that measured nothing).
+// The stage's energy per sample: the mean power of its steady part over its steady samples/s, the GPU's when one
+// was probed, else the CPUs'; nullopt when either is missing (a GPU that reports neither counter nor power, a CPU
+// without readable RAPL counters, a stage that measured nothing).
 std::optional<EnergyPerSample> EnergyPerSampleOf(const StageResult& stage);
 
 struct Cost {

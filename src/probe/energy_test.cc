@@ -48,6 +48,7 @@ TEST(GpuEnergy, NeitherCounterNorPowerIsNotAvailableNeverZero) {
 
 TEST(EnergyPerSampleOf, MeanPowerOverTheRate) {
   StageResult s = Measured(StageKind::kFull, 500);
+  s.telemetry.gpu = true;
   s.telemetry.gpu_energy = EnergyReading{2500, 10, "counter"};  // 250 W
   auto e = EnergyPerSampleOf(s);
   ASSERT_TRUE(e);
@@ -56,6 +57,36 @@ TEST(EnergyPerSampleOf, MeanPowerOverTheRate) {
   EXPECT_DOUBLE_EQ(e->samples_per_kwh, 7.2e6);
   s.telemetry.gpu_energy.reset();
   EXPECT_FALSE(EnergyPerSampleOf(s));
+}
+
+TEST(CpuEnergy, TheRaplCounterBetweenTheEnds) {
+  auto host = [](double t, std::optional<double> j) {
+    telemetry::Sample s;
+    s.mono_s = t;
+    s.host.cpu_energy_j = j;
+    return s;
+  };
+  auto e = CpuEnergy({host(2, 100), host(3, std::nullopt), host(6, 340)});
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->method, "rapl");
+  EXPECT_DOUBLE_EQ(e->joules, 240);
+  EXPECT_DOUBLE_EQ(e->seconds, 4);
+  EXPECT_FALSE(CpuEnergy({host(2, std::nullopt), host(6, 340)})) << "no counter at the start: n/a, never 0";
+  EXPECT_FALSE(CpuEnergy({host(2, 100)}));
+}
+
+TEST(EnergyPerSampleOf, TheCpusWithoutAGpuAndTheGpusWithOne) {
+  StageResult s = Measured(StageKind::kFull, 200);
+  s.telemetry.cpu_energy = EnergyReading{600, 10, "rapl"};  // 60 W
+  auto e = EnergyPerSampleOf(s);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->method, "rapl");
+  EXPECT_DOUBLE_EQ(e->joules_per_sample, 0.3);
+  // With a GPU probed, the figure is the GPU's: a GPU without a reading is n/a, not the CPUs' energy.
+  s.telemetry.gpu = true;
+  EXPECT_FALSE(EnergyPerSampleOf(s));
+  s.telemetry.gpu_energy = EnergyReading{2500, 10, "counter"};
+  EXPECT_EQ(EnergyPerSampleOf(s)->method, "counter");
 }
 
 TEST(CostOf, PerMillionSamplesAndPerEpoch) {

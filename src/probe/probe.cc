@@ -8,6 +8,7 @@
 
 #include "probe/log_root.h"
 #include "probe/report.h"
+#include "probe/session.h"
 #include "run/interrupt.h"
 #include "util/atomic_file.h"
 #include "util/json_text.h"
@@ -24,19 +25,6 @@ constexpr double kFullShare = 0.4;
 constexpr double kMinStageS = 8;
 // What stopping a stage's command usually takes, beyond its budget (seconds).
 constexpr double kStopAllowanceS = 1.5;
-
-MachineInfo DescribeMachine(const telemetry::Sample& s, int gpu_index) {
-  MachineInfo m;
-  m.cpu_count = s.host.cpu_count ? s.host.cpu_count : static_cast<unsigned>(sysconf(_SC_NPROCESSORS_ONLN));
-  m.mem_total_bytes = s.host.mem_total_bytes;
-  m.gpu_index = gpu_index;
-  for (const auto& g : s.gpus) {
-    if (static_cast<int>(g.index) != gpu_index) continue;
-    m.gpu_name = g.name;
-    m.gpu_mem_total_bytes = g.memory_total_bytes;
-  }
-  return m;
-}
 
 // Arguments that name existing files or folders, also as the value of --name=PATH; programs under /usr are left out.
 std::vector<std::string> ExistingPathArguments(const std::vector<std::string>& argv) {
@@ -79,33 +67,33 @@ Result<ProbeResult> RunProbe(const ProbeOptions& o, telemetry::GpuBackend* gpu) 
   const std::string root = logs->path();
 
   // One sampler for all stages; each stage watches its own tree on it.
-  std::function<void(const telemetry::Sample&)> publish;
-  if (o.live) {
-    o.live->SetTreeCommand(JoinNonEmpty(o.argv, " "));
-    publish = [live = o.live](const telemetry::Sample& s) { live->SetSample(s); };
-  }
-  auto sampling = StartStageSampler(gpu, o.gpu_index, o.budget_s, o.proc_root, std::move(publish));
-  if (!sampling) return sampling.error();
-  telemetry::Sampler& sampler = *sampling->sampler;
-  result.machine = DescribeMachine(sampling->first, sampling->gpu_index);
-
-  StageOptions base = StageOptionsOn(*sampling, o.gpu_index);
-  base.argv = o.argv;
-  base.shell = o.shell;
-  base.parse = o.parse;
+  SessionSpec spec;
+  spec.gpu = gpu;
+  spec.device = o.gpu_index;
+  spec.span_s = o.budget_s;
+  spec.proc_root = o.proc_root;
+  spec.live = o.live;
+  spec.command_name = "probe";
+  spec.argv = o.argv;
+  spec.shell = o.shell;
+  spec.parse = o.parse;
+  spec.auto_instrument = o.auto_instrument;
+  spec.samples_per_step = o.samples_per_step;
+  spec.verbose = o.verbose;
+  spec.target_rel_half_width = o.target_rel_half_width;
+  auto session = StartSession(spec);
+  if (!session) return session.error();
+  telemetry::Sampler& sampler = *session->sampling.sampler;
+  result.machine = session->machine;
+  StageOptions base = session->base;
   base.batch_size = o.batch_size;
-  base.auto_instrument = o.auto_instrument;
-  base.samples_per_step = o.samples_per_step;
-  base.verbose = o.verbose;
-  base.estimator.target_rel_half_width = o.target_rel_half_width;
 
   auto remaining = [&] { return o.budget_s - (telemetry::MonotonicSeconds() - t0); };
   auto run_stage = [&](StageKind kind, double budget_s) -> Result<StageResult> {
     StageOptions so2 = base;
     so2.budget_s = budget_s;
     so2.log_dir = (fs::path(root) / StageName(kind)).string();
-    so2.live = o.live;
-    so2.live_labels = {{"command", "probe"}, {"stage", std::string(StageName(kind))}};
+    so2.live_labels.emplace_back("stage", std::string(StageName(kind)));
     return RunStage(kind, so2, sampler);
   };
 

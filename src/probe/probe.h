@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "probe/data_location.h"
+#include "probe/machine.h"
 #include "probe/stage.h"
 #include "probe/trace_summary.h"
 #include "probe/verdict.h"
@@ -14,17 +15,9 @@
 
 namespace sat::probe {
 
-struct MachineInfo {
-  unsigned cpu_count = 0;
-  std::optional<uint64_t> mem_total_bytes;
-  std::string gpu_name;                      // empty without a GPU
-  std::optional<uint64_t> gpu_mem_total_bytes;
-  int gpu_index = -1;                        // -1: no GPU probed
-};
-
 struct ProbeResult {
   std::vector<std::string> command;
-  MachineInfo machine;
+  Machine machine;
   double budget_s = 0, wall_s = 0;
   double target_rel_half_width = 0.02;       // --target: the interval each stage's estimate aimed for
   bool helper = false;                       // the script reports over the helper channel: explicitly or automatically

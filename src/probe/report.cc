@@ -256,8 +256,8 @@ std::string TrainingLoaderLine(const StageResult& full) {
   return "training loader: " + JoinNonEmpty(parts, " · ");
 }
 
-// "energy: full 1.23 J per sample (2,930 samples/kWh) at 251 W, from NVML's energy counter · compute ..."; empty
-// when no stage has a GPU energy reading.
+// "energy: full 1.23 J per sample (2,930 samples/kWh) at 251 W · compute ..., from NVML's energy counter"; n/a
+// with the reason when no stage has a reading; empty when no stage measured anything.
 std::string EnergyLine(const ProbeResult& r) {
   std::vector<std::string> parts;
   std::string method;
@@ -270,10 +270,11 @@ std::string EnergyLine(const ProbeResult& r) {
                                 FormatNumber(e->watts)));
   }
   if (parts.empty()) {
-    return r.machine.gpu_index >= 0 ? "energy: n/a (the GPU reports neither an energy counter nor its power)" : "";
+    if (!StageMeasured(r.full) && !StageMeasured(r.compute) && !StageMeasured(r.loader)) return "";
+    return r.machine.gpu_index >= 0 ? "energy: n/a (the GPU reports neither an energy counter nor its power)"
+                                    : "energy: n/a (no GPU, and no readable RAPL counter under /sys/class/powercap)";
   }
-  return "energy: " + JoinNonEmpty(parts, " · ") +
-         (method == "counter" ? ", from NVML's energy counter (the GPU only)" : ", from power draw x time (the GPU only)");
+  return "energy: " + JoinNonEmpty(parts, " · ") + ", from " + EnergySource(method);
 }
 
 // "cost: full $0.52 per million samples, $3.10 per epoch of 60,000 samples, at 2.50 per GPU-hour x 2 GPUs".
@@ -591,7 +592,7 @@ std::string ConsoleReport(const ProbeResult& r) {
   std::string out;
   out += OneLine("probe: " + ShellJoin(r.command)) + '\n';
 
-  const MachineInfo& m = r.machine;
+  const Machine& m = r.machine;
   std::vector<std::string> machine = {fmt::format("{} core{}", m.cpu_count, m.cpu_count == 1 ? "" : "s")};
   if (m.mem_total_bytes) machine.push_back(FormatGiB(static_cast<double>(*m.mem_total_bytes)) + " RAM");
   if (m.gpu_index < 0) {
@@ -635,7 +636,7 @@ std::string ConsoleReport(const ProbeResult& r) {
 }
 
 ordered_json ProbeJson(const ProbeResult& r) {
-  const MachineInfo& m = r.machine;
+  const Machine& m = r.machine;
   ordered_json locations = ordered_json::array();
   for (const DataLocation& loc : r.data_locations) {
     locations.push_back({{"path", loc.path},
@@ -650,6 +651,8 @@ ordered_json ProbeJson(const ProbeResult& r) {
           {"command", RedactArgv(r.command)},
           {"machine",
            {{"cpu_count", m.cpu_count},
+            {"usable_cores", m.usable_cores},
+            {"cpu_model", m.cpu_model.empty() ? ordered_json(nullptr) : ordered_json(m.cpu_model)},
             {"mem_total_bytes", Opt(m.mem_total_bytes)},
             {"gpu_index", m.gpu_index >= 0 ? ordered_json(m.gpu_index) : ordered_json(nullptr)},
             {"gpu_name", m.gpu_name.empty() ? ordered_json(nullptr) : ordered_json(m.gpu_name)},

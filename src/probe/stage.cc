@@ -150,8 +150,10 @@ StageTelemetry SummarizeTelemetry(const std::vector<Sample>& samples, int gpu_in
     t.gpm_dram_bw_util_pct = SummarizeField(samples, gpu([](const Gpu& g) { return g.gpm_dram_bw_util_pct; }));
     t.gpu_pcie_rx_bytes_per_s = SummarizeField(samples, gpu([](const Gpu& g) { return g.pcie_rx_bytes_per_s; }));
     if (const telemetry::GpuSample* g = GpuOf(samples.back(), gpu_index)) t.gpu_mem_total_bytes = AsDouble(g->memory_total_bytes);
+    t.gpu = true;
     t.gpu_energy = GpuEnergy(samples, gpu_index);
   }
+  t.cpu_energy = CpuEnergy(samples);
   return t;
 }
 

@@ -42,7 +42,9 @@ struct StageTelemetry {
   std::optional<telemetry::Summary> tree_workers;    // DataLoader workers (telemetry::CountForkedWorkers)
   std::optional<telemetry::Summary> tree_gpu_mem_bytes;
   std::optional<telemetry::Summary> host_cpu_pct, host_iowait_pct, disk_busy_pct, disk_read_bytes_per_s;
+  bool gpu = false;                         // a GPU was probed
   std::optional<EnergyReading> gpu_energy;  // the probed GPU over the steady part (probe/energy.h)
+  std::optional<EnergyReading> cpu_energy;  // the CPU packages (RAPL) over the steady part
   unsigned cpu_count = 0;
 };
 

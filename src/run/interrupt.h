@@ -1,6 +1,6 @@
 // Process-wide interrupt state: SIGINT, SIGTERM and SIGHUP set a flag instead of killing saturate, so the
 // program can stop its runs (which live in their own process groups and do not see the terminal's Ctrl-C),
-// write what it measured, and exit with 130.
+// write what it measured, and exit with 128 + the first signal (130 for Ctrl-C).
 //
 // Runs watch this flag themselves (RunSpec::stop_on_interrupt): an interrupt starts their stop ladder, a
 // second interrupt (an impatient second Ctrl-C) sends SIGKILL at once. Callers' own loops check

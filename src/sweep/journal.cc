@@ -368,15 +368,6 @@ Result<std::optional<RunRecord>> Journal::Run(std::string_view key) const {
   return std::optional<RunRecord>(std::move(runs.value().front()));
 }
 
-Result<std::optional<RunRecord>> Journal::NextQueued() const {
-  std::lock_guard lock(db_->mu);
-  auto runs =
-      db_->ReadRuns("WHERE idx = (SELECT min(idx) FROM runs WHERE state IN ('queued', 'retrying'))", std::nullopt);
-  if (!runs.ok()) return runs.error();
-  if (runs.value().empty()) return std::optional<RunRecord>();
-  return std::optional<RunRecord>(std::move(runs.value().front()));
-}
-
 Result<StateCounts> Journal::Counts() const {
   std::lock_guard lock(db_->mu);
   Stmt s(db_->handle(), "SELECT state, count(*) FROM runs GROUP BY state");
@@ -398,14 +389,6 @@ Result<StateCounts> Journal::Counts() const {
 Result<std::vector<AttemptRecord>> Journal::Attempts(std::string_view run_key) const {
   std::lock_guard lock(db_->mu);
   return db_->ReadAttempts("WHERE run_key = ?", run_key);
-}
-
-Result<std::vector<MetricPoint>> Journal::Metrics(std::string_view run_key) const {
-  std::lock_guard lock(db_->mu);
-  return db_->Rows<MetricPoint>("SELECT name, value, step, time_unix FROM metrics WHERE run_key = ? ORDER BY id",
-                                run_key, [](const Stmt& s) {
-                                  return MetricPoint{s.Text(0), s.Real(1), s.OptInt(2), s.Real(3)};
-                                });
 }
 
 Result<std::vector<MetricPoint>> Journal::LastAttemptMetrics(std::string_view run_key) const {

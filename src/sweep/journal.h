@@ -58,11 +58,8 @@ class Journal {
 
   Result<std::vector<RunRecord>> Runs() const;  // by index
   Result<std::optional<RunRecord>> Run(std::string_view key) const;
-  // The queued or retrying run with the lowest index; nullopt when none is left.
-  Result<std::optional<RunRecord>> NextQueued() const;
   Result<StateCounts> Counts() const;
   Result<std::vector<AttemptRecord>> Attempts(std::string_view run_key) const;  // by attempt number
-  Result<std::vector<MetricPoint>> Metrics(std::string_view run_key) const;     // in the order reported
   // The metric points of the run's latest ended attempt, in the order reported; empty when none ended.
   Result<std::vector<MetricPoint>> LastAttemptMetrics(std::string_view run_key) const;
 

@@ -46,6 +46,16 @@ std::unique_ptr<Journal> OpenWithPlan(const std::string& path, int n) {
   return journal;
 }
 
+// The queued or retrying run with the lowest index, as the controller picks it; nullopt when none is left.
+Result<std::optional<RunRecord>> NextQueued(const Journal& journal) {
+  auto runs = journal.Runs();
+  if (!runs) return runs.error();
+  for (const RunRecord& r : *runs) {
+    if (r.state == RunState::kQueued || r.state == RunState::kRetrying) return std::optional<RunRecord>(r);
+  }
+  return std::optional<RunRecord>();
+}
+
 AttemptOutcome Ended(ExitClass c, int exit_code = -1, int signal = 0) {
   AttemptOutcome o;
   o.exit_class = c;
@@ -146,9 +156,9 @@ TEST(Journal, AttemptLifecycleRecordsEverything) {
   TempDir dir;
   auto journal = OpenWithPlan(dir.File("j.db"), 3);
   ASSERT_TRUE(journal);
-  auto next = journal->NextQueued();
-  ASSERT_TRUE(next.ok() && next.value());
-  EXPECT_EQ(next.value()->key, "key1000");
+  auto next = NextQueued(*journal);
+  ASSERT_TRUE(next && *next);
+  EXPECT_EQ((*next)->key, "key1000");
 
   auto attempt = journal->BeginAttempt("key1000", 1, 4321, "logs/key1000/1");
   ASSERT_TRUE(attempt.ok()) << attempt.error().message;
@@ -158,7 +168,7 @@ TEST(Journal, AttemptLifecycleRecordsEverything) {
   EXPECT_EQ(running->gpu_index, 1);
   EXPECT_TRUE(running->started_unix);
   EXPECT_FALSE(running->finished_unix);
-  EXPECT_EQ(journal->NextQueued().value()->key, "key1001");
+  EXPECT_EQ(NextQueued(*journal).value()->key, "key1001");
   EXPECT_FALSE(journal->BeginAttempt("key1000", 0, 1, "x").ok());  // already running
 
   const std::vector<MetricPoint> metrics = {
@@ -191,8 +201,8 @@ TEST(Journal, AttemptLifecycleRecordsEverything) {
   EXPECT_EQ(attempts[0].owner_pid, getpid());
   EXPECT_GT(attempts[0].owner_start_ticks, 0u);
   EXPECT_TRUE(attempts[0].ended_unix);
-  EXPECT_EQ(journal->Metrics("key1000").value().size(), 4u);
-  EXPECT_EQ(journal->Metrics("key1000").value()[1].step, 2);
+  EXPECT_EQ(journal->LastAttemptMetrics("key1000").value().size(), 4u);
+  EXPECT_EQ(journal->LastAttemptMetrics("key1000").value()[1].step, 2);
 
   // Ending twice, or an unknown attempt, is an error.
   EXPECT_FALSE(journal->EndAttempt(attempt.value(), Ended(ExitClass::kFinished, 0), {}, {}, {}).ok());
@@ -214,13 +224,13 @@ TEST(Journal, FailedAttemptsAreRetriedWithinTheBudget) {
   const RetryPolicy policy{2};
   const std::vector<RunState> expected = {RunState::kRetrying, RunState::kRetrying, RunState::kFailed};
   for (RunState want : expected) {
-    auto next = journal->NextQueued().value();
+    auto next = NextQueued(*journal).value();
     ASSERT_TRUE(next);
     auto id = journal->BeginAttempt(next->key, 0, 100, "logs");
     ASSERT_TRUE(id.ok());
     EXPECT_EQ(journal->EndAttempt(id.value(), Ended(ExitClass::kGpuOom, 1), {}, {}, policy).value(), want);
   }
-  EXPECT_FALSE(journal->NextQueued().value());
+  EXPECT_FALSE(NextQueued(*journal).value());
   const RunRecord r = journal->Runs().value()[0];
   EXPECT_EQ(r.state, RunState::kFailed);
   EXPECT_EQ(r.attempts, 3);
@@ -466,7 +476,7 @@ void AttemptLoop(const std::string& path, unsigned seed, int progress_fd) {
   const ExitClass outcomes[] = {ExitClass::kFinished, ExitClass::kFinished, ExitClass::kFailed, ExitClass::kGpuOom,
                                 ExitClass::kStopped};
   while (true) {
-    auto next = journal.value()->NextQueued();
+    auto next = NextQueued(**journal);
     if (!next.ok()) _exit(4);
     if (!next.value()) pause();  // all done: wait for the kill like a busy child would
     auto id = journal.value()->BeginAttempt(next.value()->key, 0, 1, "logs");

@@ -72,6 +72,9 @@ struct HostSample {
   // Sums and maxima over disks and interfaces, nullopt until rates exist.
   Opt<double> disk_read_bytes_per_s, disk_write_bytes_per_s, disk_read_iops, disk_write_iops, disk_busy_pct;
   Opt<double> net_rx_bytes_per_s, net_tx_bytes_per_s;
+  // The CPU packages' energy since the sampler started (RAPL, telemetry/rapl.h), in joules: a counter, so energy
+  // over an interval is the difference of two samples. nullopt without readable RAPL counters.
+  Opt<double> cpu_energy_j;
 };
 
 // A process and all its descendants (a trainer and its DataLoader workers).

@@ -46,6 +46,7 @@ Sampler::Sampler(SamplerOptions options)
     : options_(std::move(options)),
       ticks_per_s_(::sysconf(_SC_CLK_TCK)),
       host_reader_(options_.roots),
+      rapl_(options_.roots.sys),
       tree_reader_(options_.roots.proc) {}
 
 Sampler::~Sampler() { Stop(); }
@@ -128,6 +129,7 @@ Sample Sampler::Collect() {
 
   HostCounters host = host_reader_.Read();
   s.host = ComputeHostSample(prev_host_ ? &*prev_host_ : nullptr, host, s.mono_s - prev_host_mono_s_);
+  s.host.cpu_energy_j = rapl_.Read();
   prev_host_ = std::move(host);
   prev_host_mono_s_ = s.mono_s;
 

@@ -25,6 +25,7 @@
 #include "telemetry/gpu.h"
 #include "telemetry/proc_tree.h"
 #include "telemetry/procfs.h"
+#include "telemetry/rapl.h"
 #include "telemetry/sample.h"
 #include "util/result.h"
 
@@ -97,6 +98,7 @@ class Sampler {
   // Collection state, guarded by collect_mu_.
   std::mutex collect_mu_;
   HostReader host_reader_;
+  RaplCounter rapl_;  // the CPU packages' energy (HostSample::cpu_energy_j)
   ProcTreeReader tree_reader_;
   std::optional<HostCounters> prev_host_;
   std::optional<TreeCounters> prev_tree_;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <fstream>
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -93,6 +94,29 @@ TEST(Sampler, SampleOnceFillsHostRatesFromTheSecondSampleOn) {
   EXPECT_GE(*second.host.cpu_util_pct, 0);
   EXPECT_LE(*second.host.cpu_util_pct, 100);
   EXPECT_EQ(sampler->Latest()->mono_s, second.mono_s);
+}
+
+TEST(Sampler, ReadsTheCpuPackagesEnergyFromTheSysRoot) {
+  // A powercap tree with one package, as the kernel lays it out under /sys.
+  const std::string sys = testing::TempDir() + "/sampler-sys";
+  const std::string zone = sys + "/class/powercap/intel-rapl:0";
+  ASSERT_EQ(system(("rm -rf " + sys + " && mkdir -p " + zone).c_str()), 0);
+  auto write = [&](uint64_t uj) { std::ofstream(zone + "/energy_uj") << uj << "\n"; };
+  std::ofstream(zone + "/max_energy_range_uj") << 262143328850ull << "\n";
+  write(7000000);
+  SamplerOptions options;
+  options.roots.sys = sys;
+  auto sampler = Sampler::Create(options);
+  ASSERT_TRUE(sampler) << sampler.error().message;
+  EXPECT_EQ((*sampler)->SampleOnce().host.cpu_energy_j, 0.0);
+  write(7000000 + 2500000);
+  EXPECT_EQ((*sampler)->SampleOnce().host.cpu_energy_j, 2.5);
+
+  SamplerOptions none;
+  none.roots.sys = sys + "/none";
+  auto without = Sampler::Create(none);
+  ASSERT_TRUE(without);
+  EXPECT_FALSE((*without)->SampleOnce().host.cpu_energy_j.has_value()) << "no RAPL is n/a, not 0";
 }
 
 TEST(Sampler, WatchedTreeIncludesASpawnedChild) {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "probe/energy.h"
 #include "util/strings.h"
 
 namespace sat::tune {
@@ -25,7 +26,7 @@ const Trial* Counted(const SearchOutcome& s) {
 
 }  // namespace
 
-probe::FlopsReading TrialFlops(const Trial& t, const Machine& m) {
+probe::FlopsReading TrialFlops(const Trial& t, const probe::Machine& m) {
   return probe::ReadFlops(t.flops, t.samples_per_s, m.gpu_index >= 0 ? std::string_view(m.gpu_name) : "");
 }
 
@@ -69,8 +70,7 @@ std::string EnergyLine(const TuneResult& r) {
                                 FormatNumber(*t->joules_per_sample), FormatNumber(3.6 / *t->joules_per_sample), watts));
   }
   if (parts.empty()) return "";
-  return fmt::format("Energy (the GPU, {}): {}", method == "counter" ? "NVML's energy counter" : "power x time",
-                     JoinNonEmpty(parts, "; "));
+  return fmt::format("Energy, from {}: {}", probe::EnergySource(method), JoinNonEmpty(parts, "; "));
 }
 
 namespace {

@@ -12,13 +12,13 @@
 namespace sat::tune {
 
 // The reading of one trial on the machine it ran on (MFU only on a known GPU).
-probe::FlopsReading TrialFlops(const Trial& trial, const Machine& machine);
+probe::FlopsReading TrialFlops(const Trial& trial, const probe::Machine& machine);
 
 // "FLOPs: 4.10 GFLOP per sample (...); recommended 1.23 TFLOP/s, MFU 38% of ...; baseline ..." from the
 // confirmation and baseline trials; "" when no trial counted FLOPs.
 std::string FlopsLine(const TuneResult& result);
 
-// "Energy (the GPU, NVML's energy counter): recommended 0.207 J per sample (17.4 million samples per kWh) at 415 W;
+// "Energy, from NVML's energy counter (the GPU only): recommended 0.207 J per sample (17.4 million samples per kWh) at 415 W;
 // baseline 0.304 J per sample (11.8 million samples per kWh) at 525 W"; "" when neither trial has a reading.
 std::string EnergyLine(const TuneResult& result);
 

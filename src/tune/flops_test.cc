@@ -81,11 +81,11 @@ TEST(TuneEnergy, TheRecommendationAndTheBaselineCarryTheirEnergy) {
   const Trial* base = r.search.FindTrial(r.search.baseline_trial);
   ASSERT_TRUE(rec && base);
   std::string line = EnergyLine(r);
-  EXPECT_THAT(line, HasSubstr("Energy (the GPU, NVML's energy counter): recommended "));
+  EXPECT_THAT(line, HasSubstr("Energy, from NVML's energy counter (the GPU only): recommended "));
   EXPECT_THAT(line, HasSubstr(fmt::format("recommended {} J per sample", FormatNumber(400 / rec->samples_per_s))));
   EXPECT_THAT(line, HasSubstr("at 400 W; baseline "));
   EXPECT_THAT(ConsoleReport(r), HasSubstr(line));
-  EXPECT_THAT(HtmlReport(r), HasSubstr("Energy (the GPU"));
+  EXPECT_THAT(HtmlReport(r), HasSubstr("Energy, from NVML"));
   nlohmann::json j = ResultsJson(r);
   EXPECT_DOUBLE_EQ(j["energy"]["recommended"]["joules_per_sample"].get<double>(), 400 / rec->samples_per_s);
   EXPECT_DOUBLE_EQ(j["energy"]["baseline"]["samples_per_kwh"].get<double>(), 3.6e6 / (400 / base->samples_per_s));

@@ -255,7 +255,7 @@ std::string HtmlReport(const TuneResult& r) {
   const SearchOutcome& s = r.search;
   std::string command;
   for (const auto& a : RedactArgv(r.command)) command += (command.empty() ? "" : " ") + a;
-  const Machine& m = r.machine;
+  const probe::Machine& m = r.machine;
   std::string o = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
   o += fmt::format("<title>saturate tune: {}</title>\n<style>{}</style>\n</head>\n<body>\n", Esc(command), kStyle);
   o += fmt::format("<h1>saturate tune</h1>\n<p class=\"sub\"><code>{}</code><br>{} ({} usable of {} CPUs{}{}) — {} "

@@ -50,7 +50,7 @@ json OrNull(const std::optional<T>& v) {
   return v ? json(*v) : json(nullptr);
 }
 
-// The GPU energy of a trial that measured: {joules_per_sample, samples_per_kwh, watts, method}; null without one.
+// The energy of a trial that measured (the GPU's, or without one the CPUs'): {joules_per_sample, samples_per_kwh, watts, method}; null without one.
 json EnergyOf(const SearchOutcome& s, std::optional<int> id) {
   const Trial* t = s.FindTrial(id);
   if (!t || !Succeeded(*t) || !t->joules_per_sample || *t->joules_per_sample <= 0) return nullptr;
@@ -107,7 +107,7 @@ json ResultsJson(const TuneResult& r) {
     speedup["ratio"] = ratio ? json(*ratio) : json(nullptr);
     speedup["claim"] = !ratio ? "not distinguishable" : *ratio > 1 ? "faster" : "slower";
   }
-  const Machine& m = r.machine;
+  const probe::Machine& m = r.machine;
   return {
       {"version", 1},
       {"command", RedactArgv(r.command)},

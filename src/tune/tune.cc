@@ -10,6 +10,7 @@
 
 #include "measure/line_parser.h"
 #include "probe/log_root.h"
+#include "probe/session.h"
 #include "run/environment.h"
 #include "run/interrupt.h"
 #include "telemetry/sampler.h"
@@ -82,20 +83,28 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
   const double t0 = telemetry::MonotonicSeconds();
 
   // One sampler for every trial; each trial watches its own process tree on it.
-  std::function<void(const telemetry::Sample&)> publish;
-  if (o.live) {
-    o.live->SetTreeCommand(JoinNonEmpty(o.argv, " "));
-    publish = [live = o.live](const telemetry::Sample& s) { live->SetSample(s); };
-  }
-  auto sampling = probe::StartStageSampler(gpu, o.gpu_index, std::min(o.budget_s, 4.0 * 3600), o.proc_root,
-                                           std::move(publish));
-  if (!sampling) return sampling.error();
-  telemetry::Sampler& sampler = *sampling->sampler;
-  const int gpu_index = sampling->gpu_index;
-  result.machine = DescribeMachine(sampling->first, gpu_index);
+  probe::SessionSpec spec;
+  spec.gpu = gpu;
+  spec.device = o.gpu_index;
+  spec.span_s = std::min(o.budget_s, 4.0 * 3600);
+  spec.proc_root = o.proc_root;
+  spec.live = o.live;
+  spec.command_name = "tune";  // each trial adds its id and mode
+  spec.argv = o.argv;
+  spec.shell = o.shell;
+  if (!o.parse.empty()) spec.parse = o.parse;
+  spec.auto_instrument = o.auto_instrument;
+  spec.samples_per_step = o.samples_per_step;
+  spec.verbose = o.verbose;
+  spec.target_rel_half_width = o.target_rel_half_width;
+  auto session = probe::StartSession(spec);
+  if (!session) return session.error();
+  telemetry::Sampler& sampler = *session->sampling.sampler;
+  const int gpu_index = session->sampling.gpu_index;
+  result.machine = session->machine;
   const std::string machine_key = result.machine.Fingerprint();
 
-  auto knobs = ResolveKnobs(o.knob_flags, o.argv, result.machine.Facts());
+  auto knobs = ResolveKnobs(o.knob_flags, o.argv, MachineFacts{result.machine.usable_cores, result.machine.gpu_index >= 0});
   if (!knobs) return knobs.error();
   const KnobSpec* batch_knob = FindRole(*knobs, KnobRole::kBatchSize);
   if (Status st = CheckParse(o, batch_knob); !st) return st.error();
@@ -109,15 +118,7 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
   if (!logs) return logs.error();
   const std::string log_root = logs->path();
 
-  probe::StageOptions base = probe::StageOptionsOn(*sampling, o.gpu_index);
-  base.shell = o.shell;
-  base.live = o.live;
-  base.live_labels = {{"command", "tune"}};  // each trial adds its id and mode
-  if (!o.parse.empty()) base.parse = o.parse;
-  base.auto_instrument = o.auto_instrument && o.parse.empty();
-  base.samples_per_step = o.samples_per_step;
-  base.verbose = o.verbose;
-  base.estimator.target_rel_half_width = o.target_rel_half_width;
+  const probe::StageOptions& base = session->base;
   const std::optional<double> host_mem =
       result.machine.mem_total_bytes ? std::optional<double>(static_cast<double>(*result.machine.mem_total_bytes))
                                      : std::nullopt;

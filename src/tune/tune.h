@@ -12,12 +12,12 @@
 #include <vector>
 
 #include "monitor/live_figures.h"
+#include "probe/machine.h"
 #include "probe/trace_summary.h"
 #include "probe/what_if.h"
 #include "telemetry/gpu.h"
 #include "tune/code_change.h"
 #include "tune/explain.h"
-#include "tune/machine.h"
 #include "tune/search.h"
 #include "util/result.h"
 
@@ -70,7 +70,7 @@ struct TuneOptions {
 struct TuneResult {
   std::vector<std::string> command;
   bool shell = false;
-  Machine machine;
+  probe::Machine machine;
   Strategy strategy = Strategy::kGuided;
   double budget_s = 0, wall_s = 0;
   double mem_target = 0.9;

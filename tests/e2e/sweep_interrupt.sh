@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Ctrl-C (SIGINT to saturate) stops every run, leaves no process behind and a consistent journal with nothing
-# running; --resume then finishes the sweep.
+# SIGTERM (a batch system's time limit, `kill`; Ctrl-C's SIGINT takes the same path, tested by probe_failures,
+# tune_usage and sweep_slurm) stops every run, leaves no process behind and a consistent journal with nothing
+# running, and exits 143 as a process killed by SIGTERM would; --resume then finishes the sweep.
 set -euo pipefail
 source "$(dirname "$0")/lib.bash"
 source "$(dirname "$0")/sweep_lib.bash"
@@ -12,13 +13,13 @@ command=(-- "$PY" "$WORK/train.py" --i '{i}')
 SWEEP_SECONDS=60 "${sweep[@]}" "${command[@]}" >"$WORK/out" 2>"$WORK/err" &
 sat=$!
 wait_until '[ -f "$journal" ] && [ "$(journal_query "$journal" "SELECT count(*) FROM runs WHERE state = '"'running'"'")" -ge 3 ]' 60
-kill -INT $sat
+kill -TERM $sat
 set +e
 wait $sat
 rc=$?
 set -e
 cat "$WORK/err" "$WORK/out"
-[ "$rc" -eq 130 ] || fail "an interrupted sweep exits 130, got $rc"
+[ "$rc" -eq 143 ] || fail "a sweep stopped by SIGTERM exits 143 (128 + 15), got $rc"
 expect_contains "$(cat "$WORK/err")" "continue with --resume"
 expect_no_trainer_left
 

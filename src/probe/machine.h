@@ -1,4 +1,5 @@
-// The machine a tune runs on: what sets the default knob ranges, and the fingerprint that keys the cache.
+// The machine a probe or a tune measures on: shown in both reports; tune's default knob ranges come from it, and its
+// fingerprint keys tune's trial cache.
 #pragma once
 
 #include <cstdint>
@@ -6,9 +7,8 @@
 #include <string>
 
 #include "telemetry/sample.h"
-#include "tune/knob.h"
 
-namespace sat::tune {
+namespace sat::probe {
 
 struct Machine {
   std::string hostname, cpu_model;
@@ -19,15 +19,15 @@ struct Machine {
   std::string gpu_name;
   std::optional<uint64_t> gpu_mem_total_bytes;
 
-  MachineFacts Facts() const { return {usable_cores, gpu_index >= 0}; }
   // "host|cpu model|usable cores|memory GiB|gpu index|gpu name|gpu memory GiB": trials measured under another
   // fingerprint are not reused.
   std::string Fingerprint() const;
 };
 
-// The machine from one sample (host memory, the probed GPU) and this process's view of its CPUs.
+// The machine from one sample (host memory, the name and memory of GPU `gpu_index`, -1 for none) and this
+// process's view of its CPUs.
 // `cpuinfo_path` is read for the CPU model ("model name").
 Machine DescribeMachine(const telemetry::Sample& sample, int gpu_index,
                         const std::string& cpuinfo_path = "/proc/cpuinfo");
 
-}  // namespace sat::tune
+}  // namespace sat::probe

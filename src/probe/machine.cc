@@ -1,4 +1,4 @@
-#include "tune/machine.h"
+#include "probe/machine.h"
 
 #include <fmt/core.h>
 #include <sched.h>
@@ -8,7 +8,7 @@
 
 #include "util/strings.h"
 
-namespace sat::tune {
+namespace sat::probe {
 namespace {
 
 unsigned UsableCores() {
@@ -49,13 +49,12 @@ Machine DescribeMachine(const telemetry::Sample& s, int gpu_index, const std::st
   m.cpu_count = s.host.cpu_count ? s.host.cpu_count : static_cast<unsigned>(sysconf(_SC_NPROCESSORS_ONLN));
   m.usable_cores = UsableCores();
   m.mem_total_bytes = s.host.mem_total_bytes;
-  for (const auto& g : s.gpus) {
-    if (static_cast<int>(g.index) != gpu_index) continue;
-    m.gpu_index = gpu_index;
-    m.gpu_name = g.name;
-    m.gpu_mem_total_bytes = g.memory_total_bytes;
+  m.gpu_index = gpu_index;
+  if (const telemetry::GpuSample* g = telemetry::GpuOf(s, gpu_index)) {
+    m.gpu_name = g->name;
+    m.gpu_mem_total_bytes = g->memory_total_bytes;
   }
   return m;
 }
 
-}  // namespace sat::tune
+}  // namespace sat::probe

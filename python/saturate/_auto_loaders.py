@@ -144,24 +144,6 @@ class Loaders:
                 return self._repeat(loader, info)
         return None
 
-    def on_request(self, info):
-        """A batch is asked of `info`'s loader. Returns the time of asking."""
-        now = _perf()
-        if not self.identified:
-            return now
-        if info is self.train:
-            if self.excluding_since is not None:
-                self.excluded += now - self.excluding_since
-                self.excluding_since = None
-            elif self.step_ended:
-                self.after_step += now - self.t_end
-        elif self.excluding_since is None:
-            if self.step_ended:
-                self.after_step += now - self.t_end
-            self.excluding_since = now
-        self.step_ended = False
-        return now
-
     def on_request_takeover(self, it, info):
         """Compute mode without a target: once the first step named the training loader, its open iterator
         hands over the cached device batch for the rest of the pass. Loader mode: that iterator is drained."""
@@ -182,46 +164,77 @@ class Loaders:
             return self.compute_batch
         return None
 
-    def on_batch(self, info, t0, batch):
-        """`info`'s loader handed over `batch`, asked for at `t0`: its wait and samples join this step's."""
-        now = _perf()
-        self.current = info
-        # count_samples(batch), with its fast paths here for the layouts this loader hands over: one call less
-        # per batch, and a mapping type seen before skips the isinstance check.
-        kind = type(batch)
-        if kind is list or kind is tuple:
-            first = batch[0] if batch else None
-        elif kind is dict:
-            first = next(iter(batch.values()), None)
-        elif kind is info.userdict:
-            first = next(iter(batch.data.values()), None)
-        else:
-            first = None
-            if isinstance(batch, collections.UserDict):
-                info.userdict = kind
-        shape = getattr(first, "shape", None)
-        samples = int(shape[0]) if shape is not None and len(shape) >= 1 else count_samples(batch)
-        step_no = self.step_no
-        if info.stamp != step_no:  # the first batch this loader hands over in this step
-            info.stamp = step_no
-            info.pending_wait = now - t0
-            info.pending_samples = samples
-        else:
-            info.pending_wait += now - t0
-            info.pending_samples += samples
-        if not self.identified:
-            self.last_batch = batch
+    def on_next(self, it, info, fetch, takeover=True):
+        """A batch asked of `info`'s loader through its iterator `it`, handed over by `fetch(it)` (torch's own
+        __next__; compute mode's repeat passes its cached batch and no takeover). The time the asking took joins
+        the step's data wait, the batch's samples its samples. What fetch raises is the program's and goes on
+        unchanged (StopIteration ends the pass); an error of saturate's own turns the instrumentation off.
+        The per-batch path: one call, two clock reads and a sample count."""
+        taken = None
+        try:
+            t0 = _perf()
+            if self.identified:
+                if info is self.train:
+                    if self.excluding_since is not None:
+                        self.excluded += t0 - self.excluding_since
+                        self.excluding_since = None
+                    elif self.step_ended:
+                        self.after_step += t0 - self.t_end
+                elif self.excluding_since is None:
+                    if self.step_ended:
+                        self.after_step += t0 - self.t_end
+                    self.excluding_since = t0
+                self.step_ended = False
+                if takeover and self.takes_over and info is self.train:
+                    taken = self.on_request_takeover(it, info)
+        except StopIteration:  # compute mode ends a pass over the repeated batch
+            raise
+        except Exception as e:
+            self.fail("DataLoader.__next__", e)
+            return fetch(it)
+        batch = taken if taken is not None else fetch(it)
+        try:
+            now = _perf()
+            self.current = info
+            # count_samples(batch), with its fast paths here for the layouts this loader hands over: one call
+            # less per batch, and a mapping type seen before skips the isinstance check.
+            kind = type(batch)
+            if kind is list or kind is tuple:
+                first = batch[0] if batch else None
+            elif kind is dict:
+                first = next(iter(batch.values()), None)
+            elif kind is info.userdict:
+                first = next(iter(batch.data.values()), None)
+            else:
+                first = None
+                if isinstance(batch, collections.UserDict):
+                    info.userdict = kind
+            shape = getattr(first, "shape", None)
+            samples = int(shape[0]) if shape is not None and len(shape) >= 1 else count_samples(batch)
+            step_no = self.step_no
+            if info.stamp != step_no:  # the first batch this loader hands over in this step
+                info.stamp = step_no
+                info.pending_wait = now - t0
+                info.pending_samples = samples
+            else:
+                info.pending_wait += now - t0
+                info.pending_samples += samples
+            if not self.identified:
+                self.last_batch = batch
+        except Exception as e:
+            self.fail("DataLoader.__next__", e)
+        return batch
 
     def _repeat(self, loader, info):
         """Compute mode: the device batch, as many times as a pass over `loader` has batches (forever without a
         length), each handed over through the same accounting as a real batch."""
         total = _len_or_none(loader)
         n = 0
+        cached = lambda _it: self.compute_batch  # noqa: E731
         while total is None or n < total:
-            t0 = self.on_request(info)
-            self.on_batch(info, t0, self.compute_batch)
+            batch = self.on_next(None, info, cached, takeover=False)
             n += 1
-            yield self.compute_batch
+            yield batch
 
     def _drain(self, loader, info, first):
         """Loader mode: the training loader alone, pass after pass, then exit 0 (never returns)."""

@@ -132,24 +132,11 @@ class Patches:
 
         @functools.wraps(original_next)
         def __next__(it):
-            # The per-batch path: kept to a few attribute reads besides the two clock reads.
+            # The per-batch path: a few attribute reads and one call (on_next).
             info = getattr(it, "_saturate_info", None)
             if info is None or auto.bypass or not auto.active or auto.state.explicit:
                 return original_next(it)
-            try:
-                t0 = auto.on_request(info)
-                taken = auto.on_request_takeover(it, info) if auto.takes_over and info is auto.train else None
-            except StopIteration:  # compute mode ends a pass over the repeated batch
-                raise
-            except Exception as e:
-                auto.fail("DataLoader.__next__", e)
-                return original_next(it)
-            batch = taken if taken is not None else original_next(it)
-            try:
-                auto.on_batch(info, t0, batch)
-            except Exception as e:
-                auto.fail("DataLoader.__next__", e)
-            return batch
+            return auto.on_next(it, info, original_next)
 
         loader_cls.__init__ = __init__
         loader_cls.__iter__ = __iter__

@@ -63,7 +63,7 @@ void BM_Scrape(benchmark::State& state) {
   Fill(figures, static_cast<int>(state.range(0)));
   auto server = sat::serve::MetricsServer::Start(
       {"127.0.0.1", 0}, [&] { return sat::monitor::RenderExposition(figures.Snapshot(105)); });
-  if (!server.ok()) {
+  if (!server) {
     state.SkipWithError(server.error().message.c_str());
     return;
   }

@@ -38,7 +38,7 @@ void BM_SimulatePolicy(benchmark::State& state) {
   long events = 0;
   for (auto _ : state) {
     auto result = sat::sim::Simulate(config, runs, policy, PolicyParams{});
-    if (!result.ok()) {
+    if (!result) {
       state.SkipWithError(result.error().message.c_str());
       return;
     }
@@ -56,7 +56,7 @@ void BM_SimulateAllPolicies(benchmark::State& state) {
   SimConfig config = ThousandGpus();
   for (auto _ : state) {
     auto results = sat::sim::SimulateAll(config, runs, AllPolicies(), PolicyParams{});
-    if (!results.ok()) {
+    if (!results) {
       state.SkipWithError(results.error().message.c_str());
       return;
     }

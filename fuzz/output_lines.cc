@@ -22,10 +22,10 @@ struct Readers {
   std::optional<sat::sweep::MetricPattern> metric;
   Readers() {
     for (const std::string& name : sat::measure::LineParser::PresetNames()) {
-      if (auto p = sat::measure::LineParser::Create(name, 32.0); p.ok()) parsers.push_back(std::move(p.value()));
+      if (auto p = sat::measure::LineParser::Create(name, 32.0); p) parsers.push_back(std::move(*p));
     }
-    if (auto m = sat::sweep::MetricPattern::Create(R"(loss[=:]\s*(?P<loss>[0-9.e+-]+))", "fuzz"); m.ok()) {
-      metric = std::move(m.value());
+    if (auto m = sat::sweep::MetricPattern::Create(R"(loss[=:]\s*(?P<loss>[0-9.e+-]+))", "fuzz"); m) {
+      metric = std::move(*m);
     }
   }
 };

@@ -22,7 +22,7 @@ Result<std::optional<double>> OptionalDurationFlag(std::string_view flag, std::s
                                                    Least least) {
   if (text.empty()) return std::optional<double>();
   auto seconds = DurationFlag(flag, text, min_s, least);
-  if (!seconds.ok()) return seconds.error();
+  if (!seconds) return seconds.error();
   return std::optional<double>(*seconds);
 }
 

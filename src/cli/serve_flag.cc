@@ -34,12 +34,12 @@ Result<Exporter> StartExporter(const ServeFlag& flag) {
   Exporter exporter;
   if (!flag.given()) return exporter;
   auto address = serve::ParseListenAddress(flag.value.empty() ? serve::kDefaultListen : flag.value);
-  if (!address.ok()) return address.error();
+  if (!address) return address.error();
   exporter.figures = std::make_unique<monitor::LiveFigures>(Hostname());
   monitor::LiveFigures* figures = exporter.figures.get();
   auto server = serve::MetricsServer::Start(
       *address, [figures] { return monitor::RenderExposition(figures->Snapshot(telemetry::MonotonicSeconds())); });
-  if (!server.ok()) return server.error();
+  if (!server) return server.error();
   exporter.server = std::move(*server);
   fmt::print(stderr, "saturate: serving Prometheus metrics at {}\n", exporter.server->url());
   return exporter;

@@ -29,7 +29,7 @@ Result<std::vector<sim::Policy>> ParsePolicies(const std::string& list) {
   std::vector<sim::Policy> policies;
   for (const std::string& name : Split(list, ',')) {
     auto policy = sim::ParsePolicy(Trim(name));
-    if (!policy.ok()) return policy.error();
+    if (!policy) return policy.error();
     policies.push_back(*policy);
   }
   return policies;
@@ -37,28 +37,28 @@ Result<std::vector<sim::Policy>> ParsePolicies(const std::string& list) {
 
 Status RunSimulate(SimulateCliOptions c) {
   auto policies = ParsePolicies(c.policies);
-  if (!policies.ok()) return policies.error();
+  if (!policies) return policies.error();
   auto baseline = sim::ParsePolicy(c.baseline);
-  if (!baseline.ok()) return baseline.error();
+  if (!baseline) return baseline.error();
 
   // The runs: a file, or a generated sweep whose memory shares are of this cluster's GPUs.
   std::vector<sim::SimRun> runs;
   if (!c.runs_file.empty()) {
     auto loaded = sim::LoadRuns(c.runs_file);
-    if (!loaded.ok()) return loaded.error();
-    runs = std::move(loaded.value());
+    if (!loaded) return loaded.error();
+    runs = std::move(*loaded);
   } else {
     c.workload.gpu_mem_gib = c.config.gpu_mem_gib;
-    if (auto s = sim::ValidateSpec(c.workload); !s.ok()) return s;
+    if (auto s = sim::ValidateSpec(c.workload); !s) return s;
     runs = sim::GenerateWorkload(c.workload);
   }
   if (!c.write_runs.empty()) {
-    if (Status st = WriteFileAtomically(c.write_runs, sim::RunsToJson(runs)); !st.ok()) return st;
+    if (Status st = WriteFileAtomically(c.write_runs, sim::RunsToJson(runs)); !st) return st;
   }
 
   const auto start = std::chrono::steady_clock::now();
   auto results = sim::SimulateAll(c.config, runs, *policies, c.params);
-  if (!results.ok()) return results.error();
+  if (!results) return results.error();
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (c.json) {
     nlohmann::json doc = sim::ToJson(c.config, c.params, *results);

@@ -63,7 +63,7 @@ Result<sweep::Spec> LoadSpec(const SweepCliOptions& c) {
 
 Result<sweep::Spec> BuildSpec(const SweepCliOptions& c) {
   auto spec = LoadSpec(c);
-  if (!spec.ok()) return spec;
+  if (!spec) return spec;
   // Scheduling settings from the command line win over the spec's; none of them changes the plan.
   sweep::SaturateOptions& o = spec->saturate;
   if (!c.shape.empty()) o.shape = c.shape;
@@ -73,7 +73,7 @@ Result<sweep::Spec> BuildSpec(const SweepCliOptions& c) {
     o.timeout_s = 0;
   } else {
     auto timeout = OptionalDurationFlag("--timeout", c.timeout, 0, Least::kExcluded);
-    if (!timeout.ok()) return timeout.error();
+    if (!timeout) return timeout.error();
     if (*timeout) o.timeout_s = **timeout;
   }
   if (!c.metric_pattern.empty()) o.metric_pattern = c.metric_pattern;
@@ -110,7 +110,7 @@ class LiveOutput {
 
 Status RunSweepCommand(const SweepCliOptions& c) {
   auto spec = BuildSpec(c);
-  if (!spec.ok()) return spec.error();
+  if (!spec) return spec.error();
   const std::string journal = c.journal.empty() ? sweep::DefaultJournalPath(*spec) : c.journal;
 
   sweep::SweepOptions o;
@@ -121,7 +121,7 @@ Status RunSweepCommand(const SweepCliOptions& c) {
   for (auto [flag, text, out] :
        {std::tuple("--warmup", &c.warmup, &o.warmup_s), std::tuple("--window", &c.window, &o.window_s)}) {
     auto seconds = OptionalDurationFlag(flag, *text, 0, Least::kExcluded);
-    if (!seconds.ok()) return seconds.error();
+    if (!seconds) return seconds.error();
     if (*seconds) *out = **seconds;
   }
   if (Status st = CheckInRange("--min-gain", c.min_gain, RightOpen(0, 1)); !st) return st;
@@ -134,7 +134,7 @@ Status RunSweepCommand(const SweepCliOptions& c) {
   if (c.cancel && !slurm) return UsageError("--cancel is for sweeps on Slurm (--slurm)");
   if (c.cpu && !c.gpus.empty()) return UsageError("give --cpu or --gpus, not both");
   auto gpus = OpenGpus(c.cpu ? "" : c.gpus);
-  if (!gpus.ok()) return gpus.error();
+  if (!gpus) return gpus.error();
   if (!c.cpu && gpus->backend && gpus->backend->DeviceCount() > 0) {
     o.gpu = gpus->backend.get();
     o.gpu_indices = gpus->indices;
@@ -147,8 +147,8 @@ Status RunSweepCommand(const SweepCliOptions& c) {
                                                                                             : gpus->note));
     }
     auto started = sweep::MpsDaemon::Start();
-    if (!started.ok()) return started.error();
-    mps = std::move(started.value());
+    if (!started) return started.error();
+    mps = std::move(*started);
     o.env = mps->env();
     for (const auto& note : mps->notes()) fmt::print(stderr, "saturate: {}\n", note);
   }
@@ -167,7 +167,7 @@ Status RunSweepCommand(const SweepCliOptions& c) {
   o.on_snapshot = [&live](const sweep::SweepSnapshot& s) { live.Snapshot(s); };
   // --serve: the host and GPUs as sampled, and each running run's samples/s as the live view shows it.
   auto exporter = StartExporter(c.serve);
-  if (!exporter.ok()) return exporter.error();
+  if (!exporter) return exporter.error();
   if (monitor::LiveFigures* figures = exporter->figures.get()) {
     o.on_sample = [figures](const telemetry::Sample& s) { figures->SetSample(s); };
     o.on_snapshot = [&live, figures](const sweep::SweepSnapshot& s) {
@@ -186,11 +186,11 @@ Status RunSweepCommand(const SweepCliOptions& c) {
 
   run::InstallInterruptHandlers();
   auto result = slurm ? RunSweepOnSlurm(*spec, o, c.cancel) : sweep::RunSweep(*spec, o);
-  if (!result.ok()) return result.error();
+  if (!result) return result.error();
   for (const auto& w : result->warnings) fmt::print(stderr, "saturate: warning: {}\n", w);
 
   auto status = sweep::ReadStatus(journal);
-  if (!status.ok()) return status.error();
+  if (!status) return status.error();
   if (c.json) {
     nlohmann::json doc = sweep::StatusJson(*status);
     doc["wall_s"] = result->wall_s;
@@ -198,7 +198,7 @@ Status RunSweepCommand(const SweepCliOptions& c) {
     doc["held_degree"] = result->held;
     if (slurm) {
       auto report = SlurmReportJsonOf(journal);
-      if (!report.ok()) return report.error();
+      if (!report) return report.error();
       doc["slurm"] = *report;
     }
     std::cout << JsonText(doc, 2) << '\n';
@@ -212,7 +212,7 @@ Status RunSweepCommand(const SweepCliOptions& c) {
     std::cout << '\n' << sweep::ResultsTable(status->runs, status->sweep.metric, 20);
     if (slurm) {
       auto report = SlurmReportText(journal, false);
-      if (!report.ok()) return report.error();
+      if (!report) return report.error();
       std::cout << '\n' << *report;
     }
   }
@@ -240,19 +240,19 @@ Result<std::string> JournalOf(const ReadCliOptions& c, std::string_view command)
 
 Status RunStatusCommand(const ReadCliOptions& c) {
   auto path = JournalOf(c, "status");
-  if (!path.ok()) return path.error();
+  if (!path) return path.error();
   auto status = sweep::ReadStatus(*path);
-  if (!status.ok()) return status.error();
+  if (!status) return status.error();
   if (c.json) {
     nlohmann::json doc = sweep::StatusJson(*status);
     auto report = SlurmReportJsonOf(*path);
-    if (!report.ok()) return report.error();
+    if (!report) return report.error();
     if (!report->is_null()) doc["slurm"] = *report;
     std::cout << JsonText(doc, 2) << '\n';
   } else {
     std::cout << sweep::FormatStatus(*status, c.all ? 0 : 20);
     auto report = SlurmReportText(*path, c.all);
-    if (!report.ok()) return report.error();
+    if (!report) return report.error();
     if (!report->empty()) std::cout << '\n' << *report;
   }
   std::cout.flush();
@@ -263,9 +263,9 @@ Status RunStatusCommand(const ReadCliOptions& c) {
 Status RunExportCommand(const ReadCliOptions& c) {
   if (c.csv == c.json) return UsageError("sweep export needs one of --csv or --json");
   auto path = JournalOf(c, "export");
-  if (!path.ok()) return path.error();
+  if (!path) return path.error();
   auto status = sweep::ReadStatus(*path);
-  if (!status.ok()) return status.error();
+  if (!status) return status.error();
   const std::string text = c.csv ? sweep::ResultsCsv(status->runs, status->sweep.metric)
                                  : JsonText(sweep::ResultsJson(status->runs, status->sweep.metric), 2) + "\n";
   if (c.out.empty() || c.out == "-") {

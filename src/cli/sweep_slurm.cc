@@ -46,27 +46,27 @@ Result<sweep::SweepResult> RunSweepOnSlurm(const sweep::Spec& spec, const sweep:
 
 Result<std::string> SlurmReportText(const std::string& journal_path, bool all) {
   auto report = slurm::ReadSlurmReport(journal_path);
-  if (!report.ok()) return report.error();
-  if (!report.value()) return std::string();
-  return slurm::FormatSlurmReport(*report.value(), all ? 0 : 20);
+  if (!report) return report.error();
+  if (!*report) return std::string();
+  return slurm::FormatSlurmReport(**report, all ? 0 : 20);
 }
 
 Result<nlohmann::json> SlurmReportJsonOf(const std::string& journal_path) {
   auto report = slurm::ReadSlurmReport(journal_path);
-  if (!report.ok()) return report.error();
-  if (!report.value()) return nlohmann::json(nullptr);
-  return slurm::SlurmReportJson(*report.value());
+  if (!report) return report.error();
+  if (!*report) return nlohmann::json(nullptr);
+  return slurm::SlurmReportJson(**report);
 }
 
 Status RunOneCommand(const std::string& job_file) {
   auto gpus = OpenGpus("");
-  if (!gpus.ok()) return gpus.error();
+  if (!gpus) return gpus.error();
   slurm::NodeOptions options;
   if (gpus->backend && gpus->backend->DeviceCount() > 0) options.gpu = gpus->backend.get();
   run::InstallInterruptHandlers();
   auto code = slurm::RunNodeJob(job_file, options);
-  if (!code.ok()) return code.error();
-  if (code.value() != 0) {
+  if (!code) return code.error();
+  if (*code != 0) {
     const std::string dir = std::filesystem::path(job_file).parent_path().string();
     return Error{fmt::format("the run did not finish; {}/{} says how it ended", dir, slurm::kOutcomeFile)};
   }

@@ -67,7 +67,7 @@ Status RunTuneCommand(const TuneCliOptions& c) {
                            CheckInRange("--tolerance", c.tolerance, RightOpen(0, 1), "a share: 0.03 = 3%"),
                            CheckInRange("--target", c.target, Open(0, 1), "a fraction: 0.03 = ±3%"),
                            CheckInRange("--batch-multiple", static_cast<double>(c.batch_multiple), AtLeast(1))}) {
-    if (!st.ok()) return st;
+    if (!st) return st;
   }
   auto m = CheckMeasurementFlags(c.m);
   if (!m) return m.error();

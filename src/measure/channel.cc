@@ -98,7 +98,7 @@ Result<std::vector<HelperMessage>> HelperChannel::Poll(int timeout_ms) {
       last_malformed_ = message.error().message;
       continue;
     }
-    messages.push_back(std::move(message).value());
+    messages.push_back(*std::move(message));
   }
   return messages;
 }

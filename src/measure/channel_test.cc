@@ -42,8 +42,8 @@ std::vector<HelperMessage> Receive(HelperChannel& channel, size_t count) {
   std::vector<HelperMessage> all;
   for (int i = 0; i < 50 && all.size() < count; ++i) {
     Result<std::vector<HelperMessage>> got = channel.Poll(100);
-    EXPECT_TRUE(got.ok()) << got.error().message;
-    if (!got.ok()) break;
+    EXPECT_TRUE(got) << got.error().message;
+    if (!got) break;
     all.insert(all.end(), got->begin(), got->end());
   }
   return all;
@@ -51,7 +51,7 @@ std::vector<HelperMessage> Receive(HelperChannel& channel, size_t count) {
 
 TEST(HelperChannel, RoundTripThroughARealSocket) {
   Result<std::unique_ptr<HelperChannel>> channel = HelperChannel::Open();
-  ASSERT_TRUE(channel.ok()) << channel.error().message;
+  ASSERT_TRUE(channel) << channel.error().message;
   HelperChannel& c = **channel;
   Sender sender(c.path());
   ASSERT_TRUE(sender.Send(Progress(1)));
@@ -69,7 +69,7 @@ TEST(HelperChannel, RoundTripThroughARealSocket) {
 
 TEST(HelperChannel, MalformedDatagramsAreCountedAndSkipped) {
   Result<std::unique_ptr<HelperChannel>> channel = HelperChannel::Open();
-  ASSERT_TRUE(channel.ok()) << channel.error().message;
+  ASSERT_TRUE(channel) << channel.error().message;
   HelperChannel& c = **channel;
   Sender sender(c.path());
   ASSERT_TRUE(sender.Send("not json"));
@@ -88,9 +88,9 @@ TEST(HelperChannel, MalformedDatagramsAreCountedAndSkipped) {
 
 TEST(HelperChannel, PollWithoutTrafficReturnsNothing) {
   Result<std::unique_ptr<HelperChannel>> channel = HelperChannel::Open();
-  ASSERT_TRUE(channel.ok()) << channel.error().message;
+  ASSERT_TRUE(channel) << channel.error().message;
   Result<std::vector<HelperMessage>> got = (*channel)->Poll(0);
-  ASSERT_TRUE(got.ok());
+  ASSERT_TRUE(got);
   EXPECT_TRUE(got->empty());
 }
 
@@ -98,7 +98,7 @@ TEST(HelperChannel, PrivateDirectoryRemovedOnDestruction) {
   std::filesystem::path dir;
   {
     Result<std::unique_ptr<HelperChannel>> channel = HelperChannel::Open();
-    ASSERT_TRUE(channel.ok()) << channel.error().message;
+    ASSERT_TRUE(channel) << channel.error().message;
     const std::filesystem::path socket_path = (*channel)->path();
     dir = socket_path.parent_path();
     EXPECT_TRUE(std::filesystem::is_socket(socket_path));
@@ -124,8 +124,8 @@ TEST(HelperChannel, UsesTmpdirAndFallsBackWhenTooLong) {
   } else {
     unsetenv("TMPDIR");
   }
-  ASSERT_TRUE(inside.ok()) << inside.error().message;
-  ASSERT_TRUE(fallback.ok()) << fallback.error().message;
+  ASSERT_TRUE(inside) << inside.error().message;
+  ASSERT_TRUE(fallback) << fallback.error().message;
   EXPECT_EQ(std::filesystem::path((*inside)->path()).parent_path().parent_path(), mine);
   EXPECT_EQ((*fallback)->path().rfind("/tmp/saturate-", 0), 0u);
   inside = Error{"closed"};

@@ -19,7 +19,7 @@ TEST(HelperMessage, Progress) {
   Result<HelperMessage> m = ParseHelperMessage(Message(
       "progress", R"("steps":10,"samples":640,"wait_s":0.5,"step_s":2.25,"phases":{"metrics":0.25,"bad":null},)"
                   R"("mem":{"allocated":100,"reserved":200,"peak":150},"metrics":{"loss":2.5,"acc":null},"extra":1)"));
-  ASSERT_TRUE(m.ok()) << m.error().message;
+  ASSERT_TRUE(m) << m.error().message;
   EXPECT_EQ(m->type, MessageType::kProgress);
   EXPECT_EQ(m->run, "r1");
   EXPECT_EQ(m->pid, 4242);
@@ -38,26 +38,26 @@ TEST(HelperMessage, Progress) {
 
 TEST(HelperMessage, ProgressWithoutMemory) {
   Result<HelperMessage> m = ParseHelperMessage(Message("progress", R"("steps":0,"samples":0,"mem":null)"));
-  ASSERT_TRUE(m.ok()) << m.error().message;
+  ASSERT_TRUE(m) << m.error().message;
   EXPECT_FALSE(m->mem_peak_bytes.has_value());
   EXPECT_TRUE(m->phases.empty());
 }
 
 TEST(HelperMessage, DoneNeedsReason) {
   Result<HelperMessage> m = ParseHelperMessage(Message("done", R"("steps":3,"samples":96,"reason":"exhausted")"));
-  ASSERT_TRUE(m.ok()) << m.error().message;
+  ASSERT_TRUE(m) << m.error().message;
   EXPECT_EQ(m->type, MessageType::kDone);
   EXPECT_EQ(m->done_reason, "exhausted");
   EXPECT_EQ(m->steps, 3);
   Result<HelperMessage> bad = ParseHelperMessage(Message("done", R"("steps":3,"samples":96)"));
-  ASSERT_FALSE(bad.ok());
+  ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().message, "missing field 'reason'");
 }
 
 TEST(HelperMessage, HelloAndKnob) {
   Result<HelperMessage> hello =
       ParseHelperMessage(Message("hello", R"("mode":"loader","python":"3.11.2","torch":null,"device":"cpu")"));
-  ASSERT_TRUE(hello.ok()) << hello.error().message;
+  ASSERT_TRUE(hello) << hello.error().message;
   EXPECT_EQ(hello->mode, "loader");
   EXPECT_EQ(hello->python, "3.11.2");
   EXPECT_EQ(hello->torch, std::nullopt);
@@ -65,7 +65,7 @@ TEST(HelperMessage, HelloAndKnob) {
 
   Result<HelperMessage> knob =
       ParseHelperMessage(Message("knob", R"("name":"batch_size","value":64,"default":32,"source":"saturate")"));
-  ASSERT_TRUE(knob.ok()) << knob.error().message;
+  ASSERT_TRUE(knob) << knob.error().message;
   EXPECT_EQ(knob->knob_name, "batch_size");
   EXPECT_EQ(knob->knob_value, 64);
   EXPECT_EQ(knob->knob_default, 32);
@@ -75,35 +75,35 @@ TEST(HelperMessage, HelloAndKnob) {
 TEST(HelperMessage, AutomaticHelloKnobAndExcludedTime) {
   Result<HelperMessage> hello = ParseHelperMessage(
       Message("hello", R"("mode":"train","python":"3.11.2","torch":"1.13.0","device":"cpu","auto":true)"));
-  ASSERT_TRUE(hello.ok()) << hello.error().message;
+  ASSERT_TRUE(hello) << hello.error().message;
   EXPECT_TRUE(hello->automatic);
   EXPECT_EQ(hello->torch, "1.13.0");
   Result<HelperMessage> plain = ParseHelperMessage(Message("hello", R"("mode":"train","auto":null)"));
-  ASSERT_TRUE(plain.ok()) << plain.error().message;
+  ASSERT_TRUE(plain) << plain.error().message;
   EXPECT_FALSE(plain->automatic);
 
   Result<HelperMessage> knob = ParseHelperMessage(Message(
       "knob", R"("name":"batch_size","value":32,"default":32,"source":"default","auto":true,)"
               R"("error":"a loader with a batch_sampler has no batch size to set")"));
-  ASSERT_TRUE(knob.ok()) << knob.error().message;
+  ASSERT_TRUE(knob) << knob.error().message;
   EXPECT_TRUE(knob->automatic);
   EXPECT_EQ(knob->knob_error, "a loader with a batch_sampler has no batch size to set");
   Result<HelperMessage> explicit_knob = ParseHelperMessage(Message("knob", R"("name":"lr","value":0.1)"));
-  ASSERT_TRUE(explicit_knob.ok()) << explicit_knob.error().message;
+  ASSERT_TRUE(explicit_knob) << explicit_knob.error().message;
   EXPECT_FALSE(explicit_knob->automatic);
   EXPECT_FALSE(explicit_knob->knob_error.has_value());
 
   Result<HelperMessage> progress =
       ParseHelperMessage(Message("progress", R"("steps":4,"samples":128,"excluded_s":2.5)"));
-  ASSERT_TRUE(progress.ok()) << progress.error().message;
+  ASSERT_TRUE(progress) << progress.error().message;
   EXPECT_EQ(progress->excluded_s, 2.5);
   Result<HelperMessage> done =
       ParseHelperMessage(Message("done", R"("steps":4,"samples":128,"excluded_s":0,"reason":"no-loader")"));
-  ASSERT_TRUE(done.ok()) << done.error().message;
+  ASSERT_TRUE(done) << done.error().message;
   EXPECT_EQ(done->excluded_s, 0.0);
   EXPECT_EQ(done->done_reason, "no-loader");
   Result<HelperMessage> without = ParseHelperMessage(Message("progress", R"("steps":4,"samples":128)"));
-  ASSERT_TRUE(without.ok()) << without.error().message;
+  ASSERT_TRUE(without) << without.error().message;
   EXPECT_FALSE(without->excluded_s.has_value());
 }
 
@@ -113,7 +113,7 @@ TEST(HelperMessage, TrainingLoader) {
                 R"("num_workers":4,"pin_memory":true,"batch_size":64,"prefetch_factor":2,)"
                 R"("persistent_workers":false,"injected":{"workers":4,"pin_memory":true},)"
                 R"("samples_from":"loader","step_at":"optimizer","others":1,"drop_last":false)"));
-  ASSERT_TRUE(m.ok()) << m.error().message;
+  ASSERT_TRUE(m) << m.error().message;
   EXPECT_EQ(m->type, MessageType::kLoader);
   const LoaderInfo& l = m->loader;
   EXPECT_EQ(l.key, "train.py:57#0");
@@ -136,7 +136,7 @@ TEST(HelperMessage, LoaderOfAStepWithoutADataLoader) {
   // What the automatic layer sends for a script that batches by hand: no loader fields at all.
   Result<HelperMessage> m = ParseHelperMessage(
       Message("loader", R"("key":null,"site":null,"others":0,"samples_from":"model_input","step_at":"backward")"));
-  ASSERT_TRUE(m.ok()) << m.error().message;
+  ASSERT_TRUE(m) << m.error().message;
   const LoaderInfo& l = m->loader;
   EXPECT_FALSE(l.key.has_value());
   EXPECT_FALSE(l.site.has_value());
@@ -155,7 +155,7 @@ TEST(HelperMessage, LoaderOfAStepWithoutADataLoader) {
   // A loader with a batch_sampler and no workers: batch_size and prefetch_factor are null.
   Result<HelperMessage> sampler = ParseHelperMessage(Message(
       "loader", R"("key":"t.py:9#1","site":"t.py:9","num_workers":0,"batch_size":null,"prefetch_factor":null)"));
-  ASSERT_TRUE(sampler.ok()) << sampler.error().message;
+  ASSERT_TRUE(sampler) << sampler.error().message;
   EXPECT_EQ(sampler->loader.num_workers, 0);
   EXPECT_FALSE(sampler->loader.batch_size.has_value());
   EXPECT_FALSE(sampler->loader.prefetch_factor.has_value());
@@ -191,26 +191,26 @@ TEST(HelperMessage, RejectsWhatIsNotAMessage) {
   };
   for (const auto& [text, error] : cases) {
     Result<HelperMessage> m = ParseHelperMessage(text);
-    ASSERT_FALSE(m.ok()) << text;
+    ASSERT_FALSE(m) << text;
     EXPECT_EQ(m.error().message, error) << text;
   }
 }
 
 TEST(HelperMessage, MetricsFromReport) {
   Result<HelperMessage> m = ParseHelperMessage(Message("metrics", R"("metrics":{"loss":0.31,"acc":null},"steps":7)"));
-  ASSERT_TRUE(m.ok()) << m.error().message;
+  ASSERT_TRUE(m) << m.error().message;
   EXPECT_EQ(m->type, MessageType::kMetrics);
   EXPECT_DOUBLE_EQ(m->metrics.at("loss"), 0.31);
   EXPECT_EQ(m->metrics.count("acc"), 0u);
   EXPECT_EQ(m->steps, 7);
-  EXPECT_FALSE(ParseHelperMessage(Message("metrics", R"("metrics":{"loss":"low"})")).ok());
+  EXPECT_FALSE(ParseHelperMessage(Message("metrics", R"("metrics":{"loss":"low"})")));
 }
 
 TEST(HelperMessage, FlopsOfTheFirstStep) {
   Result<HelperMessage> m = ParseHelperMessage(Message(
       "flops", R"("per_step":3072,"per_sample":768,"samples":4,"method":"module_hooks","dtype":"bf16","tf32":false,)"
                R"("device":"cuda")"));
-  ASSERT_TRUE(m.ok()) << m.error().message;
+  ASSERT_TRUE(m) << m.error().message;
   EXPECT_EQ(m->type, MessageType::kFlops);
   EXPECT_DOUBLE_EQ(m->flops.per_step, 3072);
   EXPECT_DOUBLE_EQ(m->flops.per_sample, 768);
@@ -235,7 +235,7 @@ TEST(HelperMessage, OptionsNamedForSecretsLoseTheirValues) {
                R"({"dest":"api_key","flags":["--api-key"],"kind":"value","value":"sk-123","default":null,"given":true},)"
                R"({"dest":"hub","flags":["--hf-token"],"kind":"value","value":"hf_x","default":"hf_d","given":true},)"
                R"({"dest":"batch_size","flags":["--batch-size"],"kind":"value","value":64,"default":32,"given":true}])"));
-  ASSERT_TRUE(m.ok()) << m.error().message;
+  ASSERT_TRUE(m) << m.error().message;
   ASSERT_EQ(m->flag_options.size(), 3u);
   EXPECT_EQ(m->flag_options[0].value, "***");
   EXPECT_TRUE(m->flag_options[0].default_value.is_null());
@@ -247,24 +247,24 @@ TEST(HelperMessage, OptionsNamedForSecretsLoseTheirValues) {
 
 TEST(HelperMessage, FlopsNotCountedSayWhy) {
   Result<HelperMessage> m = ParseHelperMessage(Message("flops", R"("skipped":"the model is compiled")"));
-  ASSERT_TRUE(m.ok()) << m.error().message;
+  ASSERT_TRUE(m) << m.error().message;
   EXPECT_EQ(m->flops.skipped, "the model is compiled");
   EXPECT_DOUBLE_EQ(m->flops.per_step, 0);
   m = ParseHelperMessage(Message("flops", R"("skipped":"")"));
-  ASSERT_TRUE(m.ok()) << m.error().message;
+  ASSERT_TRUE(m) << m.error().message;
   EXPECT_EQ(m->flops.skipped, "the helper did not count");
-  EXPECT_FALSE(ParseHelperMessage(Message("flops", R"("skipped":3)")).ok());
+  EXPECT_FALSE(ParseHelperMessage(Message("flops", R"("skipped":3)")));
 }
 
 TEST(HelperMessage, TraceWrittenOrWhyNot) {
   Result<HelperMessage> m = ParseHelperMessage(Message("trace", R"("path":"/tmp/out/trace.json","steps":3)"));
-  ASSERT_TRUE(m.ok()) << m.error().message;
+  ASSERT_TRUE(m) << m.error().message;
   EXPECT_EQ(m->type, MessageType::kTrace);
   EXPECT_EQ(m->trace.path, "/tmp/out/trace.json");
   EXPECT_EQ(m->trace.steps, 3);
   EXPECT_FALSE(m->trace.error.has_value());
   m = ParseHelperMessage(Message("trace", R"("path":null,"steps":0,"error":"cannot start torch.profiler")"));
-  ASSERT_TRUE(m.ok()) << m.error().message;
+  ASSERT_TRUE(m) << m.error().message;
   EXPECT_FALSE(m->trace.path.has_value());
   EXPECT_EQ(m->trace.error, "cannot start torch.profiler");
 }
@@ -275,7 +275,7 @@ TEST(HelperMessage, ScriptFlagsAndAKnobsOwnFlag) {
                R"("kind":"value","value":32,"default":64,"given":true},)"
                R"({"dest":"pin_memory","flags":["--pin-memory"],"kind":"store_true","value":false,"default":false,)"
                R"("given":false}])"));
-  ASSERT_TRUE(m.ok()) << m.error().message;
+  ASSERT_TRUE(m) << m.error().message;
   EXPECT_EQ(m->type, MessageType::kFlags);
   EXPECT_EQ(m->flags_parser, "argparse");
   ASSERT_EQ(m->flag_options.size(), 2u);
@@ -289,16 +289,16 @@ TEST(HelperMessage, ScriptFlagsAndAKnobsOwnFlag) {
   EXPECT_EQ(m->flag_options[1].value, false);
   // Round trip through the JSON the cache keeps.
   auto back = FlagOptionFromJson(FlagOptionJson(bs));
-  ASSERT_TRUE(back.ok()) << back.error().message;
+  ASSERT_TRUE(back) << back.error().message;
   EXPECT_EQ(back->strings, bs.strings);
   EXPECT_EQ(back->value, 32);
 
-  EXPECT_FALSE(ParseHelperMessage(Message("flags", R"("options":[{"dest":"x","kind":"value"}])")).ok());
-  EXPECT_FALSE(ParseHelperMessage(Message("flags", R"("options":[{"dest":"x","kind":"value","flags":[1]}])")).ok());
+  EXPECT_FALSE(ParseHelperMessage(Message("flags", R"("options":[{"dest":"x","kind":"value"}])")));
+  EXPECT_FALSE(ParseHelperMessage(Message("flags", R"("options":[{"dest":"x","kind":"value","flags":[1]}])")));
 
   Result<HelperMessage> k = ParseHelperMessage(
       Message("knob", R"("name":"workers","value":2,"default":2,"source":"default","flag":"--workers")"));
-  ASSERT_TRUE(k.ok()) << k.error().message;
+  ASSERT_TRUE(k) << k.error().message;
   EXPECT_EQ(k->knob_flag, "--workers");
 }
 
@@ -328,7 +328,7 @@ TEST(HelperMessage, RanksOfADistributedJob) {
   Result<HelperMessage> hello = ParseHelperMessage(
       R"({"v":1,"type":"hello","run":"r","pid":7,"t":1.0,"mode":"train","auto":true,"rank":1,"world_size":2,)"
       R"("local_rank":1})");
-  ASSERT_TRUE(hello.ok()) << hello.error().message;
+  ASSERT_TRUE(hello) << hello.error().message;
   ASSERT_TRUE(hello->rank_info);
   EXPECT_EQ(hello->rank_info->rank, 1);
   EXPECT_EQ(hello->rank_info->world_size, 2);
@@ -336,7 +336,7 @@ TEST(HelperMessage, RanksOfADistributedJob) {
   Result<HelperMessage> loader = ParseHelperMessage(
       R"({"v":1,"type":"loader","run":"r","pid":7,"t":1.0,"key":"t.py:9#0","batch_size":32,"last_batch":5,)"
       R"("batchnorm":true,"drop_last":false,"rank":0,"world_size":4})");
-  ASSERT_TRUE(loader.ok()) << loader.error().message;
+  ASSERT_TRUE(loader) << loader.error().message;
   EXPECT_EQ(loader->loader.last_batch, 5);
   EXPECT_EQ(loader->loader.batchnorm, true);
   EXPECT_EQ(loader->loader.drop_last, false);
@@ -344,12 +344,12 @@ TEST(HelperMessage, RanksOfADistributedJob) {
   Result<HelperMessage> progress = ParseHelperMessage(
       R"({"v":1,"type":"progress","run":"r","pid":7,"t":1.0,"steps":3,"samples":96,"rank":1,)"
       R"("before_backward_s":0.25})");
-  ASSERT_TRUE(progress.ok()) << progress.error().message;
+  ASSERT_TRUE(progress) << progress.error().message;
   EXPECT_EQ(progress->rank, 1);
   EXPECT_EQ(progress->before_backward_s, 0.25);
   // A single process sends none of them.
   Result<HelperMessage> single = ParseHelperMessage(R"({"v":1,"type":"hello","run":"r","pid":7,"t":1.0})");
-  ASSERT_TRUE(single.ok());
+  ASSERT_TRUE(single);
   EXPECT_FALSE(single->rank_info);
 }
 
@@ -357,7 +357,7 @@ TEST(HelperMessage, RankOutsideItsWorldIsRefused) {
   for (const char* fields : {R"("rank":2,"world_size":2)", R"("rank":0)", R"("world_size":2)", R"("rank":-1,"world_size":2)"}) {
     Result<HelperMessage> m =
         ParseHelperMessage(std::string(R"({"v":1,"type":"hello","run":"r","pid":7,"t":1.0,)") + fields + "}");
-    EXPECT_FALSE(m.ok()) << fields;
+    EXPECT_FALSE(m) << fields;
   }
 }
 
@@ -371,7 +371,7 @@ TEST(HelperMessage, IntegerCountersBeyondInt64AreRefused) {
   // Found by fuzz.helper_message: a 113-digit memory figure was cast to int64 (undefined behaviour).
   Result<HelperMessage> m = ParseHelperMessage(
       R"({"v":1,"type":"progress","run":"","pid":1,"t":1,"steps":1,"samples":1,"mem":{"allocated":1e113}})");
-  ASSERT_FALSE(m.ok());
+  ASSERT_FALSE(m);
   EXPECT_NE(m.error().message.find("mem.allocated' is too large"), std::string::npos) << m.error().message;
 }
 

@@ -184,7 +184,7 @@ Result<LineParser> LineParser::Create(std::string_view spec, std::optional<doubl
       if (number > 0) phase_groups.push_back({phase->first, number, phase->second});
     }
   }
-  return LineParser(std::move(pattern), std::move(code).value(), std::move(groups), std::move(phase_groups),
+  return LineParser(std::move(pattern), *std::move(code), std::move(groups), std::move(phase_groups),
                     batch_size);
 }
 

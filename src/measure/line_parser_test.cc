@@ -7,13 +7,13 @@ namespace {
 
 LineParser Make(std::string_view spec, std::optional<double> batch = std::nullopt) {
   Result<LineParser> p = LineParser::Create(spec, batch);
-  EXPECT_TRUE(p.ok()) << p.error().message;
-  return std::move(p).value();
+  EXPECT_TRUE(p) << p.error().message;
+  return *std::move(p);
 }
 
 std::string ErrorOf(std::string_view spec, std::optional<double> batch = std::nullopt) {
   Result<LineParser> p = LineParser::Create(spec, batch);
-  if (p.ok()) return "(no error)";
+  if (p) return "(no error)";
   EXPECT_EQ(p.error().exit_code, kExitUsage);
   return p.error().message;
 }

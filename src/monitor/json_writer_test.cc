@@ -31,7 +31,7 @@ class JsonWriterTest : public ::testing::Test {
 
 TEST_F(JsonWriterTest, RowsAreObjectsInQueryOrderWithTypedValues) {
   Result<Query> q = ParseQuery("index,name,utilization.gpu,power.draw,fan.speed,pstate", "cpu.util", false);
-  ASSERT_TRUE(q.ok());
+  ASSERT_TRUE(q);
   std::vector<std::string> lines = Write(*q, testing::TwoGpuSample());
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_EQ(lines[0],
@@ -44,18 +44,18 @@ TEST_F(JsonWriterTest, RowsAreObjectsInQueryOrderWithTypedValues) {
 
 TEST_F(JsonWriterTest, PerGpuQueryWithoutGpusWritesNothing) {
   Result<Query> q = ParseQuery("timestamp,index,utilization.gpu", "cpu.util", false);
-  ASSERT_TRUE(q.ok());
+  ASSERT_TRUE(q);
   telemetry::Sample s = testing::IdleSample();
   s.gpus.clear();
   EXPECT_TRUE(Write(*q, s).empty());
   Result<Query> host = ParseQuery("", "mem.total", false);
-  ASSERT_TRUE(host.ok());
+  ASSERT_TRUE(host);
   EXPECT_EQ(Write(*host, s).size(), 1u);
 }
 
 TEST_F(JsonWriterTest, NumbersAreNumbersAndNaIsNullNeverZero) {
   Result<Query> q = ParseQuery("timestamp,memory.used,power.draw,fan.speed,clocks.sm", "disk.read", false);
-  ASSERT_TRUE(q.ok());
+  ASSERT_TRUE(q);
   telemetry::Sample s = testing::IdleSample();
   s.host = testing::FirstHost();
   std::vector<std::string> lines = Write(*q, s);

@@ -46,7 +46,7 @@ Status TrainingFeed::Drain(int timeout_ms) {
 }
 
 Status TrainingFeed::Annotate(telemetry::Sample& s) {
-  if (auto status = Drain(0); !status.ok()) return status;
+  if (auto status = Drain(0); !status) return status;
   const TrainingRates rates = meter_.Take();
   if (s.tree && s.tree->alive) {
     s.tree->samples_per_s = rates.samples_per_s;

@@ -22,8 +22,8 @@ measure::HelperMessage Progress(double t, const Counters& c, const char* run = k
                       {"samples", c.samples}, {"wait_s", c.wait_s}, {"step_s", c.step_s}};
   if (c.excluded_s > 0) j["excluded_s"] = c.excluded_s;
   auto m = measure::ParseHelperMessage(j.dump());
-  EXPECT_TRUE(m.ok()) << m.error().message;
-  return m.ok() ? m.value() : measure::HelperMessage{};
+  EXPECT_TRUE(m) << m.error().message;
+  return m.ok() ? *m : measure::HelperMessage{};
 }
 
 // One process at 20 steps/s of 16 samples, a quarter of each step waiting for the loader, reporting every 0.1 s

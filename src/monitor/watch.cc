@@ -69,7 +69,7 @@ Result<WatchEnd> Watch(const WatchOptions& o, Presenter* presenter, std::ostream
   auto sample = [&]() -> Result<telemetry::Sample> {
     telemetry::Sample s = (*sampler)->SampleOnce();
     if (training) {
-      if (auto status = training->Annotate(s); !status.ok()) return status.error();
+      if (auto status = training->Annotate(s); !status) return status.error();
     }
     if (figures) figures->SetSample(s);
     return s;
@@ -77,7 +77,7 @@ Result<WatchEnd> Watch(const WatchOptions& o, Presenter* presenter, std::ostream
 
   // A priming sample gives the first printed sample its rates (CPU, disk, network need two readings).
   if (auto primed = sample(); !primed) return primed.error();
-  if (auto status = wait(std::min(o.interval_s, 0.2)); !status.ok()) return status.error();
+  if (auto status = wait(std::min(o.interval_s, 0.2)); !status) return status.error();
 
   if (presenter) presenter->Begin(out);
   auto start = Clock::now();
@@ -93,7 +93,7 @@ Result<WatchEnd> Watch(const WatchOptions& o, Presenter* presenter, std::ostream
     auto next = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>((k + 1) * o.interval_s));
     while (Clock::now() < next && !run::Interrupted() && !(child && child->Poll())) {
       const double left_s = std::chrono::duration<double>(next - Clock::now()).count();
-      if (auto status = wait(std::clamp(left_s, 0.0, 0.02)); !status.ok()) return status.error();
+      if (auto status = wait(std::clamp(left_s, 0.0, 0.02)); !status) return status.error();
     }
     if (run::Interrupted()) break;
     if (child && child->Poll()) {

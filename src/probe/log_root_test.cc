@@ -15,7 +15,7 @@ TEST(LogRoot, ATemporaryFolderGoesUnlessKept) {
   std::string path;
   {
     auto logs = LogRoot::Create("", "", "probe");
-    ASSERT_TRUE(logs.ok()) << logs.error().message;
+    ASSERT_TRUE(logs) << logs.error().message;
     path = logs->path();
     EXPECT_TRUE(logs->temporary());
     EXPECT_NE(fs::path(path).filename().string().find("saturate-probe-"), std::string::npos) << path;
@@ -24,7 +24,7 @@ TEST(LogRoot, ATemporaryFolderGoesUnlessKept) {
   EXPECT_FALSE(fs::exists(path));
   {
     auto logs = LogRoot::Create("", "", "tune");
-    ASSERT_TRUE(logs.ok());
+    ASSERT_TRUE(logs);
     path = logs->path();
     logs->Keep();
   }
@@ -36,7 +36,7 @@ TEST(LogRoot, OutIsCreatedAndNeverRemoved) {
   fs::path out = fs::temp_directory_path() / ("log_root_test_" + std::to_string(getpid()));
   {
     auto logs = LogRoot::Create(out.string(), "trials", "tune");
-    ASSERT_TRUE(logs.ok()) << logs.error().message;
+    ASSERT_TRUE(logs) << logs.error().message;
     EXPECT_EQ(logs->path(), (out / "trials").string());
     EXPECT_FALSE(logs->temporary());
   }
@@ -46,7 +46,7 @@ TEST(LogRoot, OutIsCreatedAndNeverRemoved) {
 
 TEST(LogRoot, AnOutThatCannotBeMadeNamesOut) {
   auto logs = LogRoot::Create("/proc/version/sub", "", "probe");
-  ASSERT_FALSE(logs.ok());
+  ASSERT_FALSE(logs);
   EXPECT_NE(logs.error().message.find("cannot create --out /proc/version/sub"), std::string::npos)
       << logs.error().message;
 }

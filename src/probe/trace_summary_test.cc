@@ -61,7 +61,7 @@ assert sent and sent[0]["path"] == sys.argv[2] and sent[0]["steps"] == 3, sent
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
 
   Result<TraceSummary> s = SummarizeTrace(trace);
-  ASSERT_TRUE(s.ok()) << s.error().message;
+  ASSERT_TRUE(s) << s.error().message;
   EXPECT_EQ(s->steps, 3);
   EXPECT_GT(s->step_us, 0);
   EXPECT_FALSE(s->gpu);
@@ -103,7 +103,7 @@ TEST_F(TraceSummaryTest, GpuSharesAreUnionsInsideTheSteps) {
     {"ph": "i", "name": "instant", "pid": 1, "tid": 1, "ts": 5}
   ]})");
   Result<TraceSummary> s = SummarizeTrace(path);
-  ASSERT_TRUE(s.ok()) << s.error().message;
+  ASSERT_TRUE(s) << s.error().message;
   EXPECT_EQ(s->steps, 2);
   EXPECT_DOUBLE_EQ(s->step_us, 1000);
   EXPECT_DOUBLE_EQ(s->window_us, 2000);
@@ -131,7 +131,7 @@ TEST_F(TraceSummaryTest, LegacyTracesWithoutCategories) {
     {"name": "Memcpy HtoD (Pageable -> Device)", "ph": "X", "ts": 70, "dur": 10, "tid": 1, "pid": "CUDA functions"}
   ])json");
   Result<TraceSummary> s = SummarizeTrace(path);
-  ASSERT_TRUE(s.ok()) << s.error().message;
+  ASSERT_TRUE(s) << s.error().message;
   EXPECT_EQ(s->steps, 1);
   EXPECT_TRUE(s->gpu);
   EXPECT_DOUBLE_EQ(s->kernel_share, 0.4);
@@ -151,7 +151,7 @@ TEST_F(TraceSummaryTest, CpuOperatorsByTheirSelfTime) {
     {"ph": "X", "cat": "cpu_op", "name": "aten::addmm", "pid": 1, "tid": 2, "ts": 100, "dur": 40}
   ]})");
   Result<TraceSummary> s = SummarizeTrace(path);
-  ASSERT_TRUE(s.ok()) << s.error().message;
+  ASSERT_TRUE(s) << s.error().message;
   EXPECT_FALSE(s->gpu);
   ASSERT_EQ(s->top.size(), 3u);
   EXPECT_EQ(s->top[0].name, "aten::addmm");

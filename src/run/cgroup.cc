@@ -134,7 +134,7 @@ std::optional<RunCgroup> MakeRunCgroup(const std::string& name) {
   std::call_once(swept, [&] { RemoveStaleRunCgroups(*parent); });
   auto made = RunCgroup::Create(*parent, name);
   if (!made) return std::nullopt;
-  return std::move(made.value());
+  return std::move(*made);
 }
 
 }  // namespace sat::run

@@ -46,13 +46,13 @@ TEST(Cgroup, FindsTheCgroup2MountInMountinfo) {
 
 TEST(Cgroup, OwnCgroupDirSaysWhyWhenTheProcRootHasNone) {
   auto dir = OwnCgroupDir("/nonexistent-proc");
-  ASSERT_FALSE(dir.ok());
+  ASSERT_FALSE(dir);
   EXPECT_NE(dir.error().message.find("/nonexistent-proc/self/cgroup"), std::string::npos) << dir.error().message;
 }
 
 TEST(Cgroup, CreateNamesTheFolderWhenItCannot) {
   auto c = RunCgroup::Create("/nonexistent-cgroup-root", "x");
-  ASSERT_FALSE(c.ok());
+  ASSERT_FALSE(c);
   EXPECT_NE(c.error().message.find("/nonexistent-cgroup-root/x"), std::string::npos) << c.error().message;
 }
 
@@ -72,10 +72,10 @@ pid_t SleepIn(const RunCgroup& cg) {
 // folder is removed once empty.
 TEST(Cgroup, HoldsListsAndKillsARealProcess) {
   auto parent = OwnCgroupDir();
-  if (!parent.ok()) GTEST_SKIP() << "no cgroup v2 here: " << parent.error().message;
+  if (!parent) GTEST_SKIP() << "no cgroup v2 here: " << parent.error().message;
   auto made = RunCgroup::Create(*parent, "saturate-test-" + std::to_string(getpid()));
-  if (!made.ok()) GTEST_SKIP() << "saturate may not make cgroups here: " << made.error().message;
-  RunCgroup cg = std::move(made.value());
+  if (!made) GTEST_SKIP() << "saturate may not make cgroups here: " << made.error().message;
+  RunCgroup cg = std::move(*made);
   const std::string dir = cg.dir();
   ASSERT_TRUE(std::filesystem::is_directory(dir));
   EXPECT_TRUE(cg.Members().empty());
@@ -101,17 +101,17 @@ TEST(Cgroup, HoldsListsAndKillsARealProcess) {
 // The folders of a saturate killed with SIGKILL: empty ones go, a populated one and a live saturate's stay.
 TEST(Cgroup, RemovesTheEmptyRunCgroupsOfASaturateThatIsGone) {
   auto parent = OwnCgroupDir();
-  if (!parent.ok()) GTEST_SKIP() << "no cgroup v2 here: " << parent.error().message;
+  if (!parent) GTEST_SKIP() << "no cgroup v2 here: " << parent.error().message;
   auto probe = RunCgroup::Create(*parent, "saturate-test-stale-" + std::to_string(getpid()));
-  if (!probe.ok()) GTEST_SKIP() << "saturate may not make cgroups here: " << probe.error().message;
+  if (!probe) GTEST_SKIP() << "saturate may not make cgroups here: " << probe.error().message;
   // A pid that is surely gone: a child reaped just now.
   pid_t gone = fork();
   ASSERT_GE(gone, 0);
   if (gone == 0) _exit(0);
   waitpid(gone, nullptr, 0);
-  RunCgroup dead_empty = std::move(RunCgroup::Create(probe->dir(), fmt::format("saturate-{}.1", gone)).value());
-  RunCgroup dead_busy = std::move(RunCgroup::Create(probe->dir(), fmt::format("saturate-{}.2", gone)).value());
-  RunCgroup alive = std::move(RunCgroup::Create(probe->dir(), fmt::format("saturate-{}.1", getpid())).value());
+  RunCgroup dead_empty = std::move(*RunCgroup::Create(probe->dir(), fmt::format("saturate-{}.1", gone)));
+  RunCgroup dead_busy = std::move(*RunCgroup::Create(probe->dir(), fmt::format("saturate-{}.2", gone)));
+  RunCgroup alive = std::move(*RunCgroup::Create(probe->dir(), fmt::format("saturate-{}.1", getpid())));
   pid_t child = SleepIn(dead_busy);
   ASSERT_GT(child, 0);
   for (int i = 0; i < 200 && dead_busy.Members().empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));

@@ -72,7 +72,7 @@ RunSpec Spec(std::vector<std::string> argv) {
 
 RunOutcome RunToEnd(RunSpec spec) {
   auto run = Run::Start(std::move(spec));
-  EXPECT_TRUE(run.ok()) << run.error().message;
+  EXPECT_TRUE(run) << run.error().message;
   auto outcome = (*run)->WaitFor(kPatience);
   EXPECT_TRUE(outcome.has_value()) << "the run did not end";
   return outcome.value_or(RunOutcome{});
@@ -126,7 +126,7 @@ TEST(RunnerDeathTest, NoDescriptorForALogIsATransientStartFailure) {
         RunSpec spec = Spec({"/bin/true"});
         spec.log_dir = (dir / "logs").string();
         auto run = Run::Start(std::move(spec));
-        if (!run.ok()) {
+        if (!run) {
           fprintf(stderr, "Start failed: %s\n", run.error().message.c_str());
           _exit(2);
         }
@@ -208,11 +208,11 @@ TEST(Runner, StartFailureNamesTheProgramAndTheReason) {
 }
 
 TEST(Runner, SaturateMistakesAreErrors) {
-  EXPECT_FALSE(Run::Start(Spec({})).ok());
+  EXPECT_FALSE(Run::Start(Spec({})));
   RunSpec spec = Spec({"true"});
   spec.log_dir = "/proc/no-logs-here";
   auto r = Run::Start(std::move(spec));
-  ASSERT_FALSE(r.ok());
+  ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("cannot create log folder"), std::string::npos);
 }
 
@@ -238,7 +238,7 @@ TEST(Runner, ClassifiesAGpuOomFromPython) {
 
 TEST(Runner, StopEndsAPoliteProcessWithSigint) {
   auto run = Run::Start(Spec({"sleep", "30"}));
-  ASSERT_TRUE(run.ok());
+  ASSERT_TRUE(run);
   EXPECT_GT((*run)->pid(), 0);
   EXPECT_EQ((*run)->pgid(), (*run)->pid());
   EXPECT_FALSE((*run)->Poll().has_value());
@@ -256,7 +256,7 @@ TEST(Runner, StopEscalatesToSigkillForAStubbornProcess) {
   RunSpec spec = Spec({"/bin/sh", "-c", "trap '' INT TERM; echo ready; sleep 30"});
   spec.on_line = lines.Callback();
   auto run = Run::Start(std::move(spec));
-  ASSERT_TRUE(run.ok());
+  ASSERT_TRUE(run);
   ASSERT_EQ(lines.WaitFor("ready"), "ready");
   auto asked = std::chrono::steady_clock::now();
   (*run)->RequestStop();
@@ -323,7 +323,7 @@ TEST(Runner, StopLeavesNoSurvivorsInAnyGroupOrSession) {
   RunSpec spec = Spec({kPython, "-c", kTreeScript});
   spec.on_line = lines.Callback();
   auto run = Run::Start(std::move(spec));
-  ASSERT_TRUE(run.ok());
+  ASSERT_TRUE(run);
   ASSERT_EQ(lines.WaitFor("ready"), "ready");
   std::vector<pid_t> pids = PrintedPids(lines);
   ASSERT_EQ(pids.size(), 3u);
@@ -351,9 +351,9 @@ TEST(Runner, LeftoversOfAFinishedCommandAreKilled) {
 // beyond the process tree's reach, it is found through the run's cgroup alone.
 TEST(Runner, TheRunsCgroupStopsAnEscapeeWithoutTheMarker) {
   auto own = OwnCgroupDir();
-  if (!own.ok()) GTEST_SKIP() << "no cgroup v2 here: " << own.error().message;
+  if (!own) GTEST_SKIP() << "no cgroup v2 here: " << own.error().message;
   std::string probe_name = "saturate-test-probe-" + std::to_string(getpid());
-  if (auto c = RunCgroup::Create(own.value(), probe_name); !c.ok()) {
+  if (auto c = RunCgroup::Create(*own, probe_name); !c) {
     GTEST_SKIP() << "saturate may not make cgroups here: " << c.error().message;
   }
   auto o = RunToEnd(Spec({"/bin/sh", "-c",
@@ -392,7 +392,7 @@ TEST(Runner, KilledDataLoaderWorkersLeaveNoTemporaryFolders) {
   spec.env["TMPDIR"] = dir.string();
   spec.on_line = lines.Callback();
   auto run = Run::Start(std::move(spec));
-  ASSERT_TRUE(run.ok());
+  ASSERT_TRUE(run);
   std::string ready = lines.WaitFor("ready");
   ASSERT_FALSE(ready.empty()) << "the DataLoader did not start; stderr: " << JoinNonEmpty(lines.err(), "\n");
   EXPECT_NE(ready.find("pymp-"), std::string::npos) << "the workers made no multiprocessing folder: " << ready;
@@ -440,7 +440,7 @@ TEST(Runner, InterruptOfSaturateStopsRuns) {
   InstallInterruptHandlers();
   ClearInterrupt();
   auto run = Run::Start(Spec({"sleep", "30"}));
-  ASSERT_TRUE(run.ok());
+  ASSERT_TRUE(run);
   ASSERT_EQ(raise(SIGINT), 0);
   auto o = (*run)->WaitFor(kPatience);
   ClearInterrupt();
@@ -457,7 +457,7 @@ TEST(Runner, SecondInterruptSkipsTheGrace) {
   spec.stop_grace_s = spec.term_grace_s = 60;
   spec.on_line = lines.Callback();
   auto run = Run::Start(std::move(spec));
-  ASSERT_TRUE(run.ok());
+  ASSERT_TRUE(run);
   ASSERT_EQ(lines.WaitFor("ready"), "ready");
   ASSERT_EQ(raise(SIGINT), 0);
   ASSERT_EQ(raise(SIGINT), 0);
@@ -473,7 +473,7 @@ TEST(Runner, IgnoresInterruptsWhenAsked) {
   RunSpec spec = Spec({"sleep", "0.5"});
   spec.stop_on_interrupt = false;
   auto run = Run::Start(std::move(spec));
-  ASSERT_TRUE(run.ok());
+  ASSERT_TRUE(run);
   ASSERT_EQ(raise(SIGINT), 0);
   auto o = (*run)->WaitFor(kPatience);
   ClearInterrupt();
@@ -493,7 +493,7 @@ TEST(Runner, StopAllRunsAndDestructorLeaveNothingRunning) {
   pid_t pid;
   {
     auto c = Run::Start(Spec({"sleep", "30"}));
-    ASSERT_TRUE(c.ok());
+    ASSERT_TRUE(c);
     pid = (*c)->pid();
   }
   EXPECT_TRUE(Gone(pid));

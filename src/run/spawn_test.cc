@@ -14,12 +14,12 @@ namespace sat::run {
 namespace {
 
 TEST(Spawn, ResolvesLikeExecvp) {
-  EXPECT_EQ(ResolveProgram("sh", "/nonexistent::/bin").value(), "/bin/sh");
-  EXPECT_EQ(ResolveProgram("./local/tool", "/bin").value(), "./local/tool");
+  EXPECT_EQ(*ResolveProgram("sh", "/nonexistent::/bin"), "/bin/sh");
+  EXPECT_EQ(*ResolveProgram("./local/tool", "/bin"), "./local/tool");
   auto missing = ResolveProgram("no-such-program-4711", "/bin:/usr/bin");
-  ASSERT_FALSE(missing.ok());
+  ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error().message, "cannot run 'no-such-program-4711': No such file or directory (searched PATH)");
-  EXPECT_FALSE(ResolveProgram("", "/bin").ok());
+  EXPECT_FALSE(ResolveProgram("", "/bin"));
 }
 
 TEST(Spawn, ReportsAFileThatIsNotExecutable) {
@@ -28,14 +28,14 @@ TEST(Spawn, ReportsAFileThatIsNotExecutable) {
   std::ofstream(dir / "script") << "#!/bin/sh\n";
   chmod((dir / "script").c_str(), 0644);
   auto r = ResolveProgram("script", dir.string());
-  ASSERT_FALSE(r.ok());
+  ASSERT_FALSE(r);
   EXPECT_EQ(r.error().message, "cannot run 'script': Permission denied");
   std::filesystem::remove_all(dir);
 }
 
 TEST(Spawn, ChildLeadsItsOwnGroupAndPipesCarryOutput) {
   auto child = Spawn({{"/bin/sh", "-c", "echo out; echo err >&2"}, CurrentEnvironment(), ""});
-  ASSERT_TRUE(child.ok()) << child.error().message;
+  ASSERT_TRUE(child) << child.error().message;
   EXPECT_EQ(getpgid(child->pid), child->pid);
   int status = 0;
   ASSERT_EQ(waitpid(child->pid, &status, 0), child->pid);
@@ -51,12 +51,12 @@ TEST(Spawn, ExecFailureComesBackAsErrno) {
   std::ofstream(dir / "garbage") << "\x7f\x01not an executable";
   chmod((dir / "garbage").c_str(), 0755);
   auto r = Spawn({{(dir / "garbage").string()}, CurrentEnvironment(), ""});
-  ASSERT_FALSE(r.ok());
+  ASSERT_FALSE(r);
   EXPECT_EQ(r.error().message, "cannot run '" + (dir / "garbage").string() + "': Exec format error");
   std::filesystem::remove_all(dir);
 
   auto bad_dir = Spawn({{"/bin/true"}, CurrentEnvironment(), "/no/such/dir"});
-  ASSERT_FALSE(bad_dir.ok());
+  ASSERT_FALSE(bad_dir);
   EXPECT_EQ(bad_dir.error().message,
             "cannot start '/bin/true': cannot change directory to '/no/such/dir': No such file or directory");
 }
@@ -75,12 +75,12 @@ TEST(Spawn, RunningOutOfDescriptorsIsTransient) {
   bool transient = false;
   auto r = Spawn({{"/bin/true"}, CurrentEnvironment(), ""}, &transient);
   ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &old), 0);
-  ASSERT_FALSE(r.ok());
+  ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("Too many open files"), std::string::npos) << r.error().message;
   EXPECT_TRUE(transient);
 
   auto missing = Spawn({{"/no/such/program"}, CurrentEnvironment(), ""}, &transient);
-  ASSERT_FALSE(missing.ok());
+  ASSERT_FALSE(missing);
   EXPECT_FALSE(transient);
   EXPECT_TRUE(IsTransientStartError(EAGAIN));
   EXPECT_FALSE(IsTransientStartError(ENOENT));

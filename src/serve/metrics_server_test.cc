@@ -13,13 +13,13 @@ using ::testing::HasSubstr;
 
 ListenAddress Parsed(std::string_view text) {
   Result<ListenAddress> a = ParseListenAddress(text);
-  EXPECT_TRUE(a.ok()) << a.error().message;
+  EXPECT_TRUE(a) << a.error().message;
   return a.ok() ? *a : ListenAddress{};
 }
 
 std::string ParseError(std::string_view text) {
   Result<ListenAddress> a = ParseListenAddress(text);
-  EXPECT_FALSE(a.ok()) << text;
+  EXPECT_FALSE(a) << text;
   return a.ok() ? "" : a.error().message;
 }
 
@@ -55,7 +55,7 @@ TEST(MetricsServer, ServesTheRenderedPageAtMetrics) {
     ++renders;
     return std::string("# HELP x An example.\n# TYPE x gauge\nx 1\n");
   });
-  ASSERT_TRUE(server.ok()) << server.error().message;
+  ASSERT_TRUE(server) << server.error().message;
   const ListenAddress& bound = (*server)->address();
   EXPECT_GT(bound.port, 0);
   EXPECT_EQ((*server)->url(), "http://127.0.0.1:" + std::to_string(bound.port) + "/metrics");
@@ -81,7 +81,7 @@ TEST(MetricsServer, ServesTheRenderedPageAtMetrics) {
 // Only GET and HEAD are answered; a body is never read into memory, whatever its size.
 TEST(MetricsServer, RefusesOtherMethodsAndBodies) {
   auto server = MetricsServer::Start({"127.0.0.1", 0}, [] { return std::string("x 1\n"); });
-  ASSERT_TRUE(server.ok()) << server.error().message;
+  ASSERT_TRUE(server) << server.error().message;
   httplib::Client client((*server)->address().host, (*server)->address().port);
   for (const char* method : {"POST", "PUT", "DELETE", "PATCH", "OPTIONS"}) {
     httplib::Request request;
@@ -114,24 +114,24 @@ TEST(MetricsServer, RefusesOtherMethodsAndBodies) {
 
 TEST(MetricsServer, APortInUseIsAnErrorNamingTheAddress) {
   auto first = MetricsServer::Start({"127.0.0.1", 0}, [] { return std::string(); });
-  ASSERT_TRUE(first.ok()) << first.error().message;
+  ASSERT_TRUE(first) << first.error().message;
   ListenAddress taken = (*first)->address();
   auto second = MetricsServer::Start(taken, [] { return std::string(); });
-  ASSERT_FALSE(second.ok());
+  ASSERT_FALSE(second);
   EXPECT_THAT(second.error().message, HasSubstr("cannot serve on " + taken.ToString()));
   EXPECT_THAT(second.error().message, HasSubstr("in use"));
 }
 
 TEST(MetricsServer, AnAddressNotOfThisMachineIsAnError) {
   auto server = MetricsServer::Start({"192.0.2.1", 0}, [] { return std::string(); });  // TEST-NET-1
-  ASSERT_FALSE(server.ok());
+  ASSERT_FALSE(server);
   EXPECT_THAT(server.error().message, HasSubstr("cannot serve on 192.0.2.1:0"));
 }
 
 TEST(MetricsServer, StopsAtOnceEvenRightAfterStarting) {
   for (int i = 0; i < 20; ++i) {
     auto server = MetricsServer::Start({"127.0.0.1", 0}, [] { return std::string(); });
-    ASSERT_TRUE(server.ok()) << server.error().message;
+    ASSERT_TRUE(server) << server.error().message;
   }
 }
 

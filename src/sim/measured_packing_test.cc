@@ -15,7 +15,7 @@ using testing::Repeat;
 
 PolicyResult Measured(const SimConfig& config, const std::vector<SimRun>& runs, const PolicyParams& params = {}) {
   Result<PolicyResult> r = Simulate(config, runs, Policy::kMeasured, params);
-  EXPECT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r) << r.error().message;
   return r.ok() ? *r : PolicyResult{};
 }
 

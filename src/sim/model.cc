@@ -46,7 +46,7 @@ Status Validate(const SimConfig& config, const std::vector<SimRun>& runs) {
     return s;
   }
   for (size_t i = 0; i < runs.size(); ++i) {
-    if (Status st = CheckRun(config, runs[i], i); !st.ok()) return st;
+    if (Status st = CheckRun(config, runs[i], i); !st) return st;
   }
   return Status::Ok();
 }

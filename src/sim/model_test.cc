@@ -39,8 +39,8 @@ TEST(HostCpuFactor, SlowsEveryoneWhenCoresAreOversubscribed) {
 }
 
 TEST(Validate, AcceptsWellFormedRuns) {
-  EXPECT_TRUE(Validate(SimConfig{}, {Small(), Small()}).ok());
-  EXPECT_TRUE(Validate(SimConfig{}, {}).ok());
+  EXPECT_TRUE(Validate(SimConfig{}, {Small(), Small()}));
+  EXPECT_TRUE(Validate(SimConfig{}, {}));
 }
 
 TEST(Validate, RejectsARunThatCannotFitAlone) {
@@ -48,7 +48,7 @@ TEST(Validate, RejectsARunThatCannotFitAlone) {
   r.mem_gib = 70;
   r.peak_gib = 81;
   Status st = Validate(SimConfig{}, {Small(), r});
-  ASSERT_FALSE(st.ok());
+  ASSERT_FALSE(st);
   EXPECT_EQ(st.error().exit_code, kExitUsage);
   EXPECT_NE(st.message().find("run 1"), std::string::npos) << st.message();
   EXPECT_NE(st.message().find("even alone"), std::string::npos) << st.message();
@@ -60,13 +60,13 @@ TEST(Validate, RejectsOutOfRangeRunFields) {
     edit(r);
     return Validate(SimConfig{}, {r});
   };
-  EXPECT_FALSE(with([](SimRun& r) { r.duration_s = 0; }).ok());
-  EXPECT_FALSE(with([](SimRun& r) { r.peak_gib = r.mem_gib - 1; }).ok());
-  EXPECT_FALSE(with([](SimRun& r) { r.gpu_util = 0; }).ok());
-  EXPECT_FALSE(with([](SimRun& r) { r.gpu_util = 1.5; }).ok());
-  EXPECT_FALSE(with([](SimRun& r) { r.cpu_cores = -1; }).ok());
-  EXPECT_FALSE(with([](SimRun& r) { r.startup_s = -1; }).ok());
-  EXPECT_FALSE(with([](SimRun& r) { r.mem_gib = 0; }).ok());
+  EXPECT_FALSE(with([](SimRun& r) { r.duration_s = 0; }));
+  EXPECT_FALSE(with([](SimRun& r) { r.peak_gib = r.mem_gib - 1; }));
+  EXPECT_FALSE(with([](SimRun& r) { r.gpu_util = 0; }));
+  EXPECT_FALSE(with([](SimRun& r) { r.gpu_util = 1.5; }));
+  EXPECT_FALSE(with([](SimRun& r) { r.cpu_cores = -1; }));
+  EXPECT_FALSE(with([](SimRun& r) { r.startup_s = -1; }));
+  EXPECT_FALSE(with([](SimRun& r) { r.mem_gib = 0; }));
 }
 
 TEST(Validate, NamesTheFieldTheValueAndTheRange) {
@@ -93,11 +93,11 @@ TEST(Validate, RejectsOutOfRangeClusters) {
     edit(c);
     return Validate(c, {});
   };
-  EXPECT_FALSE(with([](SimConfig& c) { c.gpus = 0; }).ok());
-  EXPECT_FALSE(with([](SimConfig& c) { c.gpus_per_node = 0; }).ok());
-  EXPECT_FALSE(with([](SimConfig& c) { c.switch_overhead = 1; }).ok());
-  EXPECT_FALSE(with([](SimConfig& c) { c.oom_retry_s = 0; }).ok());
-  EXPECT_FALSE(with([](SimConfig& c) { c.cpu_cores_per_node = 0; }).ok());
+  EXPECT_FALSE(with([](SimConfig& c) { c.gpus = 0; }));
+  EXPECT_FALSE(with([](SimConfig& c) { c.gpus_per_node = 0; }));
+  EXPECT_FALSE(with([](SimConfig& c) { c.switch_overhead = 1; }));
+  EXPECT_FALSE(with([](SimConfig& c) { c.oom_retry_s = 0; }));
+  EXPECT_FALSE(with([](SimConfig& c) { c.cpu_cores_per_node = 0; }));
 }
 
 }  // namespace

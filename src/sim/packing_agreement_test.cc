@@ -62,7 +62,7 @@ Outcome Simulated(const Scenario& s) {
     runs.push_back(SimRun{fmt::format("r{}", i), "a", 1e5, s.mem_gib, s.mem_gib, s.gpu_util, 1, kStartupS, kWarmupS});
   }
   auto r = Simulate(Config(), runs, Policy::kMeasured, Params());
-  EXPECT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r) << r.error().message;
   return r.ok() ? Outcome{r->max_runs_on_a_gpu, r->held_degree} : Outcome{};
 }
 

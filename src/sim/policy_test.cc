@@ -8,14 +8,14 @@ namespace {
 TEST(ParsePolicy, RoundTripsEveryName) {
   for (Policy p : AllPolicies()) {
     auto parsed = ParsePolicy(PolicyName(p));
-    ASSERT_TRUE(parsed.ok());
+    ASSERT_TRUE(parsed);
     EXPECT_EQ(*parsed, p);
   }
 }
 
 TEST(ParsePolicy, SuggestsTheClosestName) {
   auto r = ParsePolicy("threshhold");
-  ASSERT_FALSE(r.ok());
+  ASSERT_FALSE(r);
   EXPECT_EQ(r.error().exit_code, kExitUsage);
   EXPECT_EQ(r.error().message,
             "unknown policy 'threshhold'; did you mean 'threshold'? "
@@ -23,7 +23,7 @@ TEST(ParsePolicy, SuggestsTheClosestName) {
 }
 
 TEST(ValidateParams, RejectsOutOfRangeKnobs) {
-  EXPECT_TRUE(ValidateParams(PolicyParams{}).ok());
+  EXPECT_TRUE(ValidateParams(PolicyParams{}));
   auto with = [](auto edit) {
     PolicyParams p;
     edit(p);

@@ -44,8 +44,8 @@ PolicyResult Summarize(Policy policy, const Cluster& cluster, const ClusterTotal
 
 Result<PolicyResult> Simulate(const SimConfig& config, const std::vector<SimRun>& runs, Policy policy,
                               const PolicyParams& params) {
-  if (Status st = Validate(config, runs); !st.ok()) return st.error();
-  if (Status st = ValidateParams(params); !st.ok()) return st.error();
+  if (Status st = Validate(config, runs); !st) return st.error();
+  if (Status st = ValidateParams(params); !st) return st.error();
   Cluster cluster(config, runs);
   std::unique_ptr<Scheduler> scheduler;
   MeasuredPacking* measured = nullptr;
@@ -73,7 +73,7 @@ Result<PolicyResult> Simulate(const SimConfig& config, const std::vector<SimRun>
       break;
   }
   Result<ClusterTotals> totals = cluster.Run(*scheduler);
-  if (!totals.ok()) return totals.error();
+  if (!totals) return totals.error();
   PolicyResult result = Summarize(policy, cluster, *totals);
   if (measured != nullptr) result.held_degree = measured->HeldDegrees(cluster);
   return result;
@@ -84,8 +84,8 @@ Result<std::vector<PolicyResult>> SimulateAll(const SimConfig& config, const std
   std::vector<PolicyResult> results;
   for (Policy policy : policies) {
     Result<PolicyResult> r = Simulate(config, runs, policy, params);
-    if (!r.ok()) return r.error();
-    results.push_back(std::move(r).value());
+    if (!r) return r.error();
+    results.push_back(*std::move(r));
   }
   return results;
 }

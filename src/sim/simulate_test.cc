@@ -128,11 +128,11 @@ TEST(Simulate, NoRunsIsAnEmptyResult) {
 TEST(Simulate, RejectsInvalidInputAsUsageErrors) {
   SimRun run = MakeRun("a", 100, 90, 0.5);
   Result<PolicyResult> r = Simulate(OneNode(1), {run}, Policy::kOnePerGpu, {});
-  ASSERT_FALSE(r.ok());
+  ASSERT_FALSE(r);
   EXPECT_EQ(r.error().exit_code, kExitUsage);
   PolicyParams params;
   params.fixed_k = 0;
-  EXPECT_FALSE(Simulate(OneNode(1), {}, Policy::kFixedK, params).ok());
+  EXPECT_FALSE(Simulate(OneNode(1), {}, Policy::kFixedK, params));
 }
 
 // --- invariants on generated workloads -------------------------------------------------------------------
@@ -183,7 +183,7 @@ TEST(SimulateInvariants, PoliciesRespectTheirDegreeLimits) {
   params.fixed_k = 3;
   params.max_runs_per_gpu = 4;
   auto results = SimulateAll(w.config, w.runs, AllPolicies(), params);
-  ASSERT_TRUE(results.ok());
+  ASSERT_TRUE(results);
   for (const PolicyResult& r : *results) {
     SCOPED_TRACE(std::string(PolicyName(r.policy)));
     switch (r.policy) {
@@ -225,7 +225,7 @@ TEST(SimulateInvariants, SameInputsGiveTheSameResultsBitForBit) {
 TEST(SimulateInvariants, HundredGpusThousandRunsCompleteUnderEveryPolicy) {
   Workload w = Generated(100, 1000, 5);
   auto results = SimulateAll(w.config, w.runs, AllPolicies(), PolicyParams{});
-  ASSERT_TRUE(results.ok()) << results.error().message;
+  ASSERT_TRUE(results) << results.error().message;
   ASSERT_EQ(results->size(), AllPolicies().size());
   for (const PolicyResult& r : *results) EXPECT_EQ(r.runs_completed, 1000) << PolicyName(r.policy);
   // Packing with measurements beats one run per GPU on a sweep of mostly small runs.

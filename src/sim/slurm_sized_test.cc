@@ -63,11 +63,11 @@ TEST(SlurmSized, BeatsOneGpuPerRunOnAGeneratedSweep) {
 }
 
 TEST(SlurmSized, NamedButNotInTheDefaultComparison) {
-  EXPECT_EQ(ParsePolicy("slurm-sized").value(), Policy::kSlurmSized);
+  EXPECT_EQ(*ParsePolicy("slurm-sized"), Policy::kSlurmSized);
   for (Policy p : AllPolicies()) EXPECT_NE(p, Policy::kSlurmSized);
   PolicyParams params;
   params.shards_per_gpu = 0;
-  EXPECT_FALSE(ValidateParams(params).ok());
+  EXPECT_FALSE(ValidateParams(params));
 }
 
 }  // namespace

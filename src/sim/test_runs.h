@@ -45,7 +45,7 @@ inline SimConfig OneNode(int gpus) {
 inline PolicyResult Sim(const SimConfig& config, const std::vector<SimRun>& runs, Policy policy,
                         const PolicyParams& params = {}) {
   Result<PolicyResult> r = Simulate(config, runs, policy, params);
-  EXPECT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r) << r.error().message;
   return r.ok() ? *r : PolicyResult{};
 }
 

@@ -104,10 +104,10 @@ Status ParseEntry(const nlohmann::json& entry, size_t index, std::vector<SimRun>
   };
   SimRun r;
   Result<std::string> id = text("id", fmt::format("run-{}", index));
-  if (!id.ok()) return id.error();
+  if (!id) return id.error();
   r.id = *id;
   Result<std::string> shape = text("shape", r.id);
-  if (!shape.ok()) return shape.error();
+  if (!shape) return shape.error();
   r.shape = *shape;
   // Each numeric field with its default (none: required).
   const std::pair<const char*, std::optional<double>> numbers[] = {
@@ -116,14 +116,14 @@ Status ParseEntry(const nlohmann::json& entry, size_t index, std::vector<SimRun>
   double* fields[] = {&r.duration_s, &r.mem_gib, &r.gpu_util, &r.cpu_cores, &r.startup_s, &r.warmup_s};
   for (size_t i = 0; i < std::size(numbers); ++i) {
     Result<double> v = number(numbers[i].first, numbers[i].second);
-    if (!v.ok()) return v.error();
+    if (!v) return v.error();
     *fields[i] = *v;
   }
   Result<double> peak = number("peak_gib", r.mem_gib);
-  if (!peak.ok()) return peak.error();
+  if (!peak) return peak.error();
   r.peak_gib = *peak;
   Result<double> count = number("count", 1.0);
-  if (!count.ok()) return count.error();
+  if (!count) return count.error();
   if (*count < 1 || *count != std::floor(*count) || *count > 1e7) return bad("\"count\" must be an integer >= 1");
   if (*count == 1) {
     out->push_back(std::move(r));
@@ -193,7 +193,7 @@ Result<std::vector<SimRun>> ParseRuns(std::string_view json_text) {
   if (!list->is_array()) return UsageError("expected an array of runs, or {\"runs\": [...]}");
   std::vector<SimRun> runs;
   for (size_t i = 0; i < list->size(); ++i) {
-    if (Status st = ParseEntry((*list)[i], i, &runs); !st.ok()) return st.error();
+    if (Status st = ParseEntry((*list)[i], i, &runs); !st) return st.error();
   }
   return runs;
 }
@@ -205,7 +205,7 @@ Result<std::vector<SimRun>> LoadRuns(const std::string& path) {
   text << in.rdbuf();
   if (in.bad()) return UsageError(fmt::format("{}: cannot read", path));
   Result<std::vector<SimRun>> runs = ParseRuns(text.str());
-  if (!runs.ok()) return UsageError(fmt::format("{}: {}", path, runs.error().message));
+  if (!runs) return UsageError(fmt::format("{}: {}", path, runs.error().message));
   return runs;
 }
 

@@ -65,16 +65,16 @@ TEST(GenerateWorkload, RunsOfOneShapeShareItsConfiguration) {
 }
 
 TEST(ValidateSpec, RejectsOutOfRangeFields) {
-  EXPECT_TRUE(ValidateSpec(WorkloadSpec{}).ok());
+  EXPECT_TRUE(ValidateSpec(WorkloadSpec{}));
   WorkloadSpec spec;
   spec.large_fraction = 1.5;
-  EXPECT_FALSE(ValidateSpec(spec).ok());
+  EXPECT_FALSE(ValidateSpec(spec));
   spec = WorkloadSpec{};
   spec.small_configs = 0;
-  EXPECT_FALSE(ValidateSpec(spec).ok());
+  EXPECT_FALSE(ValidateSpec(spec));
   spec = WorkloadSpec{};
   spec.runs = -1;
-  EXPECT_FALSE(ValidateSpec(spec).ok());
+  EXPECT_FALSE(ValidateSpec(spec));
 }
 
 TEST(ParseRuns, FillsDefaultsAndExpandsCounts) {
@@ -82,7 +82,7 @@ TEST(ParseRuns, FillsDefaultsAndExpandsCounts) {
       {"id": "r", "shape": "s", "duration_s": 60, "mem_gib": 4, "gpu_util": 0.5, "count": 3},
       {"duration_s": 30, "mem_gib": 2, "peak_gib": 3, "gpu_util": 1, "cpu_cores": 0, "startup_s": 5,
        "warmup_s": 0}]})");
-  ASSERT_TRUE(runs.ok()) << runs.error().message;
+  ASSERT_TRUE(runs) << runs.error().message;
   ASSERT_EQ(runs->size(), 4u);
   EXPECT_EQ((*runs)[0].id, "r#0");
   EXPECT_EQ((*runs)[2].id, "r#2");
@@ -102,14 +102,14 @@ TEST(ParseRuns, FillsDefaultsAndExpandsCounts) {
 
 TEST(ParseRuns, AcceptsATopLevelArray) {
   auto runs = ParseRuns(R"([{"duration_s": 1, "mem_gib": 1, "gpu_util": 0.1}])");
-  ASSERT_TRUE(runs.ok()) << runs.error().message;
+  ASSERT_TRUE(runs) << runs.error().message;
   EXPECT_EQ(runs->size(), 1u);
 }
 
 TEST(ParseRuns, NamesTheEntryAndFieldOfAnError) {
   auto message = [](std::string_view json) {
     auto r = ParseRuns(json);
-    EXPECT_FALSE(r.ok());
+    EXPECT_FALSE(r);
     return r.ok() ? std::string() : r.error().message;
   };
   EXPECT_EQ(message(R"([{"duration_s": 1, "mem_gb": 1, "gpu_util": 0.1}])"),
@@ -132,7 +132,7 @@ TEST(RunsToJson, RoundTripsExactly) {
   spec.runs = 50;
   std::vector<SimRun> runs = GenerateWorkload(spec);
   auto back = ParseRuns(RunsToJson(runs));
-  ASSERT_TRUE(back.ok()) << back.error().message;
+  ASSERT_TRUE(back) << back.error().message;
   ASSERT_EQ(back->size(), runs.size());
   for (size_t i = 0; i < runs.size(); ++i) EXPECT_TRUE(SameRun(runs[i], (*back)[i])) << i;
 }
@@ -144,18 +144,18 @@ TEST(LoadRuns, ReadsAFileAndPrefixesErrorsWithItsPath) {
     out << R"({"runs": [{"duration_s": 10, "mem_gib": 1, "gpu_util": 0.5}]})";
   }
   auto runs = LoadRuns(path);
-  ASSERT_TRUE(runs.ok()) << runs.error().message;
+  ASSERT_TRUE(runs) << runs.error().message;
   EXPECT_EQ(runs->size(), 1u);
   {
     std::ofstream out(path);
     out << "[{\"duration_s\": 10}]";
   }
   auto bad = LoadRuns(path);
-  ASSERT_FALSE(bad.ok());
+  ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().message, path + ": runs[0]: missing \"mem_gib\"");
   std::remove(path.c_str());
   auto missing = LoadRuns(path);
-  ASSERT_FALSE(missing.ok());
+  ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error().message, path + ": cannot open");
 }
 

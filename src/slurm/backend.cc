@@ -123,25 +123,25 @@ class SlurmController {
 };
 
 Status SlurmController::Prepare() {
-  if (auto s = CheckShape(spec_); !s.ok()) return s;
+  if (auto s = CheckShape(spec_); !s) return s;
   // Slurm first: a cluster that cannot take the sweep should not leave a journal behind.
   const char* path = getenv("PATH");
   auto cli = SlurmCli::Find(path ? path : "/usr/bin:/bin");
-  if (!cli.ok()) return cli.error();
-  cli_ = std::move(cli.value());
+  if (!cli) return cli.error();
+  cli_ = std::move(*cli);
   auto partitions = cli_->Partitions();
-  if (!partitions.ok()) return partitions.error();
-  auto partition = ChoosePartition(partitions.value(), spec_.saturate.slurm.partition);
-  if (!partition.ok()) return partition.error();
-  partition_ = std::move(partition.value());
+  if (!partitions) return partitions.error();
+  auto partition = ChoosePartition(*partitions, spec_.saturate.slurm.partition);
+  if (!partition) return partition.error();
+  partition_ = std::move(*partition);
   const SlurmSpec& s = spec_.saturate.slurm;
   if (s.gpus.value_or(0) > 0 && partition_.gres.gpus_per_node == 0) {
     return UsageError(fmt::format("saturate.slurm.gpus is {}, but partition '{}' has no gpu GRES", *s.gpus,
                                   partition_.name));
   }
   auto share = ResolveShare(s.share, partition_.gres, partition_.name);
-  if (!share.ok()) return share.error();
-  share_ = share.value();
+  if (!share) return share.error();
+  share_ = *share;
   if (spec_.early_terminate) {
     result_.warnings.push_back(
         "early_terminate has no effect on Slurm: runs report their metrics when their job ends");
@@ -151,7 +151,7 @@ Status SlurmController::Prepare() {
   window_s_ = o_.window_s > 0 ? o_.window_s : gpus ? kGpuWindowS : kCpuWindowS;
 
   auto opened = OpenSweepJournal(spec_, o_.journal_path, o_.resume, o_.seed);
-  if (!opened.ok()) return opened.error();
+  if (!opened) return opened.error();
   lock_ = std::move(opened->lock);
   journal_ = std::move(opened->journal);
   seed_ = opened->seed;
@@ -159,22 +159,22 @@ Status SlurmController::Prepare() {
   std::error_code ec;
   std::filesystem::create_directories(o_.log_dir + "/slurm", ec);
   if (ec) return Error{fmt::format("cannot create {}/slurm: {}", o_.log_dir, ec.message())};
-  if (auto st = LearnFromJournal(); !st.ok()) return st;
+  if (auto st = LearnFromJournal(); !st) return st;
   return Adopt();
 }
 
 // What ended attempts measured, so a resumed sweep sizes its shapes as before.
 Status SlurmController::LearnFromJournal() {
   auto runs = journal_->Runs();
-  if (!runs.ok()) return runs.error();
-  for (const RunRecord& r : runs.value()) {
+  if (!runs) return runs.error();
+  for (const RunRecord& r : *runs) {
     if (r.attempts == 0 || r.state == RunState::kRunning) continue;
     auto attempts = journal_->Attempts(r.key);
-    if (!attempts.ok()) return attempts.error();
+    if (!attempts) return attempts.error();
     if (attempts->empty() || attempts->back().slurm_job.empty()) continue;
     auto file = ReadJsonFile(attempts->back().log_dir + "/" + kOutcomeFile);
-    if (!file.ok() || !file.value()) continue;
-    auto outcome = NodeOutcomeFromJson(*file.value());
+    if (!file.ok() || !*file) continue;
+    auto outcome = NodeOutcomeFromJson(**file);
     if (outcome.ok() && outcome->exit_class == run::ExitClass::kFinished) {
       Learn(ShapeOf(spec_, r.params), outcome->Usage());
     }
@@ -184,12 +184,12 @@ Status SlurmController::LearnFromJournal() {
 
 Status SlurmController::Adopt() {
   auto open = journal_->AdoptOpenAttempts();
-  if (!open.ok()) return open.error();
+  if (!open) return open.error();
   auto runs = journal_->Runs();
-  if (!runs.ok()) return runs.error();
+  if (!runs) return runs.error();
   std::map<std::string, const RunRecord*> by_key;
-  for (const RunRecord& r : runs.value()) by_key[r.key] = &r;
-  for (const AttemptRecord& a : open.value()) {
+  for (const RunRecord& r : *runs) by_key[r.key] = &r;
+  for (const AttemptRecord& a : *open) {
     Flight f;
     f.attempt_id = a.id;
     f.key = a.run_key;
@@ -223,7 +223,7 @@ void SlurmController::Learn(const std::string& shape, const ShapeUsage& usage) {
 
 Result<int> SlurmController::OomBumps(const std::string& key) const {
   auto attempts = journal_->Attempts(key);
-  if (!attempts.ok()) return attempts.error();
+  if (!attempts) return attempts.error();
   return static_cast<int>(std::count_if(attempts->begin(), attempts->end(), [](const AttemptRecord& a) {
     return a.exit_class == run::ExitClassName(run::ExitClass::kGpuOom) ||
            a.exit_class == run::ExitClassName(run::ExitClass::kHostOom);
@@ -235,30 +235,30 @@ Status SlurmController::Watch(Flight& f, const std::vector<QueuedJob>& queue, do
   // What the node wrote so far.
   if (!f.started) {
     auto started = ReadJsonFile(f.dir + "/" + kStartedFile);
-    if (started.ok() && started.value()) {
+    if (started.ok() && *started) {
       f.started = true;
-      f.node = started.value()->value("node", "");
-      const std::string id = started.value()->value("job_id", "");
+      f.node = (*started)->value("node", "");
+      const std::string id = (*started)->value("job_id", "");
       if (f.job_id.empty() && !id.empty()) {
         f.job_id = id;
-        if (auto s = journal_->SetSlurmJob(f.attempt_id, f.job_id, JsonText(f.request.ToJson())); !s.ok()) return s;
+        if (auto s = journal_->SetSlurmJob(f.attempt_id, f.job_id, JsonText(f.request.ToJson())); !s) return s;
       }
     }
   }
   if (!f.footprint && !usage_[f.shape].measured()) {
     auto file = ReadJsonFile(f.dir + "/" + kFootprintFile);
-    if (file.ok() && file.value()) {
+    if (file.ok() && *file) {
       f.footprint = true;
-      if (auto so_far = NodeOutcomeFromJson(*file.value()); so_far.ok()) Learn(f.shape, so_far->Usage());
+      if (auto so_far = NodeOutcomeFromJson(**file); so_far) Learn(f.shape, so_far->Usage());
     }
   }
   std::optional<NodeOutcome> outcome;
   auto file = ReadJsonFile(f.dir + "/" + kOutcomeFile);
-  if (!file.ok()) return file.error();
-  if (file.value()) {
-    auto parsed = NodeOutcomeFromJson(*file.value());
-    if (!parsed.ok()) return Error{fmt::format("{}/{}: {}", f.dir, kOutcomeFile, parsed.error().message)};
-    outcome = std::move(parsed.value());
+  if (!file) return file.error();
+  if (*file) {
+    auto parsed = NodeOutcomeFromJson(**file);
+    if (!parsed) return Error{fmt::format("{}/{}: {}", f.dir, kOutcomeFile, parsed.error().message)};
+    outcome = std::move(*parsed);
   }
 
   // A job submitted just before saturate died has no id in the journal: its comment names the attempt.
@@ -273,7 +273,7 @@ Status SlurmController::Watch(Flight& f, const std::vector<QueuedJob>& queue, do
     if (task < ids.size() && ids[task] == std::to_string(f.attempt_id)) {
       queued = q;
       f.job_id = q.id;
-      if (auto s = journal_->SetSlurmJob(f.attempt_id, f.job_id, JsonText(f.request.ToJson())); !s.ok()) return s;
+      if (auto s = journal_->SetSlurmJob(f.attempt_id, f.job_id, JsonText(f.request.ToJson())); !s) return s;
     }
   }
   if (queued) {
@@ -294,7 +294,7 @@ Status SlurmController::Watch(Flight& f, const std::vector<QueuedJob>& queue, do
   const bool settled = outcome && (outcome->exit_class == run::ExitClass::kFinished || !outcome->signalled);
   if (!queued && !settled && (outcome || view.gone_s >= o_.grace_s) && !f.info && !f.job_id.empty()) {
     auto infos = cli_->ShowJobs({f.job_id});
-    if (!infos.ok()) return infos.error();
+    if (!infos) return infos.error();
     if (!infos->empty()) f.info = infos->front();
   }
   view.info = f.info;
@@ -311,13 +311,13 @@ Status SlurmController::Watch(Flight& f, const std::vector<QueuedJob>& queue, do
   const Measurements measurements = outcome ? outcome->measurements : Measurements{};
   auto state = journal_->EndAttempt(f.attempt_id, d.outcome, metrics, measurements,
                                     RetryPolicy{spec_.saturate.retries});
-  if (!state.ok()) return state.error();
+  if (!state) return state.error();
   *ended = true;
   // A finished run's whole life is its footprint; a failed one may have died before it used what it needs.
   if (outcome && outcome->exit_class == run::ExitClass::kFinished) Learn(f.shape, outcome->Usage());
   const double duration = outcome ? outcome->duration_s : 0;
   std::string text;
-  switch (state.value()) {
+  switch (*state) {
     case RunState::kDone: text = fmt::format("finished in {:.1f} s", duration); break;
     case RunState::kQueued:
       text = d.oom ? fmt::format("out of memory under a sized request ({}): submitted again asking for more",
@@ -333,7 +333,7 @@ Status SlurmController::Watch(Flight& f, const std::vector<QueuedJob>& queue, do
                          attempts.ok() && !attempts->empty() ? attempts->back().detail : d.detail);
     }
   }
-  if (spec_.metric && outcome && state.value() == RunState::kDone) {
+  if (spec_.metric && outcome && *state == RunState::kDone) {
     for (auto it = metrics.rbegin(); it != metrics.rend(); ++it) {
       if (it->name != spec_.metric->name) continue;
       text += fmt::format(", {} {:g}", it->name, it->value);
@@ -346,7 +346,7 @@ Status SlurmController::Watch(Flight& f, const std::vector<QueuedJob>& queue, do
 
 Status SlurmController::Tick(double now) {
   auto queue = cli_->Queue(job_name_);
-  if (!queue.ok()) {
+  if (!queue) {
     // squeue fails now and then on a busy controller; a few misses in a row are an error.
     if (++queue_failures_ >= 5) return queue.error();
     return Status::Ok();
@@ -354,7 +354,7 @@ Status SlurmController::Tick(double now) {
   queue_failures_ = 0;
   for (size_t i = 0; i < flights_.size();) {
     bool ended = false;
-    if (auto s = Watch(flights_[i], queue.value(), now, &ended); !s.ok()) return s;
+    if (auto s = Watch(flights_[i], *queue, now, &ended); !s) return s;
     if (ended) {
       flights_.erase(flights_.begin() + static_cast<long>(i));
     } else {
@@ -367,7 +367,7 @@ Status SlurmController::Tick(double now) {
 
 Status SlurmController::Submit() {
   auto runs = journal_->Runs();
-  if (!runs.ok()) return runs.error();
+  if (!runs) return runs.error();
   std::set<std::string> flying;
   std::map<std::string, int> unsized_flying;  // shape -> attempts in flight while it is not measured
   for (const Flight& f : flights_) {
@@ -376,26 +376,26 @@ Status SlurmController::Submit() {
   }
   // Runs with one request go out as one job array.
   std::map<std::string, std::pair<SlurmRequest, std::vector<RunRecord>>> groups;
-  for (const RunRecord& r : runs.value()) {
+  for (const RunRecord& r : *runs) {
     if ((r.state != RunState::kQueued && r.state != RunState::kRetrying) || flying.count(r.key)) continue;
     const std::string shape = ShapeOf(spec_, r.params);
     auto bumps = r.attempts > 0 ? OomBumps(r.key) : Result<int>(0);
-    if (!bumps.ok()) return bumps.error();
+    if (!bumps) return bumps.error();
     SlurmRequest request;
     if (usage_[shape].measured()) {
-      request = SizedRequest(spec_.saturate.slurm, partition_.gres, share_, usage_[shape], bumps.value());
+      request = SizedRequest(spec_.saturate.slurm, partition_.gres, share_, usage_[shape], *bumps);
     } else {
       // Until the shape is measured only a few of its runs go out, each with the spec's request.
       if (unsized_flying[shape] >= spec_.saturate.slurm.probes) continue;
       ++unsized_flying[shape];
-      request = DefaultRequest(spec_.saturate.slurm, partition_.gres, bumps.value());
+      request = DefaultRequest(spec_.saturate.slurm, partition_.gres, *bumps);
     }
     auto& group = groups[JsonText(request.ToJson())];
     group.first = request;
     group.second.push_back(r);
   }
   for (const auto& [name, group] : groups) {
-    if (auto s = SubmitGroup(group.first, group.second); !s.ok()) return s;
+    if (auto s = SubmitGroup(group.first, group.second); !s) return s;
   }
   return Status::Ok();
 }
@@ -410,11 +410,11 @@ Status SlurmController::SubmitGroup(const SlurmRequest& request, const std::vect
     if (params.is_null()) {
       std::vector<nlohmann::json> pending;
       for (const Flight& f : flights_) {
-        if (auto run = journal_->Run(f.key); run.ok() && run.value()) pending.push_back(run.value()->params);
+        if (auto run = journal_->Run(f.key); run.ok() && *run) pending.push_back((*run)->params);
       }
       auto values = ProposeRunValues(spec_, *journal_, r.key, r.index, pending, seed_);
-      if (!values.ok()) return values.error();
-      params = std::move(values.value());
+      if (!values) return values.error();
+      params = std::move(*values);
     }
     Flight f;
     f.key = r.key;
@@ -424,8 +424,8 @@ Status SlurmController::SubmitGroup(const SlurmRequest& request, const std::vect
     f.request = request;
     f.dir = fmt::format("{}/{}-{}/attempt-{}", o_.log_dir, r.index, r.key, f.attempt_no);
     auto id = journal_->BeginAttempt(r.key, std::nullopt, 0, f.dir);
-    if (!id.ok()) return id.error();
-    f.attempt_id = id.value();
+    if (!id) return id.error();
+    f.attempt_id = *id;
 
     NodeJob job;
     job.attempt_id = f.attempt_id;
@@ -446,7 +446,7 @@ Status SlurmController::SubmitGroup(const SlurmRequest& request, const std::vect
     const std::string job_file = f.dir + "/" + kJobFile;
     Status written = ec ? Status(Error{fmt::format("cannot create {}: {}", f.dir, ec.message())})
                         : WriteFileAtomically(job_file, JsonText(NodeJobToJson(job), 2) + "\n", kPrivateFileMode);
-    if (!written.ok()) {
+    if (!written) {
       const AttemptOutcome stopped = Stopped(written.message());
       (void)journal_->EndAttempt(f.attempt_id, stopped, {}, {}, RetryPolicy{spec_.saturate.retries});
       return written;
@@ -478,8 +478,8 @@ Status SlurmController::SubmitGroup(const SlurmRequest& request, const std::vect
   Result<std::string> job = written.ok() ? cli_->Submit(options, script) : Result<std::string>(written.error());
   if (!job.ok() && written.ok()) {
     // sbatch can fail after slurmctld queued the job (a reply that timed out): a job with this comment is ours.
-    if (auto queue = cli_->Queue(job_name_); queue.ok()) {
-      for (const QueuedJob& q : queue.value()) {
+    if (auto queue = cli_->Queue(job_name_); queue) {
+      for (const QueuedJob& q : *queue) {
         if (q.comment == comment) {
           Emit(SweepEvent::Kind::kNote, nullptr,
                fmt::format("sbatch failed ({}), but Slurm queued the job: {}", job.error().message, q.id));
@@ -489,7 +489,7 @@ Status SlurmController::SubmitGroup(const SlurmRequest& request, const std::vect
       }
     }
   }
-  if (!job.ok()) {
+  if (!job) {
     // A reply that never came may still have queued the job, and it may show in squeue only later: the attempts
     // stay open without a job id, and --resume looks for them by their comment before submitting anything again.
     if (written.ok() && SubmitMayHaveQueued(job.error().message)) {
@@ -506,8 +506,8 @@ Status SlurmController::SubmitGroup(const SlurmRequest& request, const std::vect
   }
   for (size_t i = 0; i < submitted.size(); ++i) {
     Flight& f = submitted[i];
-    f.job_id = array ? fmt::format("{}_{}", job.value(), i) : job.value();
-    if (auto st = journal_->SetSlurmJob(f.attempt_id, f.job_id, JsonText(request.ToJson())); !st.ok()) return st;
+    f.job_id = array ? fmt::format("{}_{}", *job, i) : *job;
+    if (auto st = journal_->SetSlurmJob(f.attempt_id, f.job_id, JsonText(request.ToJson())); !st) return st;
     ++result_.started;
     Emit(SweepEvent::Kind::kStarted, &f,
          fmt::format("submitted as job {} (attempt {}; asks {})", f.job_id, f.attempt_no, Describe(request)));
@@ -536,7 +536,7 @@ void SlurmController::HandleInterrupt() {
   Emit(SweepEvent::Kind::kNote, nullptr,
        fmt::format("interrupted: cancelling {} job{}; their runs stay queued for --resume", ids.size(),
                    ids.size() == 1 ? "" : "s"));
-  if (auto s = cli_->Cancel(ids); !s.ok()) Emit(SweepEvent::Kind::kNote, nullptr, s.message());
+  if (auto s = cli_->Cancel(ids); !s) Emit(SweepEvent::Kind::kNote, nullptr, s.message());
 }
 
 Error SlurmController::Stop(Error error) {
@@ -567,16 +567,16 @@ void SlurmController::Emit(SweepEvent::Kind kind, const Flight* f, std::string t
 
 Result<SweepResult> SlurmController::Execute() {
   t0_ = telemetry::MonotonicSeconds();
-  if (auto s = Prepare(); !s.ok()) return s.error();
+  if (auto s = Prepare(); !s) return s.error();
   const double poll_s = spec_.saturate.slurm.poll_s;
   while (true) {
     if (!interrupted_ && run::Interrupted()) HandleInterrupt();
     // A second interrupt while cancelled jobs wind down: stop waiting; --resume reconciles them.
     if (leave_running_ || (interrupted_ && run::InterruptCount() > 1)) break;
-    if (auto s = Tick(telemetry::MonotonicSeconds()); !s.ok()) return Stop(s.error());
+    if (auto s = Tick(telemetry::MonotonicSeconds()); !s) return Stop(s.error());
     if (flights_.empty()) {
       auto counts = journal_->Counts();
-      if (!counts.ok()) return Stop(counts.error());
+      if (!counts) return Stop(counts.error());
       if (interrupted_ || counts->queued + counts->retrying == 0) break;
     }
     // Sleep in slices, so an interrupt is answered at once.
@@ -588,8 +588,8 @@ Result<SweepResult> SlurmController::Execute() {
   result_.wall_s = telemetry::MonotonicSeconds() - t0_;
   result_.interrupted = interrupted_;
   auto counts = journal_->Counts();
-  if (!counts.ok()) return counts.error();
-  result_.counts = counts.value();
+  if (!counts) return counts.error();
+  result_.counts = *counts;
   return result_;
 }
 

@@ -207,13 +207,13 @@ Result<SlurmCli> SlurmCli::Find(const std::string& path_var) {
   SlurmCli cli;
   for (const char* name : {"sbatch", "squeue", "scontrol", "scancel", "sinfo"}) {
     auto path = run::ResolveProgram(name, path_var);
-    if (!path.ok()) {
+    if (!path) {
       return Error{fmt::format("the Slurm backend needs Slurm's {} on PATH (Debian's slurm-client package, or your "
                                "site's Slurm module): {}",
                                name, path.error().message),
                    kExitUsage};
     }
-    cli.programs_[name] = path.value();
+    cli.programs_[name] = *path;
   }
   return cli;
 }
@@ -236,8 +236,8 @@ Result<SlurmCli::Output> SlurmCli::Call(const std::string& program, const std::v
     (stream == run::Stream::kStdout ? lines->out : lines->err).append(line).append("\n");
   };
   auto started = run::Run::Start(std::move(rs));
-  if (!started.ok()) return started.error();
-  const run::RunOutcome outcome = started.value()->Wait();
+  if (!started) return started.error();
+  const run::RunOutcome outcome = (*started)->Wait();
   if (outcome.exit_class == run::ExitClass::kStartFailed) return Error{outcome.detail};
   if (outcome.exit_class == run::ExitClass::kTimedOut) {
     return Error{fmt::format("{} did not answer within {:g} s: is slurmctld up?", program, kCommandLimitS)};
@@ -251,7 +251,7 @@ Result<std::string> SlurmCli::Submit(const std::vector<std::string>& options, co
   args.insert(args.end(), options.begin(), options.end());
   args.push_back(script);
   auto out = Call("sbatch", args);
-  if (!out.ok()) return out.error();
+  if (!out) return out.error();
   if (out->exit_code != 0) {
     return Error{fmt::format("sbatch refused the job: {}", Trim(out->err.empty() ? out->out : out->err)), kExitUsage};
   }
@@ -261,7 +261,7 @@ Result<std::string> SlurmCli::Submit(const std::vector<std::string>& options, co
 Result<std::vector<QueuedJob>> SlurmCli::Queue(const std::string& job_name) const {
   auto out = Call("squeue", {"-h", "-r", "-u", std::to_string(getuid()), "--name=" + job_name, "-o",
                              "%i|%j|%T|%r|%N|%k"});
-  if (!out.ok()) return out.error();
+  if (!out) return out.error();
   if (out->exit_code != 0) return Error{fmt::format("squeue failed: {}", Trim(out->err))};
   return ParseSqueue(out->out);
 }
@@ -271,7 +271,7 @@ Result<std::vector<JobInfo>> SlurmCli::ShowJobs(const std::vector<std::string>& 
   // One call per job: scontrol stops at the first id it no longer knows.
   for (const std::string& id : ids) {
     auto out = Call("scontrol", {"-o", "show", "job", id});
-    if (!out.ok()) return out.error();
+    if (!out) return out.error();
     if (out->exit_code != 0) continue;
     for (JobInfo& j : ParseScontrolJobs(out->out)) {
       if (j.id == id) jobs.push_back(std::move(j));
@@ -282,7 +282,7 @@ Result<std::vector<JobInfo>> SlurmCli::ShowJobs(const std::vector<std::string>& 
 
 Result<std::vector<PartitionInfo>> SlurmCli::Partitions() const {
   auto out = Call("sinfo", {"-h", "-o", "%P|%c|%m|%G|%a"});
-  if (!out.ok()) return out.error();
+  if (!out) return out.error();
   if (out->exit_code != 0) {
     return Error{fmt::format("sinfo failed (is slurmctld reachable?): {}", Trim(out->err))};
   }
@@ -293,7 +293,7 @@ Status SlurmCli::Cancel(const std::vector<std::string>& ids) const {
   if (ids.empty()) return Status::Ok();
   std::vector<std::string> args = ids;
   auto out = Call("scancel", args);
-  if (!out.ok()) return out.error();
+  if (!out) return out.error();
   if (out->exit_code != 0) return Error{fmt::format("scancel {} failed: {}", JoinIds(ids), Trim(out->err))};
   return Status::Ok();
 }

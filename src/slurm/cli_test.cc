@@ -37,9 +37,9 @@ TEST(SlurmCli, SqueueLinesAreSplitOnBars) {
 }
 
 TEST(SlurmCli, SbatchParsableIdWithOrWithoutCluster) {
-  EXPECT_EQ(ParseSbatchId("1234\n").value(), "1234");
-  EXPECT_EQ(ParseSbatchId("1234;cluster\n").value(), "1234");
-  EXPECT_FALSE(ParseSbatchId("sbatch: error: invalid partition\n").ok());
+  EXPECT_EQ(*ParseSbatchId("1234\n"), "1234");
+  EXPECT_EQ(*ParseSbatchId("1234;cluster\n"), "1234");
+  EXPECT_FALSE(ParseSbatchId("sbatch: error: invalid partition\n"));
 }
 
 TEST(SlurmCli, ScontrolOneLinerOfAnArrayTask) {
@@ -97,10 +97,10 @@ TEST(SlurmCli, SinfoPartitionsAndTheDefault) {
   EXPECT_EQ(parts[1].gres.gpus_per_node, 2);
   EXPECT_EQ(parts[1].gres.shards_per_node, 16);
   EXPECT_EQ(parts[1].gres.cpus_per_node, 64);
-  EXPECT_EQ(ChoosePartition(parts, "").value().name, "debug");
-  EXPECT_EQ(ChoosePartition(parts, "gpu").value().name, "gpu");
+  EXPECT_EQ((*ChoosePartition(parts, "")).name, "debug");
+  EXPECT_EQ((*ChoosePartition(parts, "gpu")).name, "gpu");
   auto missing = ChoosePartition(parts, "gpus");
-  ASSERT_FALSE(missing.ok());
+  ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error().exit_code, kExitUsage);
   EXPECT_NE(missing.error().message.find("no partition 'gpus' (did you mean 'gpu'?); partitions: debug, gpu"),
             std::string::npos)
@@ -109,7 +109,7 @@ TEST(SlurmCli, SinfoPartitionsAndTheDefault) {
 
 TEST(SlurmCli, MissingCommandsNameThePackage) {
   auto cli = SlurmCli::Find("/nonexistent");
-  ASSERT_FALSE(cli.ok());
+  ASSERT_FALSE(cli);
   EXPECT_NE(cli.error().message.find("needs Slurm's sbatch on PATH"), std::string::npos) << cli.error().message;
   EXPECT_NE(cli.error().message.find("slurm-client"), std::string::npos);
 }

@@ -217,36 +217,36 @@ Result<std::optional<nlohmann::json>> ReadJsonFile(const std::string& path) {
 
 Result<int> RunNodeJob(const std::string& job_path, const NodeOptions& options) {
   auto read = ReadJsonFile(job_path);
-  if (!read.ok()) return read.error();
-  if (!read.value()) {
+  if (!read) return read.error();
+  if (!*read) {
     return Error{fmt::format("no job file {} on {}: the sweep folder must be on a filesystem this node shares with "
                              "the submitting machine",
                              job_path, HostName())};
   }
-  auto parsed = NodeJobFromJson(*read.value());
-  if (!parsed.ok()) return Error{fmt::format("{}: {}", job_path, parsed.error().message)};
-  const NodeJob& job = parsed.value();
+  auto parsed = NodeJobFromJson(**read);
+  if (!parsed) return Error{fmt::format("{}: {}", job_path, parsed.error().message)};
+  const NodeJob& job = *parsed;
   const std::string dir = std::filesystem::path(job_path).parent_path().string();
   const std::string job_id = SlurmJobId();
 
   // First sign of life, so the submitter knows this node sees the sweep folder.
   const nlohmann::json started = {
       {"attempt_id", job.attempt_id}, {"job_id", job_id}, {"node", HostName()}, {"started_unix", NowUnix()}};
-  if (auto s = WriteFileAtomically(dir + "/" + kStartedFile, JsonText(started) + "\n"); !s.ok()) return s.error();
+  if (auto s = WriteFileAtomically(dir + "/" + kStartedFile, JsonText(started) + "\n"); !s) return s.error();
 
   auto channel = measure::HelperChannel::Open();
-  if (!channel.ok()) return channel.error();
+  if (!channel) return channel.error();
   telemetry::SamplerOptions sampler_options;
   sampler_options.interval_s = options.tick_s;
   sampler_options.capacity = 2;
   sampler_options.gpu = options.gpu;
   auto sampler = telemetry::Sampler::Create(std::move(sampler_options));
-  if (!sampler.ok()) return sampler.error();
+  if (!sampler) return sampler.error();
   std::optional<MetricPattern> pattern;
   if (!job.metric_pattern.empty()) {
     auto compiled = MetricPattern::Create(job.metric_pattern, "'metric_pattern'");
-    if (!compiled.ok()) return compiled.error();
-    pattern = std::move(compiled.value());
+    if (!compiled) return compiled.error();
+    pattern = std::move(*compiled);
   }
 
   const bool on_gpu = options.gpu != nullptr && options.gpu->DeviceCount() > 0 && job.request.gpu_fraction > 0;
@@ -261,7 +261,7 @@ Result<int> RunNodeJob(const std::string& job_path, const NodeOptions& options) 
   Launch launch;
   launch.argv = job.argv;
   launch.env = job.env;
-  launch.channel_path = channel.value()->path();
+  launch.channel_path = (*channel)->path();
   launch.run_id = run_id;
   launch.auto_instrumentation = job.auto_instrumentation;
   launch.window_s = job.window_s;
@@ -271,12 +271,12 @@ Result<int> RunNodeJob(const std::string& job_path, const NodeOptions& options) 
   if (pattern) launch.pattern = &*pattern;
   launch.lines = watch.lines();
   auto run = run::Run::Start(LaunchSpec(launch));
-  if (!run.ok()) return run.error();
+  if (!run) return run.error();
 
   auto drain = [&](int timeout_ms) -> Status {
-    auto messages = channel.value()->Poll(timeout_ms);
-    if (!messages.ok()) return messages.error();
-    for (const measure::HelperMessage& m : messages.value()) {
+    auto messages = (*channel)->Poll(timeout_ms);
+    if (!messages) return messages.error();
+    for (const measure::HelperMessage& m : *messages) {
       for (MetricPoint& p : watch.OnMessage(m)) metrics.Add(std::move(p));
     }
     return Status::Ok();
@@ -295,13 +295,13 @@ Result<int> RunNodeJob(const std::string& job_path, const NodeOptions& options) 
     return util_n > 0 ? std::optional(util_sum / util_n) : std::nullopt;
   };
   bool footprint_written = false;
-  while (!run.value()->Poll()) {
-    if (auto s = drain(50); !s.ok()) return s.error();
+  while (!(*run)->Poll()) {
+    if (auto s = drain(50); !s) return s.error();
     const double now = telemetry::MonotonicSeconds();
     if (now < next_tick) continue;
     next_tick = now + options.tick_s;
-    const telemetry::Sample sample = sampler.value()->SampleOnce();
-    const pid_t pid = run.value()->pid();
+    const telemetry::Sample sample = (*sampler)->SampleOnce();
+    const pid_t pid = (*run)->pid();
     if (pid <= 0) continue;
     const telemetry::ProcTreeSample tree = watch.ReadTree(pid, sample, now);
     if (const telemetry::GpuSample* g = on_gpu ? GpuOfTree(sample, tree.pids) : nullptr) {
@@ -327,11 +327,11 @@ Result<int> RunNodeJob(const std::string& job_path, const NodeOptions& options) 
     }
   }
   // The last reports are in the socket already.
-  if (auto s = drain(0); !s.ok()) return s.error();
+  if (auto s = drain(0); !s) return s.error();
   take_lines();
   for (MetricPoint& p : watch.Missing(metrics)) metrics.Add(std::move(p));
 
-  const run::RunOutcome ended = *run.value()->Poll();
+  const run::RunOutcome ended = *(*run)->Poll();
   NodeOutcome outcome;
   outcome.attempt_id = job.attempt_id;
   outcome.job_id = job_id;
@@ -347,7 +347,7 @@ Result<int> RunNodeJob(const std::string& job_path, const NodeOptions& options) 
   outcome.gpu_total_bytes = gpu_total;
   outcome.gpu_util_pct = util();
   outcome.metrics = metrics.Points();
-  if (auto s = WriteFileAtomically(dir + "/" + kOutcomeFile, JsonText(NodeOutcomeToJson(outcome)) + "\n"); !s.ok()) {
+  if (auto s = WriteFileAtomically(dir + "/" + kOutcomeFile, JsonText(NodeOutcomeToJson(outcome)) + "\n"); !s) {
     return s.error();
   }
   return ended.exit_class == run::ExitClass::kFinished ? 0 : 1;

@@ -31,28 +31,28 @@ NodeJob Job(const TempDir& dir, std::vector<std::string> argv) {
 std::string WriteJob(const NodeJob& job) {
   std::filesystem::create_directories(job.log_dir);
   const std::string path = job.log_dir + "/" + kJobFile;
-  EXPECT_TRUE(WriteFileAtomically(path, NodeJobToJson(job).dump()).ok());
+  EXPECT_TRUE(WriteFileAtomically(path, NodeJobToJson(job).dump()));
   return path;
 }
 
 NodeOutcome ReadOutcome(const NodeJob& job) {
   auto file = ReadJsonFile(job.log_dir + "/" + kOutcomeFile);
-  EXPECT_TRUE(file.ok() && file.value());
-  auto outcome = NodeOutcomeFromJson(*file.value());
-  EXPECT_TRUE(outcome.ok());
-  return outcome.value();
+  EXPECT_TRUE(file.ok() && *file);
+  auto outcome = NodeOutcomeFromJson(**file);
+  EXPECT_TRUE(outcome);
+  return *outcome;
 }
 
 TEST(NodeWrapper, JobsRoundTripThroughJson) {
   TempDir dir;
   NodeJob job = Job(dir, {"python3", "train.py"});
   auto back = NodeJobFromJson(NodeJobToJson(job));
-  ASSERT_TRUE(back.ok()) << back.error().message;
+  ASSERT_TRUE(back) << back.error().message;
   EXPECT_EQ(back->argv, job.argv);
   EXPECT_EQ(back->env, job.env);
   EXPECT_EQ(back->metric->name, "loss");
   EXPECT_EQ(back->request, job.request);
-  EXPECT_FALSE(NodeJobFromJson(nlohmann::json{{"argv", 3}}).ok());
+  EXPECT_FALSE(NodeJobFromJson(nlohmann::json{{"argv", 3}}));
 }
 
 TEST(NodeWrapper, OutcomesRoundTripThroughJson) {
@@ -66,7 +66,7 @@ TEST(NodeWrapper, OutcomesRoundTripThroughJson) {
   o.gpu_total_bytes = 80;
   o.metrics = {MetricPoint{"loss", 0.5, 10, 1.5}};
   auto back = NodeOutcomeFromJson(NodeOutcomeToJson(o));
-  ASSERT_TRUE(back.ok());
+  ASSERT_TRUE(back);
   EXPECT_EQ(back->exit_class, run::ExitClass::kGpuOom);
   EXPECT_TRUE(back->signalled);
   EXPECT_EQ(back->measurements.cpu_pct, 150);
@@ -80,8 +80,8 @@ TEST(NodeWrapper, RunsTheCommandAndWritesStartedAndOutcome) {
   NodeJob job = Job(dir, {"/bin/sh", "-c", "echo \"$GREETING loss=0.25\"; sleep 0.5"});
   const std::string path = WriteJob(job);
   auto code = RunNodeJob(path, NodeOptions{});
-  ASSERT_TRUE(code.ok()) << code.error().message;
-  EXPECT_EQ(code.value(), 0);
+  ASSERT_TRUE(code) << code.error().message;
+  EXPECT_EQ(*code, 0);
   EXPECT_TRUE(std::filesystem::exists(job.log_dir + "/" + kStartedFile));
   NodeOutcome o = ReadOutcome(job);
   EXPECT_EQ(o.attempt_id, 7);
@@ -101,8 +101,8 @@ TEST(NodeWrapper, AFailingRunIsAnOutcomeNotAnError) {
   TempDir dir;
   NodeJob job = Job(dir, {"/bin/sh", "-c", "echo 'ValueError: bad' >&2; exit 3"});
   auto code = RunNodeJob(WriteJob(job), NodeOptions{});
-  ASSERT_TRUE(code.ok());
-  EXPECT_EQ(code.value(), 1);
+  ASSERT_TRUE(code);
+  EXPECT_EQ(*code, 1);
   NodeOutcome o = ReadOutcome(job);
   EXPECT_EQ(o.exit_class, run::ExitClass::kFailed);
   EXPECT_EQ(o.exit_code, 3);
@@ -112,7 +112,7 @@ TEST(NodeWrapper, AFailingRunIsAnOutcomeNotAnError) {
 TEST(NodeWrapper, AMissingJobFileSaysTheFolderIsNotShared) {
   TempDir dir;
   auto code = RunNodeJob(dir.File("nowhere/job.json"), NodeOptions{});
-  ASSERT_FALSE(code.ok());
+  ASSERT_FALSE(code);
   EXPECT_NE(code.error().message.find("must be on a filesystem this node shares"), std::string::npos)
       << code.error().message;
 }
@@ -120,11 +120,11 @@ TEST(NodeWrapper, AMissingJobFileSaysTheFolderIsNotShared) {
 TEST(NodeWrapper, ReadsJsonFiles) {
   TempDir dir;
   const std::string path = dir.File("x.json");
-  ASSERT_TRUE(WriteFileAtomically(path, "{\"a\": 2}").ok());
+  ASSERT_TRUE(WriteFileAtomically(path, "{\"a\": 2}"));
   auto j = ReadJsonFile(path);
-  ASSERT_TRUE(j.ok() && j.value());
-  EXPECT_EQ((*j.value())["a"], 2);
-  EXPECT_FALSE(ReadJsonFile(dir.File("none.json")).value());
+  ASSERT_TRUE(j.ok() && *j);
+  EXPECT_EQ((**j)["a"], 2);
+  EXPECT_FALSE(*ReadJsonFile(dir.File("none.json")));
 }
 
 }  // namespace

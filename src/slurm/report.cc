@@ -71,22 +71,22 @@ Result<std::optional<SlurmReport>> ReadSlurmReport(const std::string& journal_pa
   std::error_code ec;
   if (!std::filesystem::is_regular_file(journal_path, ec)) return std::optional<SlurmReport>();
   auto journal = Journal::Open(journal_path);
-  if (!journal.ok()) return journal.error();
-  auto runs = journal.value()->Runs();
-  if (!runs.ok()) return runs.error();
+  if (!journal) return journal.error();
+  auto runs = (*journal)->Runs();
+  if (!runs) return runs.error();
   std::vector<RunRecord> with_attempt;
   std::vector<AttemptRecord> latest;
   std::vector<double> durations;
-  for (const RunRecord& r : runs.value()) {
-    auto attempts = journal.value()->Attempts(r.key);
-    if (!attempts.ok()) return attempts.error();
+  for (const RunRecord& r : *runs) {
+    auto attempts = (*journal)->Attempts(r.key);
+    if (!attempts) return attempts.error();
     auto ended = std::find_if(attempts->rbegin(), attempts->rend(),
                               [](const AttemptRecord& a) { return a.ended_unix && !a.slurm_job.empty(); });
     if (ended == attempts->rend()) continue;
     // The node's own run time; the journal's times include the wait in Slurm's queue.
     double duration = *ended->ended_unix - ended->started_unix;
-    if (auto file = ReadJsonFile(ended->log_dir + "/" + kOutcomeFile); file.ok() && file.value()) {
-      duration = file.value()->value("duration_s", duration);
+    if (auto file = ReadJsonFile(ended->log_dir + "/" + kOutcomeFile); file.ok() && *file) {
+      duration = (*file)->value("duration_s", duration);
     }
     with_attempt.push_back(r);
     latest.push_back(*ended);

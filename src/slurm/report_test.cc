@@ -57,13 +57,13 @@ TEST(SlurmReport, GpuHoursAskedAgainstOneGpuPerRun) {
 TEST(SlurmReport, AJournalWithoutSlurmAttemptsHasNoReport) {
   TempDir dir;
   auto journal = Journal::Open(dir.File("s.journal"));
-  ASSERT_TRUE(journal.ok());
-  ASSERT_TRUE(journal.value()->EnsureRuns(SweepInfo{"s.yaml", "h", 1, std::nullopt},
+  ASSERT_TRUE(journal);
+  ASSERT_TRUE((*journal)->EnsureRuns(SweepInfo{"s.yaml", "h", 1, std::nullopt},
                                           {RunParams{0, "k0", nlohmann::json{{"i", 1}}}})
                   .ok());
   auto report = ReadSlurmReport(dir.File("s.journal"));
-  ASSERT_TRUE(report.ok());
-  EXPECT_FALSE(report.value());
+  ASSERT_TRUE(report);
+  EXPECT_FALSE(*report);
 }
 
 // A journal written before the Slurm backend gets the new columns when it is opened, and keeps its attempts.
@@ -72,11 +72,11 @@ TEST(SlurmReport, OlderJournalsAreMigrated) {
   const std::string path = dir.File("old.journal");
   {
     auto journal = Journal::Open(path);
-    ASSERT_TRUE(journal.ok());
-    ASSERT_TRUE(journal.value()->EnsureRuns(SweepInfo{"s.yaml", "h", 1, std::nullopt},
+    ASSERT_TRUE(journal);
+    ASSERT_TRUE((*journal)->EnsureRuns(SweepInfo{"s.yaml", "h", 1, std::nullopt},
                                             {RunParams{0, "k0", nlohmann::json{{"i", 1}}}})
                     .ok());
-    ASSERT_TRUE(journal.value()->BeginAttempt("k0", std::nullopt, 0, dir.File("a1")).ok());
+    ASSERT_TRUE((*journal)->BeginAttempt("k0", std::nullopt, 0, dir.File("a1")));
   }
   // Back to the schema before the Slurm columns.
   sqlite3* db = nullptr;
@@ -90,19 +90,19 @@ TEST(SlurmReport, OlderJournalsAreMigrated) {
   sqlite3_close(db);
 
   auto journal = Journal::Open(path);
-  ASSERT_TRUE(journal.ok()) << journal.error().message;
-  auto attempts = journal.value()->Attempts("k0");
-  ASSERT_TRUE(attempts.ok());
+  ASSERT_TRUE(journal) << journal.error().message;
+  auto attempts = (*journal)->Attempts("k0");
+  ASSERT_TRUE(attempts);
   ASSERT_EQ(attempts->size(), 1u);
   EXPECT_EQ(attempts->front().slurm_job, "");
-  ASSERT_TRUE(journal.value()->SetSlurmJob(attempts->front().id, "41_0", "{\"cpus\": 1}").ok());
+  ASSERT_TRUE((*journal)->SetSlurmJob(attempts->front().id, "41_0", "{\"cpus\": 1}"));
   // This process owns the open attempt already; adopting returns it with its job.
-  auto adopted = journal.value()->AdoptOpenAttempts();
-  ASSERT_TRUE(adopted.ok()) << adopted.error().message;
+  auto adopted = (*journal)->AdoptOpenAttempts();
+  ASSERT_TRUE(adopted) << adopted.error().message;
   ASSERT_EQ(adopted->size(), 1u);
   EXPECT_EQ(adopted->front().slurm_job, "41_0");
   EXPECT_EQ(adopted->front().slurm_request, "{\"cpus\": 1}");
-  EXPECT_TRUE(journal.value()->Verify().ok());
+  EXPECT_TRUE((*journal)->Verify());
 }
 
 }  // namespace

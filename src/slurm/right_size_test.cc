@@ -100,11 +100,11 @@ TEST(RightSize, MpsShareFromMeasuredGpuMemory) {
 }
 
 TEST(RightSize, ShareIsResolvedAgainstThePartition) {
-  EXPECT_EQ(ResolveShare(GpuShare::kAuto, Gpus(4, 32, 400), "gpu").value(), GpuShare::kShard);
-  EXPECT_EQ(ResolveShare(GpuShare::kAuto, Gpus(4, 0, 400), "gpu").value(), GpuShare::kMps);
-  EXPECT_EQ(ResolveShare(GpuShare::kAuto, Gpus(4, 0, 0), "gpu").value(), GpuShare::kGpu);
+  EXPECT_EQ(*ResolveShare(GpuShare::kAuto, Gpus(4, 32, 400), "gpu"), GpuShare::kShard);
+  EXPECT_EQ(*ResolveShare(GpuShare::kAuto, Gpus(4, 0, 400), "gpu"), GpuShare::kMps);
+  EXPECT_EQ(*ResolveShare(GpuShare::kAuto, Gpus(4, 0, 0), "gpu"), GpuShare::kGpu);
   auto missing = ResolveShare(GpuShare::kShard, Gpus(4, 0, 0), "gpu");
-  ASSERT_FALSE(missing.ok());
+  ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error().message,
             "saturate.slurm.share is shard, but partition 'gpu' defines no shard GRES (its nodes have gpu:4, shard:0, "
             "mps:0)");

@@ -14,8 +14,8 @@ namespace {
 
 measure::HelperMessage Parse(const nlohmann::json& j) {
   auto m = measure::ParseHelperMessage(j.dump());
-  EXPECT_TRUE(m.ok()) << m.error().message;
-  return m.ok() ? m.value() : measure::HelperMessage{};
+  EXPECT_TRUE(m) << m.error().message;
+  return m.ok() ? *m : measure::HelperMessage{};
 }
 
 measure::HelperMessage Progress(const char* run, double t, int64_t steps) {

@@ -135,7 +135,7 @@ std::vector<std::string> RenderArgv(const std::vector<std::string>& command, Com
     };
     for (const auto& item : command) {
       auto filled = FillPlaceholders(item, lookup, {});
-      argv.push_back(filled.ok() ? filled.value() : item);
+      argv.push_back(filled.ok() ? *filled : item);
     }
     return argv;
   }

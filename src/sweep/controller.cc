@@ -152,19 +152,19 @@ class Controller final : public RateSource {
 
 Status Controller::OpenJournal() {
   auto opened = OpenSweepJournal(spec_, o_.journal_path, o_.resume, o_.seed);
-  if (!opened.ok()) return opened.error();
+  if (!opened) return opened.error();
   lock_ = std::move(opened->lock);
   journal_ = std::move(opened->journal);
   seed_ = opened->seed;
   if (o_.resume) {
     // Slurm jobs go on without saturate; only the Slurm backend can tell what became of them.
     auto runs = journal_->Runs();
-    if (!runs.ok()) return runs.error();
+    if (!runs) return runs.error();
     std::vector<std::string> left_by_dead;  // the run ids of attempts whose controller died
-    for (const RunRecord& r : runs.value()) {
+    for (const RunRecord& r : *runs) {
       if (r.state != RunState::kRunning) continue;
       auto attempts = journal_->Attempts(r.key);
-      if (!attempts.ok()) return attempts.error();
+      if (!attempts) return attempts.error();
       if (!attempts->empty() && !attempts->back().slurm_job.empty()) {
         return UsageError(fmt::format("journal {} has runs in flight as Slurm jobs (run {} is job {}): resume it "
                                       "with --slurm",
@@ -174,8 +174,8 @@ Status Controller::OpenJournal() {
     }
     // Refused while their owner lives; so past this point every open attempt's controller is gone.
     auto requeued = journal_->RequeueInterrupted();
-    if (!requeued.ok()) return requeued.error();
-    result_.requeued = requeued.value();
+    if (!requeued) return requeued.error();
+    result_.requeued = *requeued;
     if (const auto pids = FindMarkedProcesses(left_by_dead); !pids.empty()) {
       const int stopped = StopProcesses(pids, o_.stop_grace_s);
       Emit(SweepEvent::Kind::kNote, nullptr,
@@ -216,8 +216,8 @@ Result<std::vector<DeviceInfo>> Controller::ChooseDevices(std::vector<unsigned>*
 
 Status Controller::OpenInstruments(const std::vector<unsigned>& gpu_indices) {
   auto channel = measure::HelperChannel::Open();
-  if (!channel.ok()) return channel.error();
-  channel_ = std::move(channel.value());
+  if (!channel) return channel.error();
+  channel_ = std::move(*channel);
   telemetry::SamplerOptions sampler_options;
   sampler_options.interval_s = std::max(o_.tick_s, telemetry::Sampler::kMinIntervalS);
   sampler_options.capacity = 4;
@@ -225,24 +225,24 @@ Status Controller::OpenInstruments(const std::vector<unsigned>& gpu_indices) {
   sampler_options.gpu_indices = gpu_indices;
   sampler_options.on_sample = o_.on_sample;
   auto sampler = telemetry::Sampler::Create(std::move(sampler_options));
-  if (!sampler.ok()) return sampler.error();
-  sampler_ = std::move(sampler.value());
+  if (!sampler) return sampler.error();
+  sampler_ = std::move(*sampler);
   if (!spec_.saturate.metric_pattern.empty()) {
     auto pattern = MetricPattern::Create(spec_.saturate.metric_pattern,
                                          fmt::format("metric pattern '{}'", spec_.saturate.metric_pattern));
-    if (!pattern.ok()) return pattern.error();
-    pattern_ = std::move(pattern.value());
+    if (!pattern) return pattern.error();
+    pattern_ = std::move(*pattern);
   }
   return Status::Ok();
 }
 
 Status Controller::Prepare() {
   t0_ = telemetry::MonotonicSeconds();  // for the notes of a resume; Execute starts the clock again
-  if (auto s = CheckShape(spec_); !s.ok()) return s;
-  if (auto s = OpenJournal(); !s.ok()) return s;
+  if (auto s = CheckShape(spec_); !s) return s;
+  if (auto s = OpenJournal(); !s) return s;
   std::vector<unsigned> gpu_indices;
   auto devices = ChooseDevices(&gpu_indices);
-  if (!devices.ok()) return devices.error();
+  if (!devices) return devices.error();
 
   // Settings that depend on the kind of device: how long measuring takes, how many runs may share one.
   const bool gpus = devices->front().kind == DeviceKind::kGpu;
@@ -256,22 +256,22 @@ Status Controller::Prepare() {
     const unsigned cores = std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
     params.max_per_device = gpus ? kDefaultMaxPerGpu : DefaultMaxPerCpu(cores);
   }
-  packer_.emplace(std::move(devices.value()), params);
+  packer_.emplace(std::move(*devices), params);
 
   auto records = journal_->Runs();
-  if (!records.ok()) return records.error();
+  if (!records) return records.error();
   if (spec_.early_terminate && spec_.metric) {
     auto bands = HyperbandBands(*spec_.early_terminate);
-    if (!bands.ok()) return bands.error();
-    bands_ = std::move(bands.value());
+    if (!bands) return bands.error();
+    bands_ = std::move(*bands);
   }
-  for (const RunRecord& r : records.value()) {
+  for (const RunRecord& r : *records) {
     plan_[r.key] = Planned{r.index, r.params, r.attempts};
     // What ended runs reported, so that a resumed sweep draws the same cut-offs.
     if (!bands_.empty() && r.attempts > 0) {
       auto points = journal_->LastAttemptMetrics(r.key);
-      if (!points.ok()) return points.error();
-      for (const MetricPoint& p : points.value()) {
+      if (!points) return points.error();
+      for (const MetricPoint& p : *points) {
         if (p.name == spec_.metric->name) histories_[r.key].push_back(p.value);
       }
     }
@@ -279,12 +279,12 @@ Status Controller::Prepare() {
       packer_->Enqueue(r.key, r.index, ShapeOf(spec_, r.params));
     }
   }
-  if (auto s = OpenInstruments(gpu_indices); !s.ok()) return s;
+  if (auto s = OpenInstruments(gpu_indices); !s) return s;
   return Status::Ok();
 }
 
 Result<SweepResult> Controller::Execute() {
-  if (auto s = Prepare(); !s.ok()) return s.error();
+  if (auto s = Prepare(); !s) return s.error();
   t0_ = telemetry::MonotonicSeconds();
   double next_tick = t0_;
   while (true) {
@@ -299,11 +299,11 @@ Result<SweepResult> Controller::Execute() {
     // Wake often enough that a run's end frees its place at once, not at the next tick.
     const double before = telemetry::MonotonicSeconds();
     const int wait_ms = static_cast<int>(std::clamp((next_tick - before) * 1000, 0.0, 50.0));
-    if (auto s = Drain(wait_ms); !s.ok()) Fail(s.error());
+    if (auto s = Drain(wait_ms); !s) Fail(s.error());
     const double now = telemetry::MonotonicSeconds();
     const bool due = now >= next_tick;
     if (!due && !AnyEnded()) continue;
-    if (auto s = Tick(now, due); !s.ok()) Fail(s.error());
+    if (auto s = Tick(now, due); !s) Fail(s.error());
     if (due) next_tick = std::max(next_tick + o_.tick_s, now);
   }
   if (failed_) return *failed_;
@@ -312,8 +312,8 @@ Result<SweepResult> Controller::Execute() {
   result_.interrupted = interrupted_;
   result_.held = packer_->HeldDegrees();
   auto counts = journal_->Counts();
-  if (!counts.ok()) return counts.error();
-  result_.counts = counts.value();
+  if (!counts) return counts.error();
+  result_.counts = *counts;
   if (o_.on_snapshot) o_.on_snapshot(Snapshot(sampler_->Latest().value_or(telemetry::Sample{}), now));
   return result_;
 }
@@ -334,8 +334,8 @@ bool Controller::AnyEnded() const {
 
 Status Controller::Drain(int timeout_ms) {
   auto messages = channel_->Poll(timeout_ms);
-  if (!messages.ok()) return messages.error();
-  for (const measure::HelperMessage& m : messages.value()) {
+  if (!messages) return messages.error();
+  for (const measure::HelperMessage& m : *messages) {
     auto id = by_run_id_.find(m.run);
     if (id == by_run_id_.end()) continue;
     auto it = live_.find(id->second);
@@ -370,7 +370,7 @@ Status Controller::Tick(double now, bool sample_now) {
   }
   if (!ended.empty()) {
     // Their last helper reports are in the socket already.
-    if (auto s = Drain(0); !s.ok()) return s;
+    if (auto s = Drain(0); !s) return s;
   }
   // Each ended attempt leaves live_ even when the journal refuses its end: its attempt then stays open there, and
   // a resume requeues it.
@@ -381,7 +381,7 @@ Status Controller::Tick(double now, bool sample_now) {
     by_run_id_.erase(a.watch.run_id());
     live_.erase(key);
   }
-  if (!recorded.ok()) return recorded;
+  if (!recorded) return recorded;
 
   // Runs now steady enough to trust; a growth newcomer among them settles its gain check.
   for (auto& [key, a] : live_) {
@@ -396,13 +396,13 @@ Status Controller::Tick(double now, bool sample_now) {
     // the journal), so the packer never holds a run the controller does not.
     Status started;
     for (const Admission& admission : packer_->Admit(now, DeviceStates(sample), host)) {
-      if (started.ok()) {
+      if (started) {
         started = Start(admission, now);
       } else {
         packer_->Left(admission.key, LeaveReason::kOther, Footprint{});
       }
     }
-    if (!started.ok()) return started;
+    if (!started) return started;
   }
   for (std::string& note : packer_->TakeNotes()) Emit(SweepEvent::Kind::kNote, nullptr, std::move(note));
   if (o_.on_snapshot && now - last_snapshot_ >= 1) {
@@ -459,8 +459,8 @@ Status Controller::Propose(const std::string& key) {
   for (const auto& [live_key, a] : live_) pending.push_back(plan_.at(live_key).params);
   Planned& planned = plan_.at(key);
   auto values = ProposeRunValues(spec_, *journal_, key, planned.index, pending, seed_);
-  if (!values.ok()) return values.error();
-  planned.params = std::move(values.value());
+  if (!values) return values.error();
+  planned.params = std::move(*values);
   return Status::Ok();
 }
 
@@ -471,7 +471,7 @@ Status Controller::Start(const Admission& admission, double now) {
     return e;
   };
   if (plan_.at(admission.key).params.is_null()) {
-    if (auto s = Propose(admission.key); !s.ok()) return not_started(s.error());
+    if (auto s = Propose(admission.key); !s) return not_started(s.error());
   }
   Planned& planned = plan_.at(admission.key);
   const DeviceInfo& device = packer_->devices()[admission.device];
@@ -479,14 +479,14 @@ Status Controller::Start(const Admission& admission, double now) {
   const int number = ++planned.attempts;
   const std::string log_dir = fmt::format("{}/{}-{}/attempt-{}", o_.log_dir, planned.index, admission.key, number);
   auto id = journal_->BeginAttempt(admission.key, on_gpu ? std::optional(device.gpu_index) : std::nullopt, 0, log_dir);
-  if (!id.ok()) return not_started(id.error());
+  if (!id) return not_started(id.error());
 
   auto a = std::make_unique<Attempt>(now, on_gpu, meter_, fmt::format("{}-{}-{}", getpid(), admission.key, number),
                                      spec_.saturate.auto_instrumentation, spec_.metric);
   a->key = admission.key;
   a->index = planned.index;
   a->shape = ShapeOf(spec_, planned.params);
-  a->id = id.value();
+  a->id = *id;
   a->number = number;
   a->device = admission.device;
 
@@ -509,18 +509,18 @@ Status Controller::Start(const Admission& admission, double now) {
   if (pattern_) launch.pattern = &*pattern_;
   launch.lines = a->watch.lines();
   auto started = run::Run::Start(LaunchSpec(launch));
-  if (!started.ok()) {
+  if (!started) {
     // saturate's own failure (the log folder): the run is not to blame and stays queued.
     packer_->Left(admission.key, LeaveReason::kOther, Footprint{});
     AttemptOutcome outcome;
     outcome.exit_class = run::ExitClass::kStopped;
     outcome.detail = started.error().message;
-    if (auto s = journal_->EndAttempt(a->id, outcome, {}, {}, RetryPolicy{spec_.saturate.retries}); !s.ok()) {
+    if (auto s = journal_->EndAttempt(a->id, outcome, {}, {}, RetryPolicy{spec_.saturate.retries}); !s) {
       return s.error();
     }
     return started.error();
   }
-  a->run = std::move(started.value());
+  a->run = std::move(*started);
   ++result_.started;
   const int degree = static_cast<int>(packer_->View()[admission.device].runs.size());
   Emit(SweepEvent::Kind::kStarted, a.get(),
@@ -552,10 +552,10 @@ Status Controller::End(Attempt& a, const run::RunOutcome& outcome) {
   if (!bands_.empty()) histories_[a.key] = a.history;
   const RetryPolicy policy{spec_.saturate.retries};
   auto state = journal_->EndAttempt(a.id, ended, a.metrics.Points(), a.watch.meter().Summary(), policy);
-  if (!state.ok()) return state.error();
+  if (!state) return state.error();
 
   std::string text;
-  switch (state.value()) {
+  switch (*state) {
     case RunState::kDone:
       text = ended.stopped_early ? fmt::format("stopped early after {:.1f} s ({})", outcome.duration_s, a.stopped_early)
                                  : fmt::format("finished in {:.1f} s", outcome.duration_s);
@@ -579,10 +579,10 @@ Status Controller::End(Attempt& a, const run::RunOutcome& outcome) {
   }
   if (spec_.metric) {
     auto best = a.metrics.Last(spec_.metric->name);
-    if (best && state.value() == RunState::kDone) text += fmt::format(", {} {:g}", spec_.metric->name, *best);
+    if (best && *state == RunState::kDone) text += fmt::format(", {} {:g}", spec_.metric->name, *best);
   }
   Emit(SweepEvent::Kind::kEnded, &a, std::move(text));
-  if ((state.value() == RunState::kQueued || state.value() == RunState::kRetrying) && !interrupted_ && !failed_) {
+  if ((*state == RunState::kQueued || *state == RunState::kRetrying) && !interrupted_ && !failed_) {
     packer_->Enqueue(a.key, a.index, a.shape);
   }
   return Status::Ok();
@@ -610,7 +610,7 @@ WindowRates Controller::Rates(const std::string& key, double t0, double t1) cons
 SweepSnapshot Controller::Snapshot(const telemetry::Sample& sample, double now) const {
   SweepSnapshot snap;
   snap.elapsed_s = now - t0_;
-  if (auto counts = journal_->Counts(); counts.ok()) snap.counts = counts.value();
+  if (auto counts = journal_->Counts(); counts) snap.counts = *counts;
   snap.held = packer_->HeldDegrees();
   for (const Packer::DeviceView& view : packer_->View()) {
     DeviceSnapshot d;
@@ -646,15 +646,15 @@ SweepSnapshot Controller::Snapshot(const telemetry::Sample& sample, double now) 
 Result<OpenedJournal> OpenSweepJournal(const Spec& spec, const std::string& path, bool resume,
                                        std::optional<uint64_t> seed_option) {
   auto lock = ControllerLock::Acquire(path);
-  if (!lock.ok()) return lock.error();
+  if (!lock) return lock.error();
   auto journal = Journal::Open(path);
-  if (!journal.ok()) return journal.error();
+  if (!journal) return journal.error();
   // The seed a journal was started with wins, so that a resume plans the very same runs.
-  auto existing = journal.value()->Sweep();
-  if (!existing.ok()) return existing.error();
+  auto existing = (*journal)->Sweep();
+  if (!existing) return existing.error();
   uint64_t seed = 0;
-  if (existing.value()) {
-    seed = existing.value()->seed;
+  if (*existing) {
+    seed = (*existing)->seed;
   } else if (spec.saturate.seed) {
     seed = *spec.saturate.seed;
   } else if (seed_option) {
@@ -663,12 +663,12 @@ Result<OpenedJournal> OpenSweepJournal(const Spec& spec, const std::string& path
     seed = (static_cast<uint64_t>(std::random_device{}()) << 32) | std::random_device{}();
   }
   auto runs = ExpandRuns(spec, seed);
-  if (!runs.ok()) return runs.error();
+  if (!runs) return runs.error();
 
   // A journal with progress in it is continued only on purpose.
-  if (existing.value() && !resume) {
-    auto records = journal.value()->Runs();
-    if (!records.ok()) return records.error();
+  if (*existing && !resume) {
+    auto records = (*journal)->Runs();
+    if (!records) return records.error();
     const auto begun =
         std::count_if(records->begin(), records->end(), [](const RunRecord& r) { return r.attempts > 0; });
     if (begun > 0) {
@@ -679,17 +679,17 @@ Result<OpenedJournal> OpenSweepJournal(const Spec& spec, const std::string& path
     }
   }
   SweepInfo info{spec.source, SpecHash(spec, seed), seed, spec.metric};
-  if (auto s = journal.value()->EnsureRuns(info, runs.value()); !s.ok()) return s.error();
-  return OpenedJournal{std::move(lock.value()), std::move(journal.value()), seed};
+  if (auto s = (*journal)->EnsureRuns(info, *runs); !s) return s.error();
+  return OpenedJournal{std::move(*lock), std::move(*journal), seed};
 }
 
 Result<nlohmann::json> ProposeRunValues(const Spec& spec, Journal& journal, const std::string& key, int64_t index,
                                         const std::vector<nlohmann::json>& pending, uint64_t seed) {
   if (!spec.metric) return UsageError("method 'bayes' models the sweep's metric: the spec needs 'metric'");
   auto records = journal.Runs();
-  if (!records.ok()) return records.error();
+  if (!records) return records.error();
   std::vector<BayesObservation> finished;
-  for (const RunRecord& r : records.value()) {
+  for (const RunRecord& r : *records) {
     const auto value = r.best_metrics.find(spec.metric->name);
     if (r.state == RunState::kDone && value != r.best_metrics.end() && value->is_number()) {
       finished.push_back(BayesObservation{r.params, value->get<double>()});
@@ -697,7 +697,7 @@ Result<nlohmann::json> ProposeRunValues(const Spec& spec, Journal& journal, cons
   }
   nlohmann::json values =
       ProposeBayes(spec.parameters, finished, pending, spec.metric->goal == Goal::kMaximize, seed, index);
-  if (auto s = journal.SetParams(key, values); !s.ok()) return s.error();
+  if (auto s = journal.SetParams(key, values); !s) return s.error();
   return values;
 }
 

@@ -14,7 +14,7 @@ TEST(ControllerLock, ASecondControllerIsRefusedNamingTheFirst) {
   TempDir dir;
   const std::string journal = dir.File("lr.journal");
   auto first = ControllerLock::Acquire(journal);
-  ASSERT_TRUE(first.ok()) << first.error().message;
+  ASSERT_TRUE(first) << first.error().message;
   EXPECT_EQ((*first)->path(), journal + ".lock");
 
   // Another process (flock locks belong to open files, so a second open in this process would conflict too, but
@@ -34,13 +34,13 @@ TEST(ControllerLock, ASecondControllerIsRefusedNamingTheFirst) {
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 
   // Released with its holder: the next controller gets it.
-  first.value().reset();
-  EXPECT_TRUE(ControllerLock::Acquire(journal).ok());
+  (*first).reset();
+  EXPECT_TRUE(ControllerLock::Acquire(journal));
 }
 
 TEST(ControllerLock, AFolderThatCannotHoldTheLockFileIsAnError) {
   auto lock = ControllerLock::Acquire("/no/such/folder/x.journal");
-  ASSERT_FALSE(lock.ok());
+  ASSERT_FALSE(lock);
   EXPECT_NE(lock.error().message.find("/no/such/folder/x.journal.lock"), std::string::npos);
 }
 

@@ -14,8 +14,8 @@ namespace {
 
 Spec GridSpec(const std::vector<std::string>& grid, const std::string& script) {
   auto spec = SpecFromGrid(grid, {"/bin/sh", "-c", script});
-  EXPECT_TRUE(spec.ok()) << spec.error().message;
-  return spec.value();
+  EXPECT_TRUE(spec) << spec.error().message;
+  return *spec;
 }
 
 // Fast settings: real processes, but ticks and measurements in tenths of a second.
@@ -33,8 +33,8 @@ SweepOptions Options(const TempDir& dir, std::vector<SweepEvent>* events = nullp
 
 std::unique_ptr<Journal> OpenJournal(const std::string& path) {
   auto journal = Journal::Open(path);
-  EXPECT_TRUE(journal.ok());
-  return std::move(journal.value());
+  EXPECT_TRUE(journal);
+  return std::move(*journal);
 }
 
 TEST(RunSweep, RunsEveryRunOnceRecordsMetricsAndResumesWithNothingLeft) {
@@ -45,20 +45,20 @@ TEST(RunSweep, RunsEveryRunOnceRecordsMetricsAndResumesWithNothingLeft) {
   std::vector<SweepEvent> events;
   const SweepOptions o = Options(dir, &events);
   auto result = RunSweep(spec, o);
-  ASSERT_TRUE(result.ok()) << result.error().message;
+  ASSERT_TRUE(result) << result.error().message;
   EXPECT_EQ(result->counts.done, 4);
   EXPECT_EQ(result->started, 4);
   EXPECT_FALSE(result->interrupted);
 
   auto journal = OpenJournal(o.journal_path);
-  EXPECT_TRUE(journal->Verify().ok());
-  const std::vector<RunRecord> runs = journal->Runs().value();
+  EXPECT_TRUE(journal->Verify());
+  const std::vector<RunRecord> runs = *journal->Runs();
   ASSERT_EQ(runs.size(), 4u);
   for (const RunRecord& r : runs) {
     EXPECT_EQ(r.state, RunState::kDone);
     EXPECT_EQ(r.attempts, 1);
     EXPECT_EQ(r.best_metrics["loss"], r.params["i"].get<double>());
-    const auto attempts = journal->Attempts(r.key).value();
+    const auto attempts = *journal->Attempts(r.key);
     ASSERT_EQ(attempts.size(), 1u);
     EXPECT_TRUE(std::filesystem::exists(attempts[0].log_dir + "/stdout.log"));
   }
@@ -68,12 +68,12 @@ TEST(RunSweep, RunsEveryRunOnceRecordsMetricsAndResumesWithNothingLeft) {
 
   // The same journal again: refused without --resume; with it, nothing is left to run.
   auto again = RunSweep(spec, o);
-  ASSERT_FALSE(again.ok());
+  ASSERT_FALSE(again);
   EXPECT_NE(again.error().message.find("--resume"), std::string::npos);
   SweepOptions resume = o;
   resume.resume = true;
   auto resumed = RunSweep(spec, resume);
-  ASSERT_TRUE(resumed.ok()) << resumed.error().message;
+  ASSERT_TRUE(resumed) << resumed.error().message;
   EXPECT_EQ(resumed->started, 0);
   EXPECT_EQ(resumed->counts.done, 4);
 }
@@ -90,28 +90,28 @@ TEST(RunSweep, HyperbandOnResumeJudgesByTheJournaledHistories) {
   {
     // The earlier session: run i=1 finished, reporting loss 1 three times.
     auto journal = OpenJournal(o.journal_path);
-    const auto plan = ExpandRuns(spec, 0).value();
-    ASSERT_TRUE(journal->EnsureRuns(SweepInfo{spec.source, SpecHash(spec, 0), 0, spec.metric}, plan).ok());
+    const auto plan = *ExpandRuns(spec, 0);
+    ASSERT_TRUE(journal->EnsureRuns(SweepInfo{spec.source, SpecHash(spec, 0), 0, spec.metric}, plan));
     auto id = journal->BeginAttempt(plan[0].key, std::nullopt, 0, dir.File("old"));
-    ASSERT_TRUE(id.ok());
+    ASSERT_TRUE(id);
     const std::vector<MetricPoint> points(3, MetricPoint{"loss", 1, std::nullopt, 1});
     AttemptOutcome finished;
     finished.exit_class = run::ExitClass::kFinished;
     finished.exit_code = 0;
-    ASSERT_TRUE(journal->EndAttempt(id.value(), finished, points, {}, RetryPolicy{}).ok());
+    ASSERT_TRUE(journal->EndAttempt(*id, finished, points, {}, RetryPolicy{}));
   }
   SweepOptions resume = o;
   resume.resume = true;
   auto result = RunSweep(spec, resume);
-  ASSERT_TRUE(result.ok()) << result.error().message;
+  ASSERT_TRUE(result) << result.error().message;
   EXPECT_EQ(result->started, 1);
   auto journal = OpenJournal(o.journal_path);
-  const RunRecord five = journal->Runs().value()[1];
+  const RunRecord five = (*journal->Runs())[1];
   EXPECT_EQ(five.state, RunState::kDone);
   EXPECT_TRUE(five.stopped_early);
   EXPECT_EQ(five.failures, 0);
-  EXPECT_LT(journal->LastAttemptMetrics(five.key).value().size(), 10u);
-  EXPECT_TRUE(journal->Verify().ok());
+  EXPECT_LT((*journal->LastAttemptMetrics(five.key)).size(), 10u);
+  EXPECT_TRUE(journal->Verify());
 }
 
 // Runs a one-run sweep to its end; returns the result and the run's record and attempts from the journal.
@@ -123,10 +123,10 @@ struct OneRun {
 OneRun RunOne(const Spec& spec, const TempDir& dir) {
   const SweepOptions o = Options(dir);
   auto result = RunSweep(spec, o);
-  EXPECT_TRUE(result.ok()) << result.error().message;
+  EXPECT_TRUE(result) << result.error().message;
   auto journal = OpenJournal(o.journal_path);
-  OneRun one{result.ok() ? result.value() : SweepResult{}, journal->Runs().value().at(0), {}};
-  one.attempts = journal->Attempts(one.record.key).value();
+  OneRun one{result.ok() ? *result : SweepResult{}, (*journal->Runs()).at(0), {}};
+  one.attempts = *journal->Attempts(one.record.key);
   return one;
 }
 
@@ -158,8 +158,8 @@ TEST(RunSweep, ThroughputAndMetricsComeFromTheHelper) {
                            "    time.sleep(0.01)\n"
                            "saturate.report(loss=0.5)\n";
   auto spec = SpecFromGrid({"seed=1"}, {"/usr/bin/python3", script, "--seed", "{seed}"});
-  ASSERT_TRUE(spec.ok());
-  const RunRecord r = RunOne(spec.value(), dir).record;
+  ASSERT_TRUE(spec);
+  const RunRecord r = RunOne(*spec, dir).record;
   EXPECT_EQ(r.state, RunState::kDone);
   ASSERT_TRUE(r.measurements.throughput_samples_per_s);
   EXPECT_GT(*r.measurements.throughput_samples_per_s, 100);  // 8 samples per ~10 ms step
@@ -182,18 +182,18 @@ double SecondRunJoinsAfter(const std::string& preamble) {
                            "for batch in saturate.track([[0] * 8] * 40):\n"
                            "    time.sleep(0.01)\n";
   auto spec = SpecFromGrid({"seed=1,2"}, {"/usr/bin/python3", script, "--seed", "{seed}"});
-  EXPECT_TRUE(spec.ok());
+  EXPECT_TRUE(spec);
   std::vector<SweepEvent> events;
   const SweepOptions o = Options(dir, &events);
-  auto result = RunSweep(spec.value(), o);
-  EXPECT_TRUE(result.ok()) << result.error().message;
+  auto result = RunSweep(*spec, o);
+  EXPECT_TRUE(result) << result.error().message;
   EXPECT_EQ(result->counts.done, 2);
   std::vector<double> started;
   for (const SweepEvent& e : events) {
     if (e.kind == SweepEvent::Kind::kStarted) started.push_back(e.elapsed_s);
   }
   EXPECT_EQ(started.size(), 2u);
-  for (const RunRecord& r : OpenJournal(o.journal_path)->Runs().value()) {
+  for (const RunRecord& r : *OpenJournal(o.journal_path)->Runs()) {
     EXPECT_TRUE(r.measurements.throughput_samples_per_s) << r.key;
     EXPECT_GT(r.measurements.throughput_samples_per_s.value_or(0), 100) << "training only: 8 samples per 10 ms";
   }
@@ -220,7 +220,7 @@ TEST(RunSweep, AutoOffReachesTheRunsEnvironment) {
     spec.saturate.auto_instrumentation = on;
     SweepOptions o = Options(dir);
     o.journal_path = out + ".journal";
-    ASSERT_TRUE(RunSweep(spec, o).ok());
+    ASSERT_TRUE(RunSweep(spec, o));
     std::string value;
     std::ifstream(out + ".1") >> value;
     EXPECT_EQ(value, on ? "unset" : "0");
@@ -232,7 +232,7 @@ TEST(RunSweep, ShapeNamesMustBeParameters) {
   Spec spec = GridSpec({"bs=32,64"}, "echo {bs}");
   spec.saturate.shape = {"bz"};
   auto result = RunSweep(spec, Options(dir));
-  ASSERT_FALSE(result.ok());
+  ASSERT_FALSE(result);
   EXPECT_EQ(result.error().exit_code, kExitUsage);
   EXPECT_EQ(result.error().message,
             "saturate.shape: 'bz' is not a parameter of this sweep (did you mean 'bs'?); parameters: bs");

@@ -10,16 +10,16 @@ namespace {
 TEST(HyperbandTest, BandsOfWandbDocumentedExamples) {
   // W&B's docs: min_iter 3 (eta 3) gives brackets 3, 9, 27, 81, ...; max_iter 27, s 2 gives 9 and 3.
   auto from_min = HyperbandBands(HyperbandSpec{3, std::nullopt, 0, 3, false});
-  ASSERT_TRUE(from_min.ok());
+  ASSERT_TRUE(from_min);
   ASSERT_GE(from_min->size(), 4u);
   EXPECT_EQ(std::vector<int64_t>(from_min->begin(), from_min->begin() + 4), (std::vector<int64_t>{3, 9, 27, 81}));
   EXPECT_LE(from_min->back(), kMaxBand);
   auto from_max = HyperbandBands(HyperbandSpec{std::nullopt, 27, 2, 3, false});
-  ASSERT_TRUE(from_max.ok());
+  ASSERT_TRUE(from_max);
   EXPECT_EQ(*from_max, (std::vector<int64_t>{3, 9}));
   // max_iter 5, eta 2, s 2 (the example of W&B's hyperband_stop_runs): 5/2 = 2.5 -> 2, 5/4 -> 1.
-  EXPECT_EQ(HyperbandBands(HyperbandSpec{std::nullopt, 5, 2, 2, false}).value(), (std::vector<int64_t>{1, 2}));
-  EXPECT_FALSE(HyperbandBands(HyperbandSpec{std::nullopt, 2, 2, 3, false}).ok());
+  EXPECT_EQ(*HyperbandBands(HyperbandSpec{std::nullopt, 5, 2, 2, false}), (std::vector<int64_t>{1, 2}));
+  EXPECT_FALSE(HyperbandBands(HyperbandSpec{std::nullopt, 2, 2, 3, false}));
 }
 
 TEST(HyperbandTest, StopsWhatWandbsExampleStops) {
@@ -41,7 +41,7 @@ TEST(HyperbandTest, StopsWhatWandbsExampleStops) {
 
 TEST(HyperbandTest, MinIterExampleOfWandbsTests) {
   // W&B's test_hyperband_min_iter_bands: min_iter 3, eta 3; a flat run of 4 values and one falling from 10.
-  auto bands = HyperbandBands(HyperbandSpec{3, std::nullopt, 0, 3, false}).value();
+  auto bands = *HyperbandBands(HyperbandSpec{3, std::nullopt, 0, 3, false});
   std::vector<double> flat(4, 10), falling;
   for (int i = 0; i < 10; ++i) falling.push_back(10 - i);
   const auto thresholds = HyperbandThresholds(bands, 3, {flat, falling}, false);

@@ -233,7 +233,7 @@ class Journal::Db : public sqlite::Database {
         }
       }
       for (int v = version; v < kSchemaVersion; ++v) {
-        if (auto s = Exec(kMigrations[v], "cannot create the schema"); !s.ok()) return s;
+        if (auto s = Exec(kMigrations[v], "cannot create the schema"); !s) return s;
       }
       if (version == kSchemaVersion) return Status::Ok();
       Stmt set(handle(), version == 0 ? "INSERT INTO schema_version (version) VALUES (?)"
@@ -288,8 +288,8 @@ Result<std::unique_ptr<Journal>> Journal::Open(const std::string& path) {
   // WAL keeps readers (`sweep status`) from blocking the writer.
   sqlite::OpenOptions durable;
   durable.durable = true;
-  if (Status s = db->Open("journal", path, durable); !s.ok()) return s.error();
-  if (auto s = db->Migrate(); !s.ok()) return s.error();
+  if (Status s = db->Open("journal", path, durable); !s) return s.error();
+  if (auto s = db->Migrate(); !s) return s.error();
   return std::unique_ptr<Journal>(new Journal(std::move(db)));
 }
 
@@ -298,11 +298,11 @@ Status Journal::EnsureRuns(const SweepInfo& sweep, const std::vector<RunParams>&
   sqlite3* h = db_->handle();
   return db_->Transaction([&]() -> Status {
     auto existing = db_->ReadSweep();
-    if (!existing.ok()) return existing.error();
+    if (!existing) return existing.error();
     const std::optional<std::string> metric_name = sweep.metric ? std::optional(sweep.metric->name) : std::nullopt;
     const std::optional<std::string> metric_goal =
         sweep.metric ? std::optional(std::string(GoalName(sweep.metric->goal))) : std::nullopt;
-    if (!existing.value()) {
+    if (!*existing) {
       Stmt insert(h,
                   "INSERT INTO sweep (id, spec_path, spec_hash, seed, metric_name, metric_goal, created_unix) "
                   "VALUES (1, ?, ?, ?, ?, ?, ?)");
@@ -310,12 +310,12 @@ Status Journal::EnsureRuns(const SweepInfo& sweep, const std::vector<RunParams>&
       if (insert.Bind(5, metric_goal).Bind(6, NowUnix()).Step() != SQLITE_DONE) {
         return db_->Fail("cannot record the sweep");
       }
-    } else if (existing.value()->spec_hash != sweep.spec_hash) {
+    } else if ((*existing)->spec_hash != sweep.spec_hash) {
       return UsageError(fmt::format(
           "journal {} belongs to a different sweep plan (spec hash {}, this spec {}): the parameters, run count, "
           "seed, program or command changed since it was started. Resume with the spec it was started with, or "
           "start a new journal",
-          db_->path(), existing.value()->spec_hash, sweep.spec_hash));
+          db_->path(), (*existing)->spec_hash, sweep.spec_hash));
     } else {
       Stmt update(h, "UPDATE sweep SET spec_path = ?, metric_name = ?, metric_goal = ? WHERE id = 1");
       if (update.Bind(1, sweep.spec_path).Bind(2, metric_name).Bind(3, metric_goal).Step() != SQLITE_DONE) {
@@ -363,9 +363,9 @@ Result<std::vector<RunRecord>> Journal::Runs() const {
 Result<std::optional<RunRecord>> Journal::Run(std::string_view key) const {
   std::lock_guard lock(db_->mu);
   auto runs = db_->ReadRuns("WHERE key = ?", key);
-  if (!runs.ok()) return runs.error();
-  if (runs.value().empty()) return std::optional<RunRecord>();
-  return std::optional<RunRecord>(std::move(runs.value().front()));
+  if (!runs) return runs.error();
+  if ((*runs).empty()) return std::optional<RunRecord>();
+  return std::optional<RunRecord>(std::move((*runs).front()));
 }
 
 Result<StateCounts> Journal::Counts() const {
@@ -440,7 +440,7 @@ Result<int64_t> Journal::BeginAttempt(std::string_view run_key, std::optional<in
     attempt_id = db_->LastInsertRowid();
     return Status::Ok();
   });
-  if (!s.ok()) return s.error();
+  if (!s) return s.error();
   return attempt_id;
 }
 
@@ -482,8 +482,8 @@ Result<RunState> Journal::EndAttempt(int64_t attempt_id, const AttemptOutcome& o
       }
     }
     auto sweep = db_->ReadSweep();
-    if (!sweep.ok()) return sweep.error();
-    const std::optional<MetricSpec> metric = sweep.value() ? sweep.value()->metric : std::nullopt;
+    if (!sweep) return sweep.error();
+    const std::optional<MetricSpec> metric = *sweep ? (*sweep)->metric : std::nullopt;
 
     const double now = NowUnix();
     Stmt end(h,
@@ -512,7 +512,7 @@ Result<RunState> Journal::EndAttempt(int64_t attempt_id, const AttemptOutcome& o
     if (update.Bind(9, key).Step() != SQLITE_DONE) return db_->Fail("cannot update the run");
     return Status::Ok();
   });
-  if (!s.ok()) return s.error();
+  if (!s) return s.error();
   return next;
 }
 
@@ -523,8 +523,8 @@ Result<int> Journal::RequeueInterrupted() {
   int requeued = 0;
   Status s = db_->Transaction([&]() -> Status {
     auto open = db_->ReadAttempts("WHERE ended_unix IS NULL", std::nullopt);
-    if (!open.ok()) return open.error();
-    for (const auto& a : open.value()) {
+    if (!open) return open.error();
+    for (const auto& a : *open) {
       if (SameOwner(a, self)) continue;
       if (OwnerAlive(a)) {
         return UsageError(
@@ -542,7 +542,7 @@ Result<int> Journal::RequeueInterrupted() {
     }
     return Status::Ok();
   });
-  if (!s.ok()) return s.error();
+  if (!s) return s.error();
   return requeued;
 }
 
@@ -562,8 +562,8 @@ Result<std::vector<AttemptRecord>> Journal::AdoptOpenAttempts() {
   std::vector<AttemptRecord> adopted;
   Status s = db_->Transaction([&]() -> Status {
     auto open = db_->ReadAttempts("WHERE ended_unix IS NULL", std::nullopt);
-    if (!open.ok()) return open.error();
-    for (AttemptRecord& a : open.value()) {
+    if (!open) return open.error();
+    for (AttemptRecord& a : *open) {
       if (!SameOwner(a, self) && OwnerAlive(a)) {
         return UsageError(fmt::format("journal {} is in use: saturate (pid {}) is still watching run {}; stop it "
                                       "before resuming",
@@ -579,17 +579,17 @@ Result<std::vector<AttemptRecord>> Journal::AdoptOpenAttempts() {
     }
     return Status::Ok();
   });
-  if (!s.ok()) return s.error();
+  if (!s) return s.error();
   return adopted;
 }
 
 Status Journal::Verify() const {
   std::lock_guard lock(db_->mu);
   auto integrity = db_->Rows<std::string>("PRAGMA integrity_check", std::nullopt, FirstColumn);
-  if (!integrity.ok()) return integrity.error();
+  if (!integrity) return integrity.error();
   std::vector<std::string> problems;
-  if (integrity.value() != std::vector<std::string>{"ok"}) {
-    problems.push_back("SQLite integrity check: " + integrity.value().front());
+  if (*integrity != std::vector<std::string>{"ok"}) {
+    problems.push_back("SQLite integrity check: " + (*integrity).front());
   }
   struct Check {
     const char* sql;
@@ -613,8 +613,8 @@ Status Journal::Verify() const {
   };
   for (const auto& check : checks) {
     auto keys = db_->Rows<std::string>(check.sql, std::nullopt, FirstColumn);
-    if (!keys.ok()) return keys.error();
-    for (const auto& key : keys.value()) problems.push_back(fmt::format("{}: {}", key, check.what));
+    if (!keys) return keys.error();
+    for (const auto& key : *keys) problems.push_back(fmt::format("{}: {}", key, check.what));
   }
   if (problems.empty()) return Status::Ok();
   if (problems.size() > 10) problems.resize(10);

@@ -34,14 +34,14 @@ SweepInfo Info(std::string hash = "h1") {
 
 std::unique_ptr<Journal> MustOpen(const std::string& path) {
   auto journal = Journal::Open(path);
-  EXPECT_TRUE(journal.ok()) << journal.error().message;
-  return journal.ok() ? std::move(journal.value()) : nullptr;
+  EXPECT_TRUE(journal) << journal.error().message;
+  return journal.ok() ? std::move(*journal) : nullptr;
 }
 
 std::unique_ptr<Journal> OpenWithPlan(const std::string& path, int n) {
   auto journal = MustOpen(path);
   if (journal) {
-    EXPECT_TRUE(journal->EnsureRuns(Info(), Plan(n)).ok());
+    EXPECT_TRUE(journal->EnsureRuns(Info(), Plan(n)));
   }
   return journal;
 }
@@ -88,9 +88,9 @@ TEST(Journal, CreatesSchemaInWalMode) {
   EXPECT_EQ(QueryText(path, "PRAGMA journal_mode"), "wal");
   EXPECT_EQ(QueryText(path, "SELECT version FROM schema_version"), "3");
   auto sweep = journal->Sweep();
-  ASSERT_TRUE(sweep.ok());
-  EXPECT_FALSE(sweep.value());
-  EXPECT_TRUE(journal->Verify().ok());
+  ASSERT_TRUE(sweep);
+  EXPECT_FALSE(*sweep);
+  EXPECT_TRUE(journal->Verify());
   journal.reset();
   EXPECT_TRUE(MustOpen(path));  // reopening migrates nothing
 }
@@ -98,14 +98,14 @@ TEST(Journal, CreatesSchemaInWalMode) {
 TEST(Journal, RefusesFilesThatAreNotJournals) {
   TempDir dir;
   std::ofstream(dir.File("text.db")) << "not a database, just some text that is long enough to have a header\n";
-  EXPECT_FALSE(Journal::Open(dir.File("text.db")).ok());
+  EXPECT_FALSE(Journal::Open(dir.File("text.db")));
 
   sqlite3* db = nullptr;
   sqlite3_open(dir.File("other.db").c_str(), &db);
   sqlite3_exec(db, "CREATE TABLE customers (id INTEGER)", nullptr, nullptr, nullptr);
   sqlite3_close(db);
   auto other = Journal::Open(dir.File("other.db"));
-  ASSERT_FALSE(other.ok());
+  ASSERT_FALSE(other);
   EXPECT_EQ(other.error().message, dir.File("other.db") + " is an SQLite database but not a saturate sweep journal");
 
   { auto journal = MustOpen(dir.File("new.db")); }
@@ -113,7 +113,7 @@ TEST(Journal, RefusesFilesThatAreNotJournals) {
   sqlite3_exec(db, "UPDATE schema_version SET version = 99", nullptr, nullptr, nullptr);
   sqlite3_close(db);
   auto newer = Journal::Open(dir.File("new.db"));
-  ASSERT_FALSE(newer.ok());
+  ASSERT_FALSE(newer);
   EXPECT_EQ(newer.error().message,
             "journal " + dir.File("new.db") + " was written by a newer saturate (schema 99; this one knows up to 3)");
 }
@@ -125,31 +125,31 @@ TEST(Journal, EnsureRunsIsIdempotentAndRefusesAnotherPlan) {
   SweepInfo moved = Info();
   moved.spec_path = "moved/sweep.yaml";
   moved.metric->goal = Goal::kMaximize;
-  ASSERT_TRUE(journal->EnsureRuns(moved, Plan(5)).ok());
+  ASSERT_TRUE(journal->EnsureRuns(moved, Plan(5)));
   auto sweep = journal->Sweep();
-  ASSERT_TRUE(sweep.ok() && sweep.value());
-  EXPECT_EQ(sweep.value()->spec_path, "moved/sweep.yaml");
-  EXPECT_EQ(sweep.value()->seed, 42u);
-  EXPECT_EQ(sweep.value()->metric->goal, Goal::kMaximize);
+  ASSERT_TRUE(sweep.ok() && *sweep);
+  EXPECT_EQ((*sweep)->spec_path, "moved/sweep.yaml");
+  EXPECT_EQ((*sweep)->seed, 42u);
+  EXPECT_EQ((*sweep)->metric->goal, Goal::kMaximize);
 
   auto runs = journal->Runs();
-  ASSERT_TRUE(runs.ok());
-  ASSERT_EQ(runs.value().size(), 5u);
-  EXPECT_EQ(runs.value()[3].key, "key1003");
-  EXPECT_EQ(runs.value()[3].params, json({{"lr", 0.1 * 4}, {"bs", 32}}));
-  EXPECT_EQ(runs.value()[3].state, RunState::kQueued);
+  ASSERT_TRUE(runs);
+  ASSERT_EQ((*runs).size(), 5u);
+  EXPECT_EQ((*runs)[3].key, "key1003");
+  EXPECT_EQ((*runs)[3].params, json({{"lr", 0.1 * 4}, {"bs", 32}}));
+  EXPECT_EQ((*runs)[3].state, RunState::kQueued);
 
   Status changed = journal->EnsureRuns(Info("h2"), Plan(5));
-  ASSERT_FALSE(changed.ok());
+  ASSERT_FALSE(changed);
   EXPECT_EQ(changed.error().exit_code, kExitUsage);
   EXPECT_NE(changed.message().find("spec hash h1, this spec h2"), std::string::npos) << changed.message();
 
   std::vector<RunParams> other = Plan(5);
   other[2].values["bs"] = 64;
   Status mismatch = journal->EnsureRuns(Info(), other);
-  ASSERT_FALSE(mismatch.ok());
+  ASSERT_FALSE(mismatch);
   EXPECT_NE(mismatch.message().find("run key1002 (#2) does not match"), std::string::npos) << mismatch.message();
-  EXPECT_EQ(journal->Runs().value()[2].params["bs"], 32);  // the failed call changed nothing
+  EXPECT_EQ((*journal->Runs())[2].params["bs"], 32);  // the failed call changed nothing
 }
 
 TEST(Journal, AttemptLifecycleRecordsEverything) {
@@ -161,15 +161,15 @@ TEST(Journal, AttemptLifecycleRecordsEverything) {
   EXPECT_EQ((*next)->key, "key1000");
 
   auto attempt = journal->BeginAttempt("key1000", 1, 4321, "logs/key1000/1");
-  ASSERT_TRUE(attempt.ok()) << attempt.error().message;
-  auto running = journal->Run("key1000").value();
+  ASSERT_TRUE(attempt) << attempt.error().message;
+  auto running = *journal->Run("key1000");
   EXPECT_EQ(running->state, RunState::kRunning);
   EXPECT_EQ(running->attempts, 1);
   EXPECT_EQ(running->gpu_index, 1);
   EXPECT_TRUE(running->started_unix);
   EXPECT_FALSE(running->finished_unix);
-  EXPECT_EQ(NextQueued(*journal).value()->key, "key1001");
-  EXPECT_FALSE(journal->BeginAttempt("key1000", 0, 1, "x").ok());  // already running
+  EXPECT_EQ((*NextQueued(*journal))->key, "key1001");
+  EXPECT_FALSE(journal->BeginAttempt("key1000", 0, 1, "x"));  // already running
 
   const std::vector<MetricPoint> metrics = {
       {"loss", 0.9, 1, 100.0}, {"loss", 0.4, 2, 101.0}, {"loss", 0.5, 3, 102.0}, {"acc", 0.7, 3, 102.0}};
@@ -177,11 +177,11 @@ TEST(Journal, AttemptLifecycleRecordsEverything) {
   ms.throughput_samples_per_s = 850.5;
   ms.peak_gpu_memory_bytes = 12ULL << 30;
   ms.rss_bytes = 3ULL << 30;
-  auto state = journal->EndAttempt(attempt.value(), Ended(ExitClass::kFinished, 0), metrics, ms, RetryPolicy{});
-  ASSERT_TRUE(state.ok()) << state.error().message;
-  EXPECT_EQ(state.value(), RunState::kDone);
+  auto state = journal->EndAttempt(*attempt, Ended(ExitClass::kFinished, 0), metrics, ms, RetryPolicy{});
+  ASSERT_TRUE(state) << state.error().message;
+  EXPECT_EQ(*state, RunState::kDone);
 
-  const RunRecord done = journal->Run("key1000").value().value();
+  const RunRecord done = **journal->Run("key1000");
   EXPECT_EQ(done.state, RunState::kDone);
   EXPECT_EQ(done.best_metrics, json({{"loss", 0.4}, {"acc", 0.7}}));  // best loss (minimize), last acc
   EXPECT_EQ(done.measurements.throughput_samples_per_s, 850.5);
@@ -190,7 +190,7 @@ TEST(Journal, AttemptLifecycleRecordsEverything) {
   EXPECT_EQ(done.measurements.rss_bytes, 3ULL << 30);
   EXPECT_TRUE(done.finished_unix);
 
-  const auto attempts = journal->Attempts("key1000").value();
+  const auto attempts = *journal->Attempts("key1000");
   ASSERT_EQ(attempts.size(), 1u);
   EXPECT_EQ(attempts[0].attempt_no, 1);
   EXPECT_EQ(attempts[0].exit_class, "finished");
@@ -201,20 +201,20 @@ TEST(Journal, AttemptLifecycleRecordsEverything) {
   EXPECT_EQ(attempts[0].owner_pid, getpid());
   EXPECT_GT(attempts[0].owner_start_ticks, 0u);
   EXPECT_TRUE(attempts[0].ended_unix);
-  EXPECT_EQ(journal->LastAttemptMetrics("key1000").value().size(), 4u);
-  EXPECT_EQ(journal->LastAttemptMetrics("key1000").value()[1].step, 2);
+  EXPECT_EQ((*journal->LastAttemptMetrics("key1000")).size(), 4u);
+  EXPECT_EQ((*journal->LastAttemptMetrics("key1000"))[1].step, 2);
 
   // Ending twice, or an unknown attempt, is an error.
-  EXPECT_FALSE(journal->EndAttempt(attempt.value(), Ended(ExitClass::kFinished, 0), {}, {}, {}).ok());
-  EXPECT_FALSE(journal->EndAttempt(999, Ended(ExitClass::kFinished, 0), {}, {}, {}).ok());
-  EXPECT_FALSE(journal->BeginAttempt("nope", 0, 1, "x").ok());
-  EXPECT_FALSE(journal->BeginAttempt("key1000", 0, 1, "x").ok());  // done
+  EXPECT_FALSE(journal->EndAttempt(*attempt, Ended(ExitClass::kFinished, 0), {}, {}, {}));
+  EXPECT_FALSE(journal->EndAttempt(999, Ended(ExitClass::kFinished, 0), {}, {}, {}));
+  EXPECT_FALSE(journal->BeginAttempt("nope", 0, 1, "x"));
+  EXPECT_FALSE(journal->BeginAttempt("key1000", 0, 1, "x"));  // done
 
-  const StateCounts counts = journal->Counts().value();
+  const StateCounts counts = *journal->Counts();
   EXPECT_EQ(counts.done, 1);
   EXPECT_EQ(counts.queued, 2);
   EXPECT_EQ(counts.total(), 3);
-  EXPECT_TRUE(journal->Verify().ok());
+  EXPECT_TRUE(journal->Verify());
 }
 
 TEST(Journal, FailedAttemptsAreRetriedWithinTheBudget) {
@@ -224,18 +224,18 @@ TEST(Journal, FailedAttemptsAreRetriedWithinTheBudget) {
   const RetryPolicy policy{2};
   const std::vector<RunState> expected = {RunState::kRetrying, RunState::kRetrying, RunState::kFailed};
   for (RunState want : expected) {
-    auto next = NextQueued(*journal).value();
+    auto next = *NextQueued(*journal);
     ASSERT_TRUE(next);
     auto id = journal->BeginAttempt(next->key, 0, 100, "logs");
-    ASSERT_TRUE(id.ok());
-    EXPECT_EQ(journal->EndAttempt(id.value(), Ended(ExitClass::kGpuOom, 1), {}, {}, policy).value(), want);
+    ASSERT_TRUE(id);
+    EXPECT_EQ(*journal->EndAttempt(*id, Ended(ExitClass::kGpuOom, 1), {}, {}, policy), want);
   }
-  EXPECT_FALSE(NextQueued(*journal).value());
-  const RunRecord r = journal->Runs().value()[0];
+  EXPECT_FALSE(*NextQueued(*journal));
+  const RunRecord r = (*journal->Runs())[0];
   EXPECT_EQ(r.state, RunState::kFailed);
   EXPECT_EQ(r.attempts, 3);
   EXPECT_EQ(r.failures, 3);
-  EXPECT_TRUE(journal->Verify().ok());
+  EXPECT_TRUE(journal->Verify());
 }
 
 TEST(Journal, StoppedAttemptsRequeueWithoutSpendingRetries) {
@@ -243,13 +243,13 @@ TEST(Journal, StoppedAttemptsRequeueWithoutSpendingRetries) {
   auto journal = OpenWithPlan(dir.File("j.db"), 1);
   ASSERT_TRUE(journal);
   auto id = journal->BeginAttempt("key1000", 0, 100, "logs");
-  EXPECT_EQ(journal->EndAttempt(id.value(), Ended(ExitClass::kStopped, -1, SIGINT), {}, {}, RetryPolicy{0}).value(),
+  EXPECT_EQ(*journal->EndAttempt(*id, Ended(ExitClass::kStopped, -1, SIGINT), {}, {}, RetryPolicy{0}),
             RunState::kQueued);
-  const RunRecord r = journal->Runs().value()[0];
+  const RunRecord r = (*journal->Runs())[0];
   EXPECT_EQ(r.attempts, 1);
   EXPECT_EQ(r.failures, 0);
-  EXPECT_EQ(journal->Attempts("key1000").value()[0].term_signal, SIGINT);
-  EXPECT_FALSE(journal->Attempts("key1000").value()[0].exit_code);
+  EXPECT_EQ((*journal->Attempts("key1000"))[0].term_signal, SIGINT);
+  EXPECT_FALSE((*journal->Attempts("key1000"))[0].exit_code);
 }
 
 TEST(Journal, TheSameErrorTwiceFailsTheRunAndSaysWhy) {
@@ -259,22 +259,22 @@ TEST(Journal, TheSameErrorTwiceFailsTheRunAndSaysWhy) {
   AttemptOutcome raised = Ended(ExitClass::kFailed, 1);
   raised.error_line = "ValueError: always";
   auto first = journal->BeginAttempt("key1000", 0, 100, "logs");
-  EXPECT_EQ(journal->EndAttempt(first.value(), raised, {}, {}, RetryPolicy{2}).value(), RunState::kRetrying);
+  EXPECT_EQ(*journal->EndAttempt(*first, raised, {}, {}, RetryPolicy{2}), RunState::kRetrying);
   auto second = journal->BeginAttempt("key1000", 0, 100, "logs");
-  EXPECT_EQ(journal->EndAttempt(second.value(), raised, {}, {}, RetryPolicy{2}).value(), RunState::kFailed);
-  const auto attempts = journal->Attempts("key1000").value();
+  EXPECT_EQ(*journal->EndAttempt(*second, raised, {}, {}, RetryPolicy{2}), RunState::kFailed);
+  const auto attempts = *journal->Attempts("key1000");
   ASSERT_EQ(attempts.size(), 2u);
   EXPECT_EQ(attempts[0].error_line, "ValueError: always");
   EXPECT_EQ(attempts[1].detail, "failed; the same error as attempt 1 (failed: ValueError: always): not retried");
 
   // A different error the second time keeps the retry.
   ASSERT_TRUE(
-      journal->EndAttempt(journal->BeginAttempt("key1001", 0, 100, "logs").value(), raised, {}, {}, RetryPolicy{2})
+      journal->EndAttempt(*journal->BeginAttempt("key1001", 0, 100, "logs"), raised, {}, {}, RetryPolicy{2})
           .ok());
   raised.error_line = "KeyError: 'x'";
   auto other = journal->BeginAttempt("key1001", 0, 100, "logs");
-  EXPECT_EQ(journal->EndAttempt(other.value(), raised, {}, {}, RetryPolicy{2}).value(), RunState::kRetrying);
-  EXPECT_TRUE(journal->Verify().ok());
+  EXPECT_EQ(*journal->EndAttempt(*other, raised, {}, {}, RetryPolicy{2}), RunState::kRetrying);
+  EXPECT_TRUE(journal->Verify());
 }
 
 TEST(Journal, StoppedEarlyIsDoneNotFailedAndKeepsItsMetrics) {
@@ -283,22 +283,22 @@ TEST(Journal, StoppedEarlyIsDoneNotFailedAndKeepsItsMetrics) {
   ASSERT_TRUE(journal);
   auto failed = journal->BeginAttempt("key1000", 0, 100, "logs");
   ASSERT_TRUE(
-      journal->EndAttempt(failed.value(), Ended(ExitClass::kFailed, 1), {{"loss", 9, 1, 1.0}}, {}, RetryPolicy{2})
+      journal->EndAttempt(*failed, Ended(ExitClass::kFailed, 1), {{"loss", 9, 1, 1.0}}, {}, RetryPolicy{2})
           .ok());
   AttemptOutcome stopped = Ended(ExitClass::kStopped, -1, SIGINT);
   stopped.stopped_early = true;
   auto id = journal->BeginAttempt("key1000", 0, 100, "logs");
   const std::vector<MetricPoint> points = {{"loss", 3, 1, 2.0}, {"acc", 0.5, 1, 2.0}, {"loss", 2, 2, 3.0}};
-  EXPECT_EQ(journal->EndAttempt(id.value(), stopped, points, {}, RetryPolicy{2}).value(), RunState::kDone);
-  const RunRecord r = journal->Runs().value()[0];
+  EXPECT_EQ(*journal->EndAttempt(*id, stopped, points, {}, RetryPolicy{2}), RunState::kDone);
+  const RunRecord r = (*journal->Runs())[0];
   EXPECT_TRUE(r.stopped_early);
   EXPECT_EQ(r.failures, 1);
-  EXPECT_EQ(journal->Attempts("key1000").value()[1].exit_class, "stopped_early");
-  const auto last = journal->LastAttemptMetrics("key1000").value();
+  EXPECT_EQ((*journal->Attempts("key1000"))[1].exit_class, "stopped_early");
+  const auto last = *journal->LastAttemptMetrics("key1000");
   ASSERT_EQ(last.size(), 3u);
   EXPECT_EQ(last[0].value, 3);
   EXPECT_EQ(last[2].value, 2);
-  EXPECT_TRUE(journal->Verify().ok()) << journal->Verify().error().message;
+  EXPECT_TRUE(journal->Verify()) << journal->Verify().error().message;
 }
 
 TEST(Journal, RunsPlannedWithoutValuesGetThemOnce) {
@@ -306,13 +306,13 @@ TEST(Journal, RunsPlannedWithoutValuesGetThemOnce) {
   auto journal = MustOpen(dir.File("j.db"));
   ASSERT_TRUE(journal);
   const std::vector<RunParams> plan = {RunParams{0, "b0", nullptr}, RunParams{1, "b1", nullptr}};
-  ASSERT_TRUE(journal->EnsureRuns(Info(), plan).ok());
-  ASSERT_TRUE(journal->SetParams("b0", json{{"lr", 0.01}}).ok());
-  EXPECT_FALSE(journal->SetParams("b0", json{{"lr", 0.02}}).ok());
+  ASSERT_TRUE(journal->EnsureRuns(Info(), plan));
+  ASSERT_TRUE(journal->SetParams("b0", json{{"lr", 0.01}}));
+  EXPECT_FALSE(journal->SetParams("b0", json{{"lr", 0.02}}));
   // The same plan again (a resume) keeps the values given.
-  ASSERT_TRUE(journal->EnsureRuns(Info(), plan).ok());
-  EXPECT_EQ(journal->Runs().value()[0].params, (json{{"lr", 0.01}}));
-  EXPECT_TRUE(journal->Runs().value()[1].params.is_null());
+  ASSERT_TRUE(journal->EnsureRuns(Info(), plan));
+  EXPECT_EQ((*journal->Runs())[0].params, (json{{"lr", 0.01}}));
+  EXPECT_TRUE((*journal->Runs())[1].params.is_null());
 }
 
 TEST(StateAfterAttempt, Rules) {
@@ -363,17 +363,17 @@ TEST(Journal, OutOfMemoryWhilePackedRunsAgainWithoutUsingARetry) {
   AttemptOutcome oom = Ended(ExitClass::kHostOom, 1);
   oom.oom_while_packed = true;
   auto first = journal->BeginAttempt("key1000", std::nullopt, 10, "logs/1");
-  ASSERT_TRUE(first.ok());
-  EXPECT_EQ(journal->EndAttempt(first.value(), oom, {}, {}, RetryPolicy{0}).value(), RunState::kQueued);
+  ASSERT_TRUE(first);
+  EXPECT_EQ(*journal->EndAttempt(*first, oom, {}, {}, RetryPolicy{0}), RunState::kQueued);
   auto second = journal->BeginAttempt("key1000", std::nullopt, 11, "logs/2");
-  ASSERT_TRUE(second.ok());
-  EXPECT_EQ(journal->EndAttempt(second.value(), Ended(ExitClass::kFinished, 0), {}, {}, RetryPolicy{0}).value(),
+  ASSERT_TRUE(second);
+  EXPECT_EQ(*journal->EndAttempt(*second, Ended(ExitClass::kFinished, 0), {}, {}, RetryPolicy{0}),
             RunState::kDone);
-  const RunRecord r = journal->Run("key1000").value().value();
+  const RunRecord r = **journal->Run("key1000");
   EXPECT_EQ(r.attempts, 2);
   EXPECT_EQ(r.failures, 0);
-  EXPECT_EQ(journal->Attempts("key1000").value()[0].exit_class, "host_oom");
-  EXPECT_TRUE(journal->Verify().ok());
+  EXPECT_EQ((*journal->Attempts("key1000"))[0].exit_class, "host_oom");
+  EXPECT_TRUE(journal->Verify());
 }
 
 // Runs `body` in a child process and returns its pid; the child never returns into the test.
@@ -394,32 +394,32 @@ TEST(Journal, RequeueInterruptedRequeuesRunsOfDeadOwnersOnly) {
   ASSERT_TRUE(journal);
   // key1000 done here; key1001 begun by a process that then exits without ending it.
   auto done = journal->BeginAttempt("key1000", 0, 1, "logs");
-  ASSERT_TRUE(journal->EndAttempt(done.value(), Ended(ExitClass::kFinished, 0), {}, {}, {}).ok());
+  ASSERT_TRUE(journal->EndAttempt(*done, Ended(ExitClass::kFinished, 0), {}, {}, {}));
   const pid_t child = Fork([&] {
     auto j = Journal::Open(path);
-    if (j.ok()) (void)j.value()->BeginAttempt("key1001", 0, 2, "logs");
+    if (j) (void)(*j)->BeginAttempt("key1001", 0, 2, "logs");
   });
   int status = 0;
   ASSERT_EQ(waitpid(child, &status, 0), child);
   // key1002 begun by this very process: still ours, so left alone.
-  ASSERT_TRUE(journal->BeginAttempt("key1002", 1, 3, "logs").ok());
+  ASSERT_TRUE(journal->BeginAttempt("key1002", 1, 3, "logs"));
 
   auto requeued = journal->RequeueInterrupted();
-  ASSERT_TRUE(requeued.ok()) << requeued.error().message;
-  EXPECT_EQ(requeued.value(), 1);
-  const auto runs = journal->Runs().value();
+  ASSERT_TRUE(requeued) << requeued.error().message;
+  EXPECT_EQ(*requeued, 1);
+  const auto runs = *journal->Runs();
   EXPECT_EQ(runs[0].state, RunState::kDone);
   EXPECT_EQ(runs[1].state, RunState::kQueued);
   EXPECT_EQ(runs[1].attempts, 1);
   EXPECT_EQ(runs[1].failures, 0);
   EXPECT_EQ(runs[2].state, RunState::kRunning);
-  const auto attempts = journal->Attempts("key1001").value();
+  const auto attempts = *journal->Attempts("key1001");
   ASSERT_EQ(attempts.size(), 1u);
   EXPECT_EQ(attempts[0].exit_class, "interrupted");
   EXPECT_EQ(attempts[0].owner_pid, child);
   EXPECT_EQ(attempts[0].detail, "saturate (pid " + std::to_string(child) + ") ended before the attempt did");
-  EXPECT_TRUE(journal->Verify().ok());
-  EXPECT_EQ(journal->RequeueInterrupted().value(), 0);
+  EXPECT_TRUE(journal->Verify());
+  EXPECT_EQ(*journal->RequeueInterrupted(), 0);
 }
 
 TEST(Journal, RequeueInterruptedRefusesWhileAnotherSaturateIsAlive) {
@@ -430,7 +430,7 @@ TEST(Journal, RequeueInterruptedRefusesWhileAnotherSaturateIsAlive) {
   ASSERT_EQ(pipe(ready), 0);
   const pid_t child = Fork([&] {
     auto j = Journal::Open(path);
-    if (j.ok() && j.value()->BeginAttempt("key1000", 0, 2, "logs").ok()) (void)!write(ready[1], "x", 1);
+    if (j.ok() && (*j)->BeginAttempt("key1000", 0, 2, "logs").ok()) (void)!write(ready[1], "x", 1);
     pause();
   });
   close(ready[1]);
@@ -440,14 +440,14 @@ TEST(Journal, RequeueInterruptedRefusesWhileAnotherSaturateIsAlive) {
 
   auto journal = MustOpen(path);
   auto refused = journal->RequeueInterrupted();
-  ASSERT_FALSE(refused.ok());
+  ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().exit_code, kExitUsage);
   EXPECT_EQ(refused.error().message, "journal " + path + " is in use: saturate (pid " + std::to_string(child) +
                                          ") is still running run key1000; stop it before resuming");
   kill(child, SIGKILL);
   int status = 0;
   ASSERT_EQ(waitpid(child, &status, 0), child);
-  EXPECT_EQ(journal->RequeueInterrupted().value(), 1);
+  EXPECT_EQ(*journal->RequeueInterrupted(), 1);
 }
 
 TEST(Journal, VerifyReportsBrokenInvariants) {
@@ -460,7 +460,7 @@ TEST(Journal, VerifyReportsBrokenInvariants) {
   sqlite3_exec(db, "UPDATE runs SET attempts = 2, state = 'running' WHERE key = 'key1001'", nullptr, nullptr, nullptr);
   sqlite3_close(db);
   Status s = journal->Verify();
-  ASSERT_FALSE(s.ok());
+  ASSERT_FALSE(s);
   EXPECT_EQ(s.message(), "journal " + path +
                              " is inconsistent:\n  key1001: attempt count differs from its attempts\n  key1001: "
                              "running state disagrees with its open attempts");
@@ -471,20 +471,20 @@ TEST(Journal, VerifyReportsBrokenInvariants) {
 // Begins and ends attempts until killed; writes a byte to `progress_fd` after each attempt ends.
 void AttemptLoop(const std::string& path, unsigned seed, int progress_fd) {
   auto journal = Journal::Open(path);
-  if (!journal.ok()) _exit(3);
+  if (!journal) _exit(3);
   std::mt19937 rng(seed);
   const ExitClass outcomes[] = {ExitClass::kFinished, ExitClass::kFinished, ExitClass::kFailed, ExitClass::kGpuOom,
                                 ExitClass::kStopped};
   while (true) {
     auto next = NextQueued(**journal);
-    if (!next.ok()) _exit(4);
-    if (!next.value()) pause();  // all done: wait for the kill like a busy child would
-    auto id = journal.value()->BeginAttempt(next.value()->key, 0, 1, "logs");
-    if (!id.ok()) _exit(5);
+    if (!next) _exit(4);
+    if (!*next) pause();  // all done: wait for the kill like a busy child would
+    auto id = (*journal)->BeginAttempt((*next)->key, 0, 1, "logs");
+    if (!id) _exit(5);
     const std::vector<MetricPoint> metrics = {{"loss", static_cast<double>(rng() % 100), 1, 1.0}};
     Measurements ms;
     ms.throughput_samples_per_s = 100;
-    if (!journal.value()->EndAttempt(id.value(), Ended(outcomes[rng() % 5], 1), metrics, ms, RetryPolicy{1}).ok()) {
+    if (!(*journal)->EndAttempt(*id, Ended(outcomes[rng() % 5], 1), metrics, ms, RetryPolicy{1})) {
       _exit(6);
     }
     if (write(progress_fd, "+", 1) != 1) _exit(7);
@@ -520,18 +520,18 @@ TEST(JournalCrash, KillNineAtRandomInstantsLeavesAConsistentJournal) {
     auto journal = MustOpen(path);
     ASSERT_TRUE(journal);
     Status verified = journal->Verify();
-    ASSERT_TRUE(verified.ok()) << "round " << round << ": " << verified.message();
+    ASSERT_TRUE(verified) << "round " << round << ": " << verified.message();
     auto requeued = journal->RequeueInterrupted();
-    ASSERT_TRUE(requeued.ok()) << requeued.error().message;
-    EXPECT_LE(requeued.value(), 1);
-    killed_mid_run += requeued.value();
-    ASSERT_TRUE(journal->Verify().ok());
-    const StateCounts counts = journal->Counts().value();
+    ASSERT_TRUE(requeued) << requeued.error().message;
+    EXPECT_LE(*requeued, 1);
+    killed_mid_run += *requeued;
+    ASSERT_TRUE(journal->Verify());
+    const StateCounts counts = *journal->Counts();
     EXPECT_EQ(counts.running, 0);
     EXPECT_EQ(counts.total(), kRuns);
   }
   auto journal = MustOpen(path);
-  const std::vector<RunRecord> runs = journal->Runs().value();
+  const std::vector<RunRecord> runs = *journal->Runs();
   int64_t attempts = 0;
   for (const auto& r : runs) attempts += r.attempts;
   RecordProperty("attempts", static_cast<int>(attempts));

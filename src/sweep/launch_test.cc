@@ -32,9 +32,9 @@ TEST(Launch, EverySweepRunGetsTheChannelTheRunIdAndAReportIntervalFittedToTheWin
 
 TEST(Launch, MatchedLinesReachTheLoopOnce) {
   auto pattern = MetricPattern::Create(R"(loss=(?P<loss>[0-9.]+))", "'metric_pattern'");
-  ASSERT_TRUE(pattern.ok());
+  ASSERT_TRUE(pattern);
   Launch launch;
-  launch.pattern = &pattern.value();
+  launch.pattern = &*pattern;
   launch.lines = std::make_shared<MatchedLines>();
   const run::RunSpec rs = LaunchSpec(launch);
   ASSERT_TRUE(rs.on_line);

@@ -27,8 +27,8 @@ TreeReading Reading(double t, double cpu, uint64_t rss, std::optional<uint64_t> 
 // A message as the helper sends it, through the real parser.
 measure::HelperMessage Parse(const nlohmann::json& j) {
   auto m = measure::ParseHelperMessage(j.dump());
-  EXPECT_TRUE(m.ok()) << m.error().message;
-  return m.ok() ? m.value() : measure::HelperMessage{};
+  EXPECT_TRUE(m) << m.error().message;
+  return m.ok() ? *m : measure::HelperMessage{};
 }
 
 // The automatic layer's hello, sent when it patched torch.

@@ -9,7 +9,7 @@ using Values = std::vector<std::pair<std::string, double>>;
 
 TEST(MetricPattern, ReadsNamedGroupsOfEveryMatch) {
   auto simple = MetricPattern::Create(R"(val_loss=(?P<val_loss>[0-9.e+-]+)(?: acc=(?P<acc>[0-9.]+))?)", "p");
-  ASSERT_TRUE(simple.ok());
+  ASSERT_TRUE(simple);
   EXPECT_EQ(simple->names(), (std::vector<std::string>{"val_loss", "acc"}));
   EXPECT_EQ(simple->Match("epoch 3 val_loss=0.25 acc=0.91"), (Values{{"val_loss", 0.25}, {"acc", 0.91}}));
   EXPECT_EQ(simple->Match("val_loss=1e-3"), (Values{{"val_loss", 0.001}})) << "acc did not take part";
@@ -22,18 +22,18 @@ TEST(MetricPattern, ReadsNamedGroupsOfEveryMatch) {
 // A progress bar in another encoding, or bytes cut mid-character, on the same line as the metric.
 TEST(MetricPattern, MatchesLinesWithInvalidUtf8) {
   auto pattern = MetricPattern::Create(R"(val_loss=(?P<val_loss>[0-9.]+))", "p");
-  ASSERT_TRUE(pattern.ok());
+  ASSERT_TRUE(pattern);
   EXPECT_EQ(pattern->Match("\xff\xfe epoch 3 \xe9t\xe9 val_loss=0.25 \xc3"), (Values{{"val_loss", 0.25}}));
 }
 
 TEST(MetricPattern, RejectsBadExpressionsAndPatternsWithoutNames) {
   auto bad = MetricPattern::Create("loss=(?P<loss>[0-9.]+", "--metric-pattern");
-  ASSERT_FALSE(bad.ok());
+  ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().exit_code, kExitUsage);
   EXPECT_EQ(bad.error().message,
             "--metric-pattern is not a valid regular expression: missing closing parenthesis at offset 21");
   auto unnamed = MetricPattern::Create("loss=([0-9.]+)", "--metric-pattern");
-  ASSERT_FALSE(unnamed.ok());
+  ASSERT_FALSE(unnamed);
   EXPECT_EQ(unnamed.error().message,
             "--metric-pattern needs named groups, one per metric, e.g. 'val_loss=(?P<val_loss>[0-9.e+-]+)'");
 }

@@ -103,7 +103,7 @@ std::vector<std::string> QuitOrphans(const std::string& program, const std::file
     auto quit = RunControl(program, {}, DaemonEnv(dir), "quit\n");
     std::filesystem::remove_all(entry.path(), ec);
     // A daemon that had already gone (a reboot keeps /tmp on some systems) has nothing to quit.
-    if (quit.ok() && quit.value() == 0) {
+    if (quit.ok() && *quit == 0) {
       notes.push_back(fmt::format("quit the MPS daemon that saturate (pid {}) left running in {}", *owner, dir));
     }
   }
@@ -115,13 +115,13 @@ std::vector<std::string> QuitOrphans(const std::string& program, const std::file
 Result<std::unique_ptr<MpsDaemon>> MpsDaemon::Start() {
   const char* path = getenv("PATH");
   auto program = run::ResolveProgram(kControl, path ? path : "/usr/bin:/bin");
-  if (!program.ok()) {
+  if (!program) {
     return Error{
         fmt::format("--mps needs NVIDIA's {} (from the driver utilities): {}", kControl, program.error().message)};
   }
   const std::filesystem::path tmp = std::filesystem::temp_directory_path();
   // A saturate killed with -9 could not quit its daemon: that daemon would hold the GPUs' MPS servers forever.
-  std::vector<std::string> notes = QuitOrphans(program.value(), tmp);
+  std::vector<std::string> notes = QuitOrphans(*program, tmp);
 
   std::string dir = (tmp / (std::string(kFolderPrefix) + "XXXXXX")).string();
   if (!mkdtemp(dir.data())) return Error{fmt::format("cannot create {}: {}", dir, std::strerror(errno))};
@@ -131,16 +131,16 @@ Result<std::unique_ptr<MpsDaemon>> MpsDaemon::Start() {
     return e;
   };
   // The owner goes in first, so a saturate killed from here on leaves a folder the next Start recognises.
-  if (Status st = WriteOwner(dir); !st.ok()) return fail(st.error());
+  if (Status st = WriteOwner(dir); !st) return fail(st.error());
   const std::map<std::string, std::string> env = DaemonEnv(dir);
   for (const auto& [name, sub] : env) std::filesystem::create_directories(sub, ec);
-  auto status = RunControl(program.value(), {"-d"}, env, "");
-  if (!status.ok()) return fail(status.error());
-  if (status.value() != 0) {
-    return fail(Error{fmt::format("{} -d exited with status {} (see its log in {})", kControl, status.value(),
+  auto status = RunControl(*program, {"-d"}, env, "");
+  if (!status) return fail(status.error());
+  if (*status != 0) {
+    return fail(Error{fmt::format("{} -d exited with status {} (see its log in {})", kControl, *status,
                                   env.at("CUDA_MPS_LOG_DIRECTORY"))});
   }
-  return std::unique_ptr<MpsDaemon>(new MpsDaemon(program.value(), dir, std::move(notes)));
+  return std::unique_ptr<MpsDaemon>(new MpsDaemon(*program, dir, std::move(notes)));
 }
 
 MpsDaemon::MpsDaemon(std::string program, std::string dir, std::vector<std::string> notes)

@@ -108,11 +108,11 @@ TEST_F(MpsTest, StartsAPrivateDaemonAndQuitsIt) {
   pid_t daemon = 0;
   {
     auto mps = MpsDaemon::Start();
-    ASSERT_TRUE(mps.ok()) << mps.error().message;
-    pipe_dir = mps.value()->env().at("CUDA_MPS_PIPE_DIRECTORY");
+    ASSERT_TRUE(mps) << mps.error().message;
+    pipe_dir = (*mps)->env().at("CUDA_MPS_PIPE_DIRECTORY");
     EXPECT_TRUE(fs::is_directory(pipe_dir));
-    EXPECT_TRUE(fs::is_directory(mps.value()->env().at("CUDA_MPS_LOG_DIRECTORY")));
-    EXPECT_TRUE(mps.value()->notes().empty());
+    EXPECT_TRUE(fs::is_directory((*mps)->env().at("CUDA_MPS_LOG_DIRECTORY")));
+    EXPECT_TRUE((*mps)->notes().empty());
     daemon = DaemonOf(fs::path(pipe_dir).parent_path().string());
     EXPECT_TRUE(Alive(daemon));
   }
@@ -128,7 +128,7 @@ TEST_F(MpsTest, QuitsTheDaemonOfASaturateKilledWithSigkill) {
   ASSERT_GE(killed, 0);
   if (killed == 0) {
     auto mps = MpsDaemon::Start();
-    if (!mps.ok()) _exit(1);
+    if (!mps) _exit(1);
     raise(SIGKILL);  // as `kill -9`: no destructor runs
     _exit(2);
   }
@@ -141,40 +141,40 @@ TEST_F(MpsTest, QuitsTheDaemonOfASaturateKilledWithSigkill) {
   ASSERT_TRUE(Alive(orphan)) << "kill -9 leaves the daemon running";
 
   auto mps = MpsDaemon::Start();
-  ASSERT_TRUE(mps.ok()) << mps.error().message;
+  ASSERT_TRUE(mps) << mps.error().message;
   for (int i = 0; i < 100 && Alive(orphan); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   EXPECT_FALSE(Alive(orphan)) << "the daemon the killed saturate left is quit";
   EXPECT_FALSE(fs::exists(left)) << "and its folder removed";
-  ASSERT_EQ(mps.value()->notes().size(), 1u);
-  EXPECT_EQ(mps.value()->notes()[0],
+  ASSERT_EQ((*mps)->notes().size(), 1u);
+  EXPECT_EQ((*mps)->notes()[0],
             fmt::format("quit the MPS daemon that saturate (pid {}) left running in {}", killed, left));
   EXPECT_NE(ReadFile(log_).find("args= pipe=" + left + "/pipe\nquit\n"), std::string::npos) << ReadFile(log_);
-  const std::string mine = fs::path(mps.value()->env().at("CUDA_MPS_PIPE_DIRECTORY")).parent_path().string();
+  const std::string mine = fs::path((*mps)->env().at("CUDA_MPS_PIPE_DIRECTORY")).parent_path().string();
   EXPECT_TRUE(Alive(DaemonOf(mine))) << "a new daemon serves this sweep";
 }
 
 TEST_F(MpsTest, LeavesTheDaemonsOfLiveProcessesAndOtherFoldersAlone) {
   auto first = MpsDaemon::Start();
-  ASSERT_TRUE(first.ok()) << first.error().message;
-  const std::string first_dir = fs::path(first.value()->env().at("CUDA_MPS_PIPE_DIRECTORY")).parent_path().string();
+  ASSERT_TRUE(first) << first.error().message;
+  const std::string first_dir = fs::path((*first)->env().at("CUDA_MPS_PIPE_DIRECTORY")).parent_path().string();
   const pid_t first_daemon = DaemonOf(first_dir);
   // A folder by that name without an owner file (not one this saturate wrote), and one whose owner lives.
   fs::create_directories(tmp_.File("tmp/saturate-mps-foreign/pipe"));
 
   auto second = MpsDaemon::Start();
-  ASSERT_TRUE(second.ok()) << second.error().message;
-  EXPECT_TRUE(second.value()->notes().empty());
+  ASSERT_TRUE(second) << second.error().message;
+  EXPECT_TRUE((*second)->notes().empty());
   EXPECT_TRUE(Alive(first_daemon)) << "its saturate (this test) is alive";
   EXPECT_TRUE(fs::exists(first_dir));
   EXPECT_TRUE(fs::exists(tmp_.File("tmp/saturate-mps-foreign")));
-  DaemonOf(fs::path(second.value()->env().at("CUDA_MPS_PIPE_DIRECTORY")).parent_path().string());
+  DaemonOf(fs::path((*second)->env().at("CUDA_MPS_PIPE_DIRECTORY")).parent_path().string());
 }
 
 TEST(MpsDaemon, NamesTheMissingProgram) {
   TempDir empty;
   ScopedEnv path("PATH", empty.File(""));
   auto mps = MpsDaemon::Start();
-  ASSERT_FALSE(mps.ok());
+  ASSERT_FALSE(mps);
   EXPECT_NE(mps.error().message.find("--mps needs NVIDIA's nvidia-cuda-mps-control"), std::string::npos)
       << mps.error().message;
 }

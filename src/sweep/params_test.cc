@@ -221,28 +221,28 @@ TEST(Sample, ConstantIsItsValue) {
 
 TEST(GridValues, DiscreteDistributionsAsWandbGrid) {
   auto ints = GridValues(Range(Distribution::kIntUniform, 1, 4), 100);
-  ASSERT_TRUE(ints.ok());
-  EXPECT_EQ(ints.value(), (std::vector<json>{1, 2, 3, 4}));
+  ASSERT_TRUE(ints);
+  EXPECT_EQ(*ints, (std::vector<json>{1, 2, 3, 4}));
 
   Parameter q = Range(Distribution::kQUniform, 0, 1);
   q.q = 0.25;
   auto floats = GridValues(q, 100);
-  ASSERT_TRUE(floats.ok());
-  EXPECT_EQ(floats.value(), (std::vector<json>{0.0, 0.25, 0.5, 0.75}));  // arange: max excluded
-  EXPECT_TRUE(floats.value()[0].is_number_float());
+  ASSERT_TRUE(floats);
+  EXPECT_EQ(*floats, (std::vector<json>{0.0, 0.25, 0.5, 0.75}));  // arange: max excluded
+  EXPECT_TRUE((*floats)[0].is_number_float());
 
   q = Range(Distribution::kQUniform, 0, 10);
   q.q = 5;
   q.q_is_integer = q.bounds_are_integers = true;
   auto whole = GridValues(q, 100);
-  ASSERT_TRUE(whole.ok());
-  EXPECT_EQ(whole.value(), (std::vector<json>{0, 5}));
-  EXPECT_TRUE(whole.value()[1].is_number_integer());
+  ASSERT_TRUE(whole);
+  EXPECT_EQ(*whole, (std::vector<json>{0, 5}));
+  EXPECT_TRUE((*whole)[1].is_number_integer());
 }
 
 TEST(GridValues, RefusesContinuousProbabilitiesAndHugeRanges) {
   auto continuous = GridValues(Range(Distribution::kUniform, 0, 1), 100);
-  ASSERT_FALSE(continuous.ok());
+  ASSERT_FALSE(continuous);
   EXPECT_NE(continuous.error().message.find("'uniform' is continuous"), std::string::npos);
   EXPECT_EQ(continuous.error().exit_code, kExitUsage);
 
@@ -250,10 +250,10 @@ TEST(GridValues, RefusesContinuousProbabilitiesAndHugeRanges) {
   p.distribution = Distribution::kCategorical;
   p.values = {1, 2};
   p.probabilities = {0.5, 0.5};
-  EXPECT_FALSE(GridValues(p, 100).ok());
+  EXPECT_FALSE(GridValues(p, 100));
 
   auto huge = GridValues(Range(Distribution::kIntUniform, 0, 1e9), 100000);
-  ASSERT_FALSE(huge.ok());
+  ASSERT_FALSE(huge);
   EXPECT_NE(huge.error().message.find("1000000001 grid values"), std::string::npos) << huge.error().message;
 }
 

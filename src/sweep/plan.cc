@@ -14,8 +14,8 @@ Result<std::vector<std::vector<nlohmann::json>>> GridAxes(const Spec& spec) {
   std::vector<std::vector<nlohmann::json>> axes;
   for (const auto& p : spec.parameters) {
     auto values = GridValues(p, static_cast<size_t>(kMaxRuns));
-    if (!values.ok()) return UsageError(fmt::format("parameters.{}: {}", p.name, values.error().message));
-    axes.push_back(std::move(values.value()));
+    if (!values) return UsageError(fmt::format("parameters.{}: {}", p.name, values.error().message));
+    axes.push_back(std::move(*values));
   }
   return axes;
 }
@@ -35,9 +35,9 @@ Result<int64_t> RunCount(const Spec& spec) {
     return *cap;
   }
   auto axes = GridAxes(spec);
-  if (!axes.ok()) return axes.error();
+  if (!axes) return axes.error();
   double size = 1;
-  for (const auto& axis : axes.value()) size *= static_cast<double>(axis.size());
+  for (const auto& axis : *axes) size *= static_cast<double>(axis.size());
   if (cap && static_cast<double>(*cap) < size) return *cap;
   if (size > static_cast<double>(kMaxRuns)) {
     return UsageError(
@@ -50,18 +50,18 @@ Result<int64_t> RunCount(const Spec& spec) {
 
 Result<std::vector<RunParams>> ExpandRuns(const Spec& spec, uint64_t seed) {
   auto count = RunCount(spec);
-  if (!count.ok()) return count.error();
-  if (spec.method == Method::kRandom) return RandomRuns(spec.parameters, count.value(), seed);
+  if (!count) return count.error();
+  if (spec.method == Method::kRandom) return RandomRuns(spec.parameters, *count, seed);
   if (spec.method == Method::kBayes) {
     std::vector<RunParams> runs;
-    for (int64_t i = 0; i < count.value(); ++i) {
+    for (int64_t i = 0; i < *count; ++i) {
       runs.push_back(RunParams{i, ShortHash(fmt::format("bayes:{}:{}", seed, i), 12), nullptr});
     }
     return runs;
   }
   auto axes = GridAxes(spec);
-  if (!axes.ok()) return axes.error();
-  return GridRuns(spec.parameters, axes.value(), count.value());
+  if (!axes) return axes.error();
+  return GridRuns(spec.parameters, *axes, *count);
 }
 
 std::string SpecHash(const Spec& spec, uint64_t seed) {
@@ -71,7 +71,7 @@ std::string SpecHash(const Spec& spec, uint64_t seed) {
       {"program", spec.program},
       {"command", spec.command},
       {"command_style", spec.command_style == CommandStyle::kWandb ? "wandb" : "placeholders"},
-      {"runs", count.ok() ? count.value() : -1},
+      {"runs", count.ok() ? *count : -1},
   };
   if (spec.method != Method::kGrid) plan["seed"] = seed;
   for (const auto& p : spec.parameters) {

@@ -16,7 +16,7 @@ TEST(SlurmSpec, TheSaturateSectionSelectsSlurmAndItsSettings) {
                             "    share: shard\n    gpus: 1\n    cpus: 8\n    mem: 32G\n    margin: 0.5\n"
                             "    probes: 2\n    poll: 500ms\n",
                         "s.yaml");
-  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  ASSERT_TRUE(spec) << spec.error().message;
   EXPECT_TRUE(spec->saturate.slurm_backend);
   const SlurmSpec& s = spec->saturate.slurm;
   EXPECT_EQ(s.partition, "gpu");
@@ -35,7 +35,7 @@ TEST(SlurmSpec, TheSaturateSectionSelectsSlurmAndItsSettings) {
 
 TEST(SlurmSpec, DefaultsAreLocal) {
   auto spec = ParseSpec(kHead, "s.yaml");
-  ASSERT_TRUE(spec.ok());
+  ASSERT_TRUE(spec);
   EXPECT_FALSE(spec->saturate.slurm_backend);
   EXPECT_EQ(spec->saturate.slurm.share, GpuShare::kAuto);
   EXPECT_EQ(spec->saturate.slurm.probes, 1);
@@ -43,19 +43,19 @@ TEST(SlurmSpec, DefaultsAreLocal) {
 
 TEST(SlurmSpec, ErrorsNameTheLineAndTheSetting) {
   auto bad = ParseSpec(std::string(kHead) + "saturate:\n  slurm:\n    partiton: gpu\n", "s.yaml");
-  ASSERT_FALSE(bad.ok());
+  ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().message, "s.yaml:7:5: saturate.slurm: unknown key 'partiton' (did you mean 'partition'?)");
   EXPECT_EQ(bad.error().exit_code, kExitUsage);
   bad = ParseSpec(std::string(kHead) + "saturate:\n  slurm:\n    mem: lots\n", "s.yaml");
-  ASSERT_FALSE(bad.ok());
+  ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().message, "s.yaml:7:10: saturate.slurm: 'mem' must be an amount like 32G or 1500M, not 'lots'");
   bad = ParseSpec(std::string(kHead) + "saturate:\n  slurm:\n    share: shards\n", "s.yaml");
-  ASSERT_FALSE(bad.ok());
+  ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().message.find("unknown share 'shards'; one of auto, shard, mps, gpu (did you mean 'shard'?)"),
             std::string::npos)
       << bad.error().message;
   bad = ParseSpec(std::string(kHead) + "saturate:\n  backend: k8s\n", "s.yaml");
-  ASSERT_FALSE(bad.ok());
+  ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().message.find("unknown backend 'k8s'; use local or slurm"), std::string::npos);
 }
 
@@ -63,7 +63,7 @@ TEST(SlurmSpec, ErrorsNameTheLineAndTheSetting) {
 TEST(SlurmSpec, TimeIsFiniteAndBounded) {
   for (const char* bad : {"inf", "1e300", "100000h", "0"}) {
     auto spec = ParseSpec(std::string(kHead) + "saturate:\n  slurm:\n    time: " + bad + "\n", "s.yaml");
-    ASSERT_FALSE(spec.ok()) << bad;
+    ASSERT_FALSE(spec) << bad;
     EXPECT_NE(spec.error().message.find("'time' must be a duration above 0 and at most 366 days"), std::string::npos)
         << spec.error().message;
   }

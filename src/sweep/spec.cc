@@ -473,7 +473,7 @@ class Parser {
     } else {
       return Fail(n, kPath, "needs 'min_iter', or 'max_iter' and 's'");
     }
-    if (auto bands = HyperbandBands(h); !bands.ok()) return Fail(n, kPath, bands.error().message);
+    if (auto bands = HyperbandBands(h); !bands) return Fail(n, kPath, bands.error().message);
     if (!spec_.metric) return Fail(n, kPath, "hyperband compares runs by the sweep's metric: add 'metric'");
     spec_.early_terminate = h;
     return true;
@@ -569,11 +569,11 @@ class Parser {
     }
     if (const YAML::Node slurm = n["slurm"]) {
       auto parsed = ParseSlurmSpec(slurm, source_);
-      if (!parsed.ok()) {
+      if (!parsed) {
         error_ = parsed.error();
         return false;
       }
-      o.slurm = std::move(parsed.value());
+      o.slurm = std::move(*parsed);
     }
     if (const YAML::Node shape = n["shape"]) {
       // One name, or a list of names.
@@ -621,7 +621,7 @@ class Parser {
     std::string pattern;
     if (!ReadString(n, "saturate.metric_pattern", &pattern)) return false;
     auto compiled = MetricPattern::Create(pattern, "'metric_pattern'");
-    if (!compiled.ok()) return Fail(n, "saturate", compiled.error().message);
+    if (!compiled) return Fail(n, "saturate", compiled.error().message);
     spec_.saturate.metric_pattern = pattern;
     spec_.saturate.metric_groups = compiled->names();
     return true;
@@ -657,9 +657,9 @@ class Parser {
     if (spec_.method == Method::kGrid) {
       for (const auto& p : params) {
         auto values = GridValues(p, kMaxRuns);
-        if (!values.ok()) return Fail(parameter_marks_[p.name], "parameters." + p.name, values.error().message);
+        if (!values) return Fail(parameter_marks_[p.name], "parameters." + p.name, values.error().message);
       }
-      if (auto count = RunCount(spec_); !count.ok()) return Fail(YAML::Mark::null_mark(), "", count.error().message);
+      if (auto count = RunCount(spec_); !count) return Fail(YAML::Mark::null_mark(), "", count.error().message);
     }
     const auto& metric = spec_.metric;
     const auto& groups = spec_.saturate.metric_groups;
@@ -761,7 +761,7 @@ Result<Spec> SpecFromGrid(const std::vector<std::string>& grid, std::vector<std:
     return std::string();
   };
   for (const auto& item : command) {
-    if (auto filled = FillPlaceholders(item, record, names); !filled.ok()) return filled.error();
+    if (auto filled = FillPlaceholders(item, record, names); !filled) return filled.error();
   }
   for (const auto& name : names) {
     if (!used.count(name)) {
@@ -772,7 +772,7 @@ Result<Spec> SpecFromGrid(const std::vector<std::string>& grid, std::vector<std:
   std::sort(spec.parameters.begin(), spec.parameters.end(),
             [](const Parameter& a, const Parameter& b) { return a.name < b.name; });
   spec.command = std::move(command);
-  if (auto count = RunCount(spec); !count.ok()) return count.error();
+  if (auto count = RunCount(spec); !count) return count.error();
   return spec;
 }
 

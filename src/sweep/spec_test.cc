@@ -29,20 +29,20 @@ CommandContext TestContext() {
 
 Spec MustParse(std::string_view yaml) {
   auto spec = ParseSpec(yaml, "sweep.yaml");
-  EXPECT_TRUE(spec.ok()) << spec.error().message;
-  return spec.ok() ? spec.value() : Spec();
+  EXPECT_TRUE(spec) << spec.error().message;
+  return spec.ok() ? *spec : Spec();
 }
 
 std::vector<RunParams> MustExpand(const Spec& spec, uint64_t seed = 0) {
   auto runs = ExpandRuns(spec, seed);
-  EXPECT_TRUE(runs.ok()) << runs.error().message;
-  return runs.ok() ? runs.value() : std::vector<RunParams>();
+  EXPECT_TRUE(runs) << runs.error().message;
+  return runs.ok() ? *runs : std::vector<RunParams>();
 }
 
 // The error message for `yaml`; fails the test when it parses.
 std::string ErrorOf(std::string_view yaml) {
   auto spec = ParseSpec(yaml, "sweep.yaml");
-  if (spec.ok()) {
+  if (spec) {
     ADD_FAILURE() << "parsed: " << yaml;
     return "";
   }
@@ -191,7 +191,7 @@ TEST(ParseSpec, ExplicitDistributionsAndSaturateSection) {
   EXPECT_EQ(o.runs, 12);
   EXPECT_FALSE(o.auto_instrumentation);
   EXPECT_TRUE(MustParse("program: t.py\nmethod: grid\nparameters:\n  x: {value: 1}\n").saturate.auto_instrumentation);
-  EXPECT_EQ(RunCount(spec).value(), 12);
+  EXPECT_EQ(*RunCount(spec), 12);
   EXPECT_TRUE(spec.warnings.empty());
   ASSERT_TRUE(spec.early_terminate);
   EXPECT_EQ(spec.early_terminate->min_iter, 3);
@@ -274,7 +274,7 @@ parameters:
   layers: {min: 1, max: 3}
   dropout: {distribution: q_uniform, min: 0, max: 1, q: 0.5}
 )");
-  EXPECT_EQ(RunCount(spec).value(), 5);  // 3 x 2 = 6, capped
+  EXPECT_EQ(*RunCount(spec), 5);  // 3 x 2 = 6, capped
   const auto runs = MustExpand(spec);
   ASSERT_EQ(runs.size(), 5u);
   EXPECT_EQ(runs[0].values, json::parse(R"({"dropout": 0.0, "layers": 1})"));
@@ -410,23 +410,23 @@ parameters: {x: {value: 1}}
 TEST(SpecFromGrid, ShortFormFillsPlaceholdersInsideItems) {
   auto spec =
       SpecFromGrid({"lr=0.1,0.01", "bs=32,64"}, {"python3", "train.py", "--lr", "{lr}", "--bs={bs}", "--tag={{lr}}"});
-  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  ASSERT_TRUE(spec) << spec.error().message;
   EXPECT_EQ(spec->method, Method::kGrid);
   EXPECT_EQ(spec->command_style, CommandStyle::kPlaceholders);
-  const auto runs = MustExpand(spec.value());
+  const auto runs = MustExpand(*spec);
   ASSERT_EQ(runs.size(), 4u);
   EXPECT_TRUE(runs[0].values["bs"].is_number_integer());
   EXPECT_TRUE(runs[0].values["lr"].is_number_float());
-  EXPECT_EQ(RenderCommand(spec.value(), runs[1], TestContext()),
+  EXPECT_EQ(RenderCommand(*spec, runs[1], TestContext()),
             (Argv{"python3", "train.py", "--lr", "0.01", "--bs=32", "--tag={lr}"}));
-  EXPECT_EQ(RenderCommand(spec.value(), runs[2], TestContext()),
+  EXPECT_EQ(RenderCommand(*spec, runs[2], TestContext()),
             (Argv{"python3", "train.py", "--lr", "0.1", "--bs=64", "--tag={lr}"}));
 }
 
 TEST(SpecFromGrid, Errors) {
   auto message = [](const Argv& grid, const Argv& command) {
     auto spec = SpecFromGrid(grid, command);
-    EXPECT_FALSE(spec.ok());
+    EXPECT_FALSE(spec);
     EXPECT_EQ(spec.ok() ? 0 : spec.error().exit_code, kExitUsage);
     return spec.ok() ? std::string() : spec.error().message;
   };
@@ -581,7 +581,7 @@ TEST(ParseSpecErrors, CommandMetricAndSaturateSection) {
         << bad;
   }
   auto unlimited = ParseSpec(head + "saturate:\n  timeout: none\n", "sweep.yaml");
-  ASSERT_TRUE(unlimited.ok()) << unlimited.error().message;
+  ASSERT_TRUE(unlimited) << unlimited.error().message;
   EXPECT_EQ(unlimited->saturate.timeout_s, 0);
   EXPECT_EQ(ErrorOf(head + "saturate:\n  memory_margin: 1.5\n"),
             "sweep.yaml:6:18: saturate: 'memory_margin' must be a fraction in [0, 1), e.g. 0.1");
@@ -624,11 +624,11 @@ TEST(LoadSpecFile, ReadsAFileAndNamesItInErrors) {
   const std::string path = path_template;
   std::ofstream(path) << "program: t.py\nmethod: grid\nparameters:\n  lr:\n    min: 0.5\n    max: 0.1\n";
   auto spec = LoadSpecFile(path);
-  ASSERT_FALSE(spec.ok());
+  ASSERT_FALSE(spec);
   EXPECT_EQ(spec.error().message, path + ":5:10: parameters.lr: 'min' (0.5) is above 'max' (0.1)");
   unlink(path.c_str());
   auto missing = LoadSpecFile(path);
-  ASSERT_FALSE(missing.ok());
+  ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error().message, "cannot read sweep spec " + path + ": No such file or directory");
 }
 
@@ -637,7 +637,7 @@ TEST(LoadSpecFile, ReadsAFileAndNamesItInErrors) {
 TEST(ParseSpec, SeededRandomSpecs) {
   for (const std::string& yaml : SeededMutations(SATURATE_SOURCE_DIR "/fuzz/corpus/sweep_spec", 3000, 19)) {
     auto spec = ParseSpec(yaml, "fuzz.yaml");
-    if (!spec.ok()) {
+    if (!spec) {
       EXPECT_EQ(spec.error().exit_code, kExitUsage) << spec.error().message;
     }
   }

@@ -15,20 +15,20 @@ Result<SweepStatus> ReadStatus(const std::string& path) {
         fmt::format("no sweep journal at {} (give --journal PATH, or the spec the sweep ran from)", path));
   }
   auto journal = Journal::Open(path);
-  if (!journal.ok()) return journal.error();
-  auto sweep = journal.value()->Sweep();
-  if (!sweep.ok()) return sweep.error();
-  if (!sweep.value()) return UsageError(fmt::format("journal {} holds no sweep yet", path));
-  auto counts = journal.value()->Counts();
-  if (!counts.ok()) return counts.error();
-  auto runs = journal.value()->Runs();
-  if (!runs.ok()) return runs.error();
+  if (!journal) return journal.error();
+  auto sweep = (*journal)->Sweep();
+  if (!sweep) return sweep.error();
+  if (!*sweep) return UsageError(fmt::format("journal {} holds no sweep yet", path));
+  auto counts = (*journal)->Counts();
+  if (!counts) return counts.error();
+  auto runs = (*journal)->Runs();
+  if (!runs) return runs.error();
   SweepStatus status;
   status.journal_path = path;
-  status.sweep = *sweep.value();
-  status.counts = counts.value();
-  status.runs = SortByMetric(std::move(runs.value()), status.sweep.metric);
-  if (Status verified = journal.value()->Verify(); !verified.ok()) status.problems = verified.message();
+  status.sweep = **sweep;
+  status.counts = *counts;
+  status.runs = SortByMetric(std::move(*runs), status.sweep.metric);
+  if (Status verified = (*journal)->Verify(); !verified) status.problems = verified.message();
   return status;
 }
 

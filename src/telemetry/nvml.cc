@@ -658,7 +658,7 @@ Result<std::unique_ptr<GpuBackend>> OpenNvml(const std::string& path) {
     return Error{fmt::format("no NVIDIA driver found ({})", why ? std::string(why) : path + ": cannot be loaded")};
   }
   auto backend = std::make_unique<NvmlBackend>(path, std::move(library));
-  if (Status status = backend->Start(); !status.ok()) return status.error();
+  if (Status status = backend->Start(); !status) return status.error();
   return std::unique_ptr<GpuBackend>(std::move(backend));
 }
 

@@ -36,13 +36,13 @@ class NvmlTest : public ::testing::Test {
 
   static std::unique_ptr<GpuBackend> Open(const std::string& path) {
     Result<std::unique_ptr<GpuBackend>> backend = OpenNvml(path);
-    EXPECT_TRUE(backend.ok()) << backend.error().message;
-    return backend.ok() ? std::move(backend).value() : nullptr;
+    EXPECT_TRUE(backend) << backend.error().message;
+    return backend.ok() ? *std::move(backend) : nullptr;
   }
 
   static std::string OpenError(const std::string& path) {
     Result<std::unique_ptr<GpuBackend>> backend = OpenNvml(path);
-    EXPECT_FALSE(backend.ok());
+    EXPECT_FALSE(backend);
     return backend.ok() ? "" : backend.error().message;
   }
 
@@ -278,12 +278,12 @@ TEST_F(NvmlTest, EnvironmentChoosesTheLibrary) {
   setenv("SATURATE_NVML_LIBRARY", kFakeOld, 1);
   EXPECT_EQ(NvmlLibraryPath(), kFakeOld);
   Result<std::unique_ptr<GpuBackend>> backend = OpenNvml();
-  ASSERT_TRUE(backend.ok()) << backend.error().message;
+  ASSERT_TRUE(backend) << backend.error().message;
   EXPECT_THAT((*backend)->Description(), HasSubstr(kFakeOld));
 
   setenv("SATURATE_NVML_LIBRARY", "/nonexistent/libnvml.so", 1);
   Result<std::unique_ptr<GpuBackend>> missing = OpenNvml();
-  ASSERT_FALSE(missing.ok());
+  ASSERT_FALSE(missing);
   EXPECT_THAT(missing.error().message, HasSubstr("/nonexistent/libnvml.so"));
 }
 

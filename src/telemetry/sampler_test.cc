@@ -21,8 +21,8 @@ using std::chrono::steady_clock;
 
 std::unique_ptr<Sampler> MakeSampler(SamplerOptions options = {}) {
   Result<std::unique_ptr<Sampler>> sampler = Sampler::Create(std::move(options));
-  EXPECT_TRUE(sampler.ok()) << sampler.error().message;
-  return std::move(sampler).value();
+  EXPECT_TRUE(sampler) << sampler.error().message;
+  return *std::move(sampler);
 }
 
 bool Contains(const std::vector<pid_t>& pids, pid_t pid) {
@@ -59,21 +59,21 @@ TEST(Sampler, RejectsBadOptions) {
   SamplerOptions options;
   options.interval_s = 0.005;
   Result<std::unique_ptr<Sampler>> fast = Sampler::Create(options);
-  ASSERT_FALSE(fast.ok());
+  ASSERT_FALSE(fast);
   EXPECT_EQ(fast.error().exit_code, kExitUsage);
   EXPECT_NE(fast.error().message.find("0.01"), std::string::npos);
 
   options.interval_s = 1;
   options.capacity = 0;
-  EXPECT_FALSE(Sampler::Create(options).ok());
+  EXPECT_FALSE(Sampler::Create(options));
 
   options.capacity = 10;
   options.roots.proc = "/no/such/proc";
-  EXPECT_FALSE(Sampler::Create(options).ok());
+  EXPECT_FALSE(Sampler::Create(options));
 
   options.roots.proc = "/proc";
   options.interval_s = Sampler::kMinIntervalS;
-  EXPECT_TRUE(Sampler::Create(options).ok());
+  EXPECT_TRUE(Sampler::Create(options));
 }
 
 TEST(Sampler, SampleOnceFillsHostRatesFromTheSecondSampleOn) {
@@ -207,9 +207,9 @@ TEST(Sampler, ThreadTicksAndCallsTheCallback) {
     ++calls;
   };
   std::unique_ptr<Sampler> sampler = MakeSampler(options);
-  ASSERT_TRUE(sampler->Start().ok());
+  ASSERT_TRUE(sampler->Start());
   EXPECT_TRUE(sampler->running());
-  EXPECT_FALSE(sampler->Start().ok());
+  EXPECT_FALSE(sampler->Start());
   EXPECT_TRUE(WaitFor([&] { return calls >= 5; }));
   sampler->Stop();
   EXPECT_FALSE(sampler->running());
@@ -221,7 +221,7 @@ TEST(Sampler, ThreadTicksAndCallsTheCallback) {
   EXPECT_EQ(calls, after_stop);
 
   // It can be started again.
-  ASSERT_TRUE(sampler->Start().ok());
+  ASSERT_TRUE(sampler->Start());
   EXPECT_TRUE(WaitFor([&] { return calls > after_stop; }));
 }
 
@@ -231,7 +231,7 @@ TEST(Sampler, StopIsPromptWithALongInterval) {
   options.interval_s = 60;
   options.on_sample = [&](const Sample&) { ++calls; };
   std::unique_ptr<Sampler> sampler = MakeSampler(options);
-  ASSERT_TRUE(sampler->Start().ok());
+  ASSERT_TRUE(sampler->Start());
   ASSERT_TRUE(WaitFor([&] { return calls == 1; }));  // the first tick is immediate
   auto before = steady_clock::now();
   sampler->Stop();
@@ -249,11 +249,11 @@ TEST(Sampler, TheCallbackMayStopTheSampler) {
   };
   std::unique_ptr<Sampler> sampler = MakeSampler(options);
   self = sampler.get();
-  ASSERT_TRUE(sampler->Start().ok());
+  ASSERT_TRUE(sampler->Start());
   EXPECT_TRUE(WaitFor([&] { return !sampler->running(); }));
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_EQ(calls, 3);
-  ASSERT_TRUE(sampler->Start().ok());  // joins the thread that ended itself
+  ASSERT_TRUE(sampler->Start());  // joins the thread that ended itself
   sampler->Stop();
 }
 
@@ -266,7 +266,7 @@ TEST(Sampler, SkipsTheSlotsATickOverranInsteadOfCatchingUp) {
     if (++calls == 2) std::this_thread::sleep_for(std::chrono::milliseconds(70));
   };
   std::unique_ptr<Sampler> sampler = MakeSampler(options);
-  ASSERT_TRUE(sampler->Start().ok());
+  ASSERT_TRUE(sampler->Start());
   ASSERT_TRUE(WaitFor([&] { return calls >= 4; }));
   sampler->Stop();
   EXPECT_GE(sampler->Stats().skipped_slots, 3u);

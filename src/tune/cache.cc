@@ -56,7 +56,7 @@ Result<std::unique_ptr<TrialCache>> TrialCache::Open(const std::string& path) {
   if (ec) return Error{fmt::format("tune cache {}: cannot create its folder: {}", path, ec.message())};
   std::unique_ptr<TrialCache> cache(new TrialCache());
   sqlite::Database& db = cache->db_;
-  if (Status s = db.Open("tune cache", path); !s.ok()) return s.error();
+  if (Status s = db.Open("tune cache", path); !s) return s.error();
 
   Statement version(db.handle(), "PRAGMA user_version");
   if (version.Step() != SQLITE_ROW) return db.Fail("not an SQLite file");
@@ -68,7 +68,7 @@ Result<std::unique_ptr<TrialCache>> TrialCache::Open(const std::string& path) {
       "  key TEXT NOT NULL, machine TEXT NOT NULL, command TEXT NOT NULL, created_unix REAL NOT NULL,"
       "  trial TEXT NOT NULL, PRIMARY KEY (key, machine));"
       "PRAGMA user_version = 1;";
-  if (Status s = db.Exec(schema, "cannot create the table"); !s.ok()) return s.error();
+  if (Status s = db.Exec(schema, "cannot create the table"); !s) return s.error();
   return cache;
 }
 

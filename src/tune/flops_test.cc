@@ -62,7 +62,7 @@ TEST(TuneFlops, TheReportAndResultsCarryTheRecommendationsFlops) {
   EXPECT_TRUE(j["trace"].is_null());
   // A trial's count survives the cache's round trip.
   Result<Trial> back = TrialFromJson(TrialToJson(r.search.trials.front()));
-  ASSERT_TRUE(back.ok());
+  ASSERT_TRUE(back);
   ASSERT_TRUE(back->flops);
   EXPECT_DOUBLE_EQ(back->flops->per_sample, 1e9);
   EXPECT_EQ(back->flops->dtype, "bf16");
@@ -90,7 +90,7 @@ TEST(TuneEnergy, TheRecommendationAndTheBaselineCarryTheirEnergy) {
   EXPECT_DOUBLE_EQ(j["energy"]["recommended"]["joules_per_sample"].get<double>(), 400 / rec->samples_per_s);
   EXPECT_DOUBLE_EQ(j["energy"]["baseline"]["samples_per_kwh"].get<double>(), 3.6e6 / (400 / base->samples_per_s));
   Result<Trial> back = TrialFromJson(TrialToJson(*rec));
-  ASSERT_TRUE(back.ok());
+  ASSERT_TRUE(back);
   EXPECT_EQ(back->joules_per_sample, rec->joules_per_sample);
   EXPECT_EQ(back->energy_method, "counter");
   // No reading: no line, nulls.
@@ -125,7 +125,7 @@ TEST(TuneWhatIf, TheRecommendationOnOtherHardware) {
   r.machine.cpu_count = 16;
   EXPECT_EQ(WhatIfSection(r), "");  // not asked for
   auto targets = probe::ParseWhatIf("a100");
-  ASSERT_TRUE(targets.ok());
+  ASSERT_TRUE(targets);
   r.what_if = *targets;
   const SearchOutcome& s = r.search;
   probe::WhatIfInputs in = TuneWhatIfInputs(r);

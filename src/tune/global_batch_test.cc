@@ -41,7 +41,7 @@ TEST(Trial, WorldSizeSurvivesTheCache) {
   t.request.step = "baseline";
   t.world_size = 2;
   Result<Trial> back = TrialFromJson(TrialToJson(t));
-  ASSERT_TRUE(back.ok()) << back.error().message;
+  ASSERT_TRUE(back) << back.error().message;
   EXPECT_EQ(back->world_size, 2);
 }
 

@@ -118,7 +118,7 @@ TEST(Knob, ResolveRejectsUnknownPlaceholdersAndDuplicates) {
 }
 
 TEST(Knob, StartValuesAndMembership) {
-  KnobSpec batch = ParseKnobFlag("batch_size=64:512", kCpu).value();
+  KnobSpec batch = *ParseKnobFlag("batch_size=64:512", kCpu);
   EXPECT_EQ(batch.Start(), KnobValue(64));  // 32 clamped into the range
   EXPECT_EQ(ParseKnobFlag("batch_size=8:512", kCpu)->Start(), KnobValue(32));
   EXPECT_EQ(ParseKnobFlag("amp=bf16,off", kCpu)->Start(), KnobValue("bf16"));

@@ -169,7 +169,7 @@ TEST(Results, WritesTheThreeFiles) {
   std::filesystem::path dir = std::filesystem::temp_directory_path() /
                               ("saturate-results-test-" + std::to_string(getpid()));
   TuneResult r = testing::ModelResult();
-  ASSERT_TRUE(WriteOutputs(r, (dir / "out").string()).ok());
+  ASSERT_TRUE(WriteOutputs(r, (dir / "out").string()));
   for (const char* f : {"results.json", "results.csv", "report.html"})
     EXPECT_TRUE(std::filesystem::exists(dir / "out" / f)) << f;
   std::ifstream in(dir / "out" / "results.json");

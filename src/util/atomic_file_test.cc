@@ -32,8 +32,8 @@ std::string Read(const std::string& path) {
 TEST(WriteFileAtomically, ReplacesTheWholeFileAndLeavesNoTemporary) {
   TempFolder dir;
   const std::string path = dir.path + "/results.json";
-  ASSERT_TRUE(WriteFileAtomically(path, "{\"a\": 1}\n").ok());
-  ASSERT_TRUE(WriteFileAtomically(path, "{\"a\": 2}\n").ok());
+  ASSERT_TRUE(WriteFileAtomically(path, "{\"a\": 1}\n"));
+  ASSERT_TRUE(WriteFileAtomically(path, "{\"a\": 2}\n"));
   EXPECT_EQ(Read(path), "{\"a\": 2}\n");
   EXPECT_EQ(std::distance(fs::directory_iterator(dir.path), fs::directory_iterator()), 1);
 }
@@ -44,7 +44,7 @@ TEST(WriteFileAtomically, PrivateFilesAreTheOwnersAlone) {
   // A temporary left by an earlier process with this pid must not pass its bits on.
   std::ofstream(path + ".tmp." + std::to_string(getpid())) << "old";
   chmod((path + ".tmp." + std::to_string(getpid())).c_str(), 0666);
-  ASSERT_TRUE(WriteFileAtomically(path, "{}", kPrivateFileMode).ok());
+  ASSERT_TRUE(WriteFileAtomically(path, "{}", kPrivateFileMode));
   struct stat st {};
   ASSERT_EQ(stat(path.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
@@ -54,9 +54,9 @@ TEST(WriteFileAtomically, PrivateFilesAreTheOwnersAlone) {
 TEST(WriteFileAtomically, AFailureKeepsTheLastGoodFile) {
   TempFolder dir;
   const std::string path = dir.path + "/probe.json";
-  ASSERT_TRUE(WriteFileAtomically(path, "good").ok());
+  ASSERT_TRUE(WriteFileAtomically(path, "good"));
   Status missing = WriteFileAtomically(dir.path + "/no/such/x.json", "{}");
-  ASSERT_FALSE(missing.ok());
+  ASSERT_FALSE(missing);
   EXPECT_NE(missing.message().find(dir.path + "/no/such/x.json"), std::string::npos) << missing.message();
   EXPECT_EQ(Read(path), "good");
 }

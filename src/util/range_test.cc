@@ -44,9 +44,9 @@ TEST(Interval, SaysItselfInWords) {
 }
 
 TEST(CheckInRange, NamesTheInputTheValueAndTheRange) {
-  EXPECT_TRUE(CheckInRange("--target", 0.03, Open(0, 1)).ok());
+  EXPECT_TRUE(CheckInRange("--target", 0.03, Open(0, 1)));
   Status s = CheckInRange("--target", 2, Open(0, 1), "0.03 = ±3%");
-  ASSERT_FALSE(s.ok());
+  ASSERT_FALSE(s);
   EXPECT_EQ(s.message(), "--target 2 must be in (0, 1) (0.03 = ±3%)");
   EXPECT_EQ(s.error().exit_code, kExitUsage);
   EXPECT_EQ(CheckInRange("--samples-per-step", -4, Above(0)).message(), "--samples-per-step -4 must be positive");
@@ -54,7 +54,7 @@ TEST(CheckInRange, NamesTheInputTheValueAndTheRange) {
 }
 
 TEST(CheckAllInRange, TheFirstFailureWins) {
-  EXPECT_TRUE(CheckAllInRange({{"a", 1, Above(0)}, {"b", 0, AtLeast(0)}}).ok());
+  EXPECT_TRUE(CheckAllInRange({{"a", 1, Above(0)}, {"b", 0, AtLeast(0)}}));
   Status s = CheckAllInRange({{"a", 1, Above(0)}, {"b", -1, AtLeast(0), "why"}, {"c", -1, Above(0)}}, "run 3: ");
   EXPECT_EQ(s.message(), "run 3: b -1 must be at least 0 (why)");
 }

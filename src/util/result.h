@@ -47,12 +47,15 @@ class [[nodiscard]] Result {
   Result(Error e) : v_(std::move(e)) {}      // NOLINT
   bool ok() const { return v_.index() == 0; }
   explicit operator bool() const { return ok(); }
-  T& value() & { return std::get<0>(v_); }
-  const T& value() const& { return std::get<0>(v_); }
-  T&& value() && { return std::get<0>(std::move(v_)); }
+  // The value: *r, and r-> for its members (docs/design.md, "Errors"); value() is the dialect code moves off.
+  [[deprecated("use *r (docs/design.md, Errors)")]] T& value() & { return std::get<0>(v_); }
+  [[deprecated("use *r (docs/design.md, Errors)")]] const T& value() const& { return std::get<0>(v_); }
+  [[deprecated("use *std::move(r) (docs/design.md, Errors)")]] T&& value() && { return std::get<0>(std::move(v_)); }
   T* operator->() { return &std::get<0>(v_); }
   const T* operator->() const { return &std::get<0>(v_); }
   T& operator*() & { return std::get<0>(v_); }
+  const T& operator*() const& { return std::get<0>(v_); }
+  T&& operator*() && { return std::get<0>(std::move(v_)); }
   const Error& error() const { return std::get<1>(v_); }
   Status status() const { return ok() ? Status() : Status(error()); }
 

@@ -118,10 +118,10 @@ Status Database::Exec(const char* sql, std::string_view what) {
 }
 
 Status Database::Transaction(const std::function<Status()>& body) {
-  if (Status s = Exec("BEGIN IMMEDIATE", "cannot start a transaction"); !s.ok()) return s;
+  if (Status s = Exec("BEGIN IMMEDIATE", "cannot start a transaction"); !s) return s;
   Status result = body();
-  if (result.ok()) result = Exec("COMMIT", "cannot commit");
-  if (!result.ok()) sqlite3_exec(handle_, "ROLLBACK", nullptr, nullptr, nullptr);
+  if (result) result = Exec("COMMIT", "cannot commit");
+  if (!result) sqlite3_exec(handle_, "ROLLBACK", nullptr, nullptr, nullptr);
   return result;
 }
 

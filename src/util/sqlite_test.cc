@@ -24,8 +24,8 @@ class SqliteTest : public testing::Test {
 
 TEST_F(SqliteTest, BindsStepsAndReadsEveryType) {
   Database db;
-  ASSERT_TRUE(db.Open("test file", File("t.db")).ok());
-  ASSERT_TRUE(db.Exec("CREATE TABLE t (i INTEGER, r REAL, s TEXT, n INTEGER)", "cannot create").ok());
+  ASSERT_TRUE(db.Open("test file", File("t.db")));
+  ASSERT_TRUE(db.Exec("CREATE TABLE t (i INTEGER, r REAL, s TEXT, n INTEGER)", "cannot create"));
   Statement insert(db.handle(), "INSERT INTO t VALUES (?, ?, ?, ?)");
   insert.Bind(1, int64_t{-5000000000}).Bind(2, 2.5).Bind(3, std::string_view("a\0b", 3)).Bind(4, std::nullopt);
   ASSERT_EQ(insert.Step(), SQLITE_DONE);
@@ -54,7 +54,7 @@ TEST_F(SqliteTest, BindsStepsAndReadsEveryType) {
 
 TEST_F(SqliteTest, APrepareOrBindFailureSurfacesFromStep) {
   Database db;
-  ASSERT_TRUE(db.Open("test file", File("t.db")).ok());
+  ASSERT_TRUE(db.Open("test file", File("t.db")));
   Statement bad(db.handle(), "SELECT nope FROM nowhere");
   EXPECT_EQ(bad.Bind(1, 1).Step(), SQLITE_ERROR);
   bad.Reset();
@@ -68,19 +68,19 @@ TEST_F(SqliteTest, APrepareOrBindFailureSurfacesFromStep) {
 
 TEST_F(SqliteTest, TransactionCommitsOrRollsBack) {
   Database db;
-  ASSERT_TRUE(db.Open("test file", File("t.db")).ok());
-  ASSERT_TRUE(db.Exec("CREATE TABLE t (v INTEGER NOT NULL)", "cannot create").ok());
+  ASSERT_TRUE(db.Open("test file", File("t.db")));
+  ASSERT_TRUE(db.Exec("CREATE TABLE t (v INTEGER NOT NULL)", "cannot create"));
   auto insert = [&](int v) {
     Statement s(db.handle(), "INSERT INTO t VALUES (?)");
     return s.Bind(1, v).Step() == SQLITE_DONE ? Status::Ok() : Status(db.Fail("cannot insert"));
   };
-  ASSERT_TRUE(db.Transaction([&] { return insert(1); }).ok());
+  ASSERT_TRUE(db.Transaction([&] { return insert(1); }));
   Status failed = db.Transaction([&]() -> Status {
-    if (Status s = insert(2); !s.ok()) return s;
+    if (Status s = insert(2); !s) return s;
     return Error{"stop here"};
   });
   EXPECT_EQ(failed.message(), "stop here");
-  ASSERT_TRUE(db.Transaction([&] { return insert(3); }).ok());
+  ASSERT_TRUE(db.Transaction([&] { return insert(3); }));
   Statement count(db.handle(), "SELECT group_concat(v) FROM t");
   ASSERT_EQ(count.Step(), SQLITE_ROW);
   EXPECT_EQ(count.Text(0), "1,3") << "the failed body's insert was rolled back";
@@ -90,7 +90,7 @@ TEST_F(SqliteTest, DurableOpensInWalModeWithForeignKeys) {
   Database db;
   OpenOptions durable;
   durable.durable = true;
-  ASSERT_TRUE(db.Open("journal", File("j.db"), durable).ok());
+  ASSERT_TRUE(db.Open("journal", File("j.db"), durable));
   Statement mode(db.handle(), "PRAGMA journal_mode");
   ASSERT_EQ(mode.Step(), SQLITE_ROW);
   EXPECT_EQ(mode.Text(0), "wal");
@@ -109,7 +109,7 @@ TEST_F(SqliteTest, DurableOnANetworkFileSystemUsesTheRollbackJournal) {
   OpenOptions shared;
   shared.durable = true;
   shared.network_fs = true;
-  ASSERT_TRUE(db.Open("journal", File("n.db"), shared).ok());
+  ASSERT_TRUE(db.Open("journal", File("n.db"), shared));
   Statement mode(db.handle(), "PRAGMA journal_mode");
   ASSERT_EQ(mode.Step(), SQLITE_ROW);
   EXPECT_EQ(mode.Text(0), "delete");
@@ -129,30 +129,30 @@ TEST(IsNetworkFileSystem, KnowsTheSharedOnesAndNotTheLocalOnes) {
 
 TEST_F(SqliteTest, ABusyFileIsWaitedOnUpToTheTimeout) {
   Database a, b;
-  ASSERT_TRUE(a.Open("test file", File("t.db")).ok());
+  ASSERT_TRUE(a.Open("test file", File("t.db")));
   OpenOptions impatient;
   impatient.busy_timeout_ms = 50;
-  ASSERT_TRUE(b.Open("test file", File("t.db"), impatient).ok());
-  ASSERT_TRUE(a.Exec("CREATE TABLE t (v INTEGER)", "cannot create").ok());
-  ASSERT_TRUE(a.Exec("BEGIN IMMEDIATE", "cannot begin").ok());
+  ASSERT_TRUE(b.Open("test file", File("t.db"), impatient));
+  ASSERT_TRUE(a.Exec("CREATE TABLE t (v INTEGER)", "cannot create"));
+  ASSERT_TRUE(a.Exec("BEGIN IMMEDIATE", "cannot begin"));
   Status busy = b.Transaction([] { return Status::Ok(); });
-  ASSERT_FALSE(busy.ok());
+  ASSERT_FALSE(busy);
   EXPECT_EQ(busy.message(), "test file " + File("t.db") + ": cannot start a transaction: database is locked");
-  ASSERT_TRUE(a.Exec("COMMIT", "cannot commit").ok());
-  EXPECT_TRUE(b.Transaction([] { return Status::Ok(); }).ok());
+  ASSERT_TRUE(a.Exec("COMMIT", "cannot commit"));
+  EXPECT_TRUE(b.Transaction([] { return Status::Ok(); }));
 }
 
 TEST_F(SqliteTest, NamesAFileThatCannotBeOpened) {
   Database db;
   Status s = db.Open("tune cache", File("missing/folder/t.db"));
-  ASSERT_FALSE(s.ok());
+  ASSERT_FALSE(s);
   EXPECT_EQ(s.message(), "tune cache " + File("missing/folder/t.db") + ": cannot open: unable to open database file");
 }
 
 TEST_F(SqliteTest, AFileThatIsNotSqliteFailsOnFirstUse) {
   std::ofstream(File("text.db")) << "this is not a database, but long enough to have a header of sorts.......\n";
   Database db;
-  ASSERT_TRUE(db.Open("tune cache", File("text.db")).ok()) << "SQLite reads the header lazily";
+  ASSERT_TRUE(db.Open("tune cache", File("text.db"))) << "SQLite reads the header lazily";
   Statement s(db.handle(), "PRAGMA user_version");
   EXPECT_EQ(s.Step(), SQLITE_NOTADB);
 }

@@ -67,20 +67,8 @@ Result<ProbeResult> RunProbe(const ProbeOptions& o, telemetry::GpuBackend* gpu) 
   const std::string root = logs->path();
 
   // One sampler for all stages; each stage watches its own tree on it.
-  SessionSpec spec;
-  spec.gpu = gpu;
-  spec.device = o.gpu_index;
-  spec.span_s = o.budget_s;
-  spec.proc_root = o.proc_root;
-  spec.live = o.live;
-  spec.command_name = "probe";
-  spec.argv = o.argv;
-  spec.shell = o.shell;
+  SessionSpec spec = SessionSpecOf(o, gpu, "probe", o.budget_s);
   spec.parse = o.parse;
-  spec.auto_instrument = o.auto_instrument;
-  spec.samples_per_step = o.samples_per_step;
-  spec.verbose = o.verbose;
-  spec.target_rel_half_width = o.target_rel_half_width;
   auto session = StartSession(spec);
   if (!session) return session.error();
   telemetry::Sampler& sampler = *session->sampling.sampler;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,26 @@ struct Session {
   // estimator's target and the live figures labelled {command}; each stage or trial adds its own.
   StageOptions base;
 };
+
+// The spec of a probe's or a tune's session from its options (ProbeOptions, TuneOptions: the fields the two share
+// by name); `parse` is left to the caller, whose types differ.
+template <class Options>
+SessionSpec SessionSpecOf(const Options& o, telemetry::GpuBackend* gpu, std::string command_name, double span_s) {
+  SessionSpec spec;
+  spec.gpu = gpu;
+  spec.device = o.gpu_index;
+  spec.span_s = span_s;
+  spec.proc_root = o.proc_root;
+  spec.live = o.live;
+  spec.command_name = std::move(command_name);
+  spec.argv = o.argv;
+  spec.shell = o.shell;
+  spec.auto_instrument = o.auto_instrument;
+  spec.samples_per_step = o.samples_per_step;
+  spec.verbose = o.verbose;
+  spec.target_rel_half_width = o.target_rel_half_width;
+  return spec;
+}
 
 // Starts the sampler and describes the machine. Errors: the sampler cannot start.
 Result<Session> StartSession(const SessionSpec& spec);

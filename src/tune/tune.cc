@@ -83,20 +83,9 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
   const double t0 = telemetry::MonotonicSeconds();
 
   // One sampler for every trial; each trial watches its own process tree on it.
-  probe::SessionSpec spec;
-  spec.gpu = gpu;
-  spec.device = o.gpu_index;
-  spec.span_s = std::min(o.budget_s, 4.0 * 3600);
-  spec.proc_root = o.proc_root;
-  spec.live = o.live;
-  spec.command_name = "tune";  // each trial adds its id and mode
-  spec.argv = o.argv;
-  spec.shell = o.shell;
+  // Each trial adds its id and mode to the live figures' labels.
+  probe::SessionSpec spec = probe::SessionSpecOf(o, gpu, "tune", std::min(o.budget_s, 4.0 * 3600));
   if (!o.parse.empty()) spec.parse = o.parse;
-  spec.auto_instrument = o.auto_instrument;
-  spec.samples_per_step = o.samples_per_step;
-  spec.verbose = o.verbose;
-  spec.target_rel_half_width = o.target_rel_half_width;
   auto session = probe::StartSession(spec);
   if (!session) return session.error();
   telemetry::Sampler& sampler = *session->sampling.sampler;

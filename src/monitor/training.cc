@@ -17,17 +17,19 @@ void TrainingMeter::Add(const measure::HelperMessage& message) {
 
 TrainingRates TrainingMeter::Take() {
   TrainingRates rates;
+  // Until some process has reported twice there is no interval to rate: the first report is sent at the first
+  // batch, before any step time, so its counters alone would read as 100% data wait. They stay in the totals
+  // and count in the first interval that has a rate.
+  if (!observed_) return rates;
   const measure::ProgressTotals& now = progress_.totals();
-  if (observed_) {
-    double samples_per_s = 0;
-    for (const auto& [pid, interval] : interval_) {
-      if (interval.second > 0) samples_per_s += interval.first / interval.second;
-    }
-    rates.samples_per_s = samples_per_s;
-    const double samples = now.samples - at_take_.samples;
-    const double steps = static_cast<double>(now.steps - at_take_.steps);
-    rates.steps_per_s = samples > 0 ? samples_per_s * steps / samples : 0;
+  double samples_per_s = 0;
+  for (const auto& [pid, interval] : interval_) {
+    if (interval.second > 0) samples_per_s += interval.first / interval.second;
   }
+  rates.samples_per_s = samples_per_s;
+  const double samples = now.samples - at_take_.samples;
+  const double steps = static_cast<double>(now.steps - at_take_.steps);
+  rates.steps_per_s = samples > 0 ? samples_per_s * steps / samples : 0;
   const double wait_s = now.wait_s - at_take_.wait_s, step_s = now.step_s - at_take_.step_s;
   if (wait_s + step_s > 0) rates.data_wait_share = wait_s / (wait_s + step_s);
   at_take_ = now;

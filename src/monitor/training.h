@@ -31,7 +31,8 @@ struct TrainingRates {
   // or steps longer than the interval).
   std::optional<double> samples_per_s;
   std::optional<double> steps_per_s;  // samples_per_s x the interval's steps per sample
-  // Share of the interval's loop time spent waiting for the loader, 0..1; unset without loop time in it.
+  // Share of the interval's loop time spent waiting for the loader, 0..1; unset without loop time in it, and
+  // until the first rate (the counters before it count in the first interval that has one).
   std::optional<double> data_wait_share;
 };
 

@@ -48,7 +48,19 @@ TEST(TrainingMeter, NothingReportedIsNotApplicableNotZero) {
   meter.Add(Progress(10, {1, 16, 0.01, 0.04}));
   r = meter.Take();
   EXPECT_FALSE(r.samples_per_s) << "one report is no rate yet";
-  EXPECT_NEAR(r.data_wait_share.value(), 0.2, 1e-9);
+  EXPECT_FALSE(r.data_wait_share) << "nor a share: the first report comes before any step time";
+}
+
+TEST(TrainingMeter, TheFirstReportCountsInTheFirstInterval) {
+  TrainingMeter meter(kRun);
+  // The helper's first report: the first batch's wait, no step yet.
+  meter.Add(Progress(10, {1, 16, 0.3, 0}));
+  EXPECT_FALSE(meter.Take().data_wait_share);
+  meter.Add(Progress(10.4, {5, 80, 0.4, 0.3}));
+  const TrainingRates r = meter.Take();
+  EXPECT_NEAR(r.data_wait_share.value(), 0.4 / 0.7, 1e-9);
+  EXPECT_NEAR(r.samples_per_s.value(), 64 / 0.4, 1e-6);
+  EXPECT_NEAR(r.steps_per_s.value(), 64 / 0.4 * 5 / 80, 1e-6);
 }
 
 TEST(TrainingMeter, RatesOfOneIntervalFromTheCumulativeCounters) {

@@ -110,18 +110,22 @@ def decode(path):
 
 
 class JpegDataset(torch.utils.data.Dataset):
-    """Decodes the JPEG on every __getitem__ (or once up front with preload) and applies `transform`."""
+    """Decodes the JPEG on every __getitem__ (or once up front with preload) and applies `transform`. With
+    `read_latency_s`, each read of a file first waits that long, as on a slow disk or a network filesystem."""
 
-    def __init__(self, items, transform, preload):
+    def __init__(self, items, transform, preload, read_latency_s=0.0):
         self.paths = [path for path, _ in items]
         self.labels = [label for _, label in items]
         self.transform = transform
+        self.read_latency_s = read_latency_s
         self.images = [decode(path) for path in self.paths] if preload else None
 
     def __len__(self):
         return len(self.paths)
 
     def __getitem__(self, i):
+        if self.images is None and self.read_latency_s:
+            time.sleep(self.read_latency_s)
         image = self.images[i] if self.images is not None else decode(self.paths[i])
         return self.transform(image), self.labels[i]
 
@@ -211,6 +215,8 @@ def parse_args(argv):
                    help="decode every image into RAM once before training")
     p.add_argument("--transform-cost", type=int, default=0, metavar="N",
                    help="extra real image operations per sample, to make loading expensive on purpose")
+    p.add_argument("--read-latency-ms", type=float, default=0, metavar="MS",
+                   help="wait this long before reading each image file, as on a slow disk or network filesystem")
     p.add_argument("--steps", type=int, default=0, help="stop after N steps (0: run --epochs)")
     p.add_argument("--epochs", type=int, default=1)
     p.add_argument("--lr", type=float, default=0.05)
@@ -221,8 +227,9 @@ def parse_args(argv):
     p.add_argument("--no-helper", action="store_true", help="do not import saturate even if available")
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
-    if args.epochs < 1 or min(args.steps, args.transform_cost, args.log_every) < 0:
-        p.error("--epochs must be positive; --steps, --transform-cost and --log-every not negative")
+    if args.epochs < 1 or min(args.steps, args.transform_cost, args.log_every, args.read_latency_ms) < 0:
+        p.error("--epochs must be positive; --steps, --transform-cost, --log-every and --read-latency-ms not "
+                "negative")
     return args
 
 
@@ -305,7 +312,8 @@ def main(argv=None):
     root = args.data or os.path.expanduser("~/.cache/saturate/images-%d-%d" % (args.images, args.source_size))
     ensure_dataset(root, args.images, args.source_size, args.seed)
     train_items, heldout_items = list_dataset(root)
-    dataset = JpegDataset(train_items, train_transform(args.image_size, args.transform_cost), run.preload)
+    dataset = JpegDataset(train_items, train_transform(args.image_size, args.transform_cost), run.preload,
+                          args.read_latency_ms / 1000)
     loader = torch.utils.data.DataLoader(
         dataset, batch_size=run.batch_size, shuffle=True, drop_last=True, num_workers=run.workers,
         pin_memory=run.pin_memory, persistent_workers=run.workers > 0,

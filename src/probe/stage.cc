@@ -11,6 +11,7 @@
 
 #include "measure/channel.h"
 #include "measure/helper_env.h"
+#include "measure/observation_log.h"
 #include "probe/data_location.h"
 #include "run/interrupt.h"
 #include "telemetry/proc_maps.h"
@@ -218,6 +219,11 @@ Result<StageResult> RunStage(StageKind kind, const StageOptions& o, telemetry::S
   if (run->pid() > 0) sampler.Watch(run->pid());
 
   measure::SteadyStateEstimator estimator(o.estimator);
+  // What the estimator was fed, and when, for replaying this measurement (observation_log.h).
+  measure::ObservationLog fed(o.log_dir.empty() ? "" : o.log_dir + "/estimator.csv");
+  auto feed = [&](const measure::Observation& obs) {
+    if (estimator.Add(obs)) fed.Append(telemetry::MonotonicSeconds() - t0, obs);
+  };
   measure::ProgressAggregator progress(run_id);
   ParsedShares shares;
   std::set<std::string> open_files;
@@ -270,14 +276,14 @@ Result<StageResult> RunStage(StageKind kind, const StageOptions& o, telemetry::S
           r.helper_seen = true;
           // A report that covers time after saturate asked the command to stop measures its shutdown, not
           // training: it still counts in the totals, never in the estimate.
-          if (obs->t_end_s <= stop_requested_t) estimator.Add(*obs);
+          if (obs->t_end_s <= stop_requested_t) feed(*obs);
           if (o.live) o.live->ObserveRun(run_id, o.live_labels, *obs);
         }
       }
     }
     for (auto& line : queue->Take()) {
       shares.Add(line);
-      estimator.Add(line.observation);
+      feed(line.observation);
       if (o.live) o.live->ObserveRun(run_id, o.live_labels, line.observation);
     }
   };

@@ -105,7 +105,7 @@ struct StageOptions {
   bool auto_instrument = true;
   std::string auto_target;                   // SATURATE_AUTO_TARGET: a `loader` key from an earlier stage
   std::optional<double> samples_per_step;    // SATURATE_SAMPLES_PER_STEP: for steps with neither loader nor input
-  std::string log_dir;                       // stdout.log / stderr.log of this stage
+  std::string log_dir;                       // stdout.log / stderr.log / estimator.csv of this stage
   // SATURATE_TRACE: the helper writes a torch.profiler Chrome trace of a few steady steps there. Until its `trace`
   // message arrives the stage does not stop on convergence (only on its budget); with stop_after_trace it stops
   // as soon as the message is in (a run for the trace alone).

@@ -20,7 +20,12 @@
    thread from after torch's import (bench/callgrind_start.c): about 20 s a run instead of 4 minutes. The progress
    reports, sent on a clock rather than per step, are kept out of these runs and timed apart (report_cost).
 
-Run: /usr/bin/python3 bench/auto_overhead.py [rounds] [path/to/saturate] [--instructions | --loops [CASE...]]
+6. With --hooks: the per-step paths alone (bench/hook_instructions.py): saturate's DataLoader __next__ and
+   optimizer.step wrappers against torch's own functions on the same objects, in instructions between callgrind
+   client requests, for (x, y) and dict batches; three rounds of 1,000 steps, with the garbage collector off and a
+   fixed hash seed (the spread between rounds is about 200 instructions a step). About a minute a layout.
+
+Run: /usr/bin/python3 bench/auto_overhead.py [rounds] [path/to/saturate] [--instructions | --loops [CASE...] | --hooks]
 """
 import json, os, re, shutil, subprocess, sys, tempfile
 
@@ -248,10 +253,42 @@ def loop_instructions(cases, low=20, high=1020):
     print(f"messages received: {received[0]}")
 
 
+def hook_instructions(steps=1000, rounds=3):
+    """bench/hook_instructions.py under callgrind, once per batch layout: the batch path (next - off) and the step
+    path (all - next) in instructions a step, the median over the rounds."""
+    sock, path, received = open_sink()
+    print("| batches | torch's own: instructions per step | saturate's batch path | saturate's step path | both |")
+    print("| --- | ---: | ---: | ---: | ---: |")
+    for layout in ("tuple", "dict"):
+        out = tempfile.mkdtemp()
+        env = auto_env(True, path, OMP_NUM_THREADS="1", PYTHONHASHSEED="0", SATURATE_REPORT_INTERVAL="100000",
+                       LD_PRELOAD=no_rdtscp_shim())
+        subprocess.run(["valgrind", "--tool=callgrind", "--instr-atstart=no",
+                        "--callgrind-out-file=" + os.path.join(out, "cg"), "/usr/bin/python3",
+                        os.path.join(HERE, "bench", "hook_instructions.py"), str(steps), str(rounds), layout],
+                       env=env, capture_output=True, text=True, check=True)
+        counts = {}
+        for name in sorted(os.listdir(out)):
+            if not re.fullmatch(r"cg\.\d+", name):
+                continue
+            with open(os.path.join(out, name)) as f:
+                text = f.read()
+            which = re.search(r"^desc: Trigger: Client Request: (\w+)", text, re.M).group(1)
+            total = int(re.search(r"^(?:summary|totals): (\d+)", text, re.M).group(1))
+            counts.setdefault(which, []).append(total / steps)
+        shutil.rmtree(out)
+        off, nxt, both = (median(counts[k]) for k in ("off", "next", "all"))
+        print(f"| {layout} | {off:,.0f} | {nxt - off:,.0f} | {both - nxt:,.0f} | {both - off:,.0f} |", flush=True)
+    sock.close()
+
+
 def main():
     if "--instructions" in sys.argv:
         sys.argv.remove("--instructions")
         instructions()
+        return
+    if "--hooks" in sys.argv:
+        hook_instructions()
         return
     if "--loops" in sys.argv:
         sys.argv.remove("--loops")

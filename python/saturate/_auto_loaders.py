@@ -197,20 +197,29 @@ class Loaders:
             now = _perf()
             self.current = info
             # count_samples(batch), with its fast paths here for the layouts this loader hands over: one call
-            # less per batch, and a mapping type seen before skips the isinstance check.
+            # less per batch, and a mapping type seen before skips the isinstance check. A first entry without a
+            # usable first dimension (none, a scalar, a list of strings) takes the general rule.
             kind = type(batch)
             if kind is list or kind is tuple:
                 first = batch[0] if batch else None
             elif kind is dict:
-                first = next(iter(batch.values()), None)
+                first = None
+                for first in batch.values():
+                    break
             elif kind is info.userdict:
-                first = next(iter(batch.data.values()), None)
+                first = None
+                for first in batch.data.values():
+                    break
             else:
                 first = None
                 if isinstance(batch, collections.UserDict):
                     info.userdict = kind
-            shape = getattr(first, "shape", None)
-            samples = int(shape[0]) if shape is not None and len(shape) >= 1 else count_samples(batch)
+            try:
+                samples = first.shape[0]
+                if type(samples) is not int:
+                    samples = int(samples)
+            except Exception:
+                samples = count_samples(batch)
             step_no = self.step_no
             if info.stamp != step_no:  # the first batch this loader hands over in this step
                 info.stamp = step_no

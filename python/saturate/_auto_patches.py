@@ -133,7 +133,7 @@ class Patches:
         @functools.wraps(original_next)
         def __next__(it):
             # The per-batch path: a few attribute reads and one call (on_next).
-            info = getattr(it, "_saturate_info", None)
+            info = it._saturate_info
             if info is None or auto.bypass or not auto.active or auto.state.explicit:
                 return original_next(it)
             return auto.on_next(it, info, original_next)
@@ -141,6 +141,8 @@ class Patches:
         loader_cls.__init__ = __init__
         loader_cls.__iter__ = __iter__
         iter_cls.__next__ = __next__
+        # A class default, so that __next__ reads the attribute directly (a getattr call costs more per batch).
+        iter_cls._saturate_info = None
 
     def _patch_optimizer(self, optimizer_cls):
         auto = self

@@ -107,6 +107,52 @@ class AutoTest(ChannelTest):
         self.assertGreater(final["phases"]["after_step"], 23 * 0.003 * 0.9)
         self.assertLess(final["step_s"], final["excluded_s"] + 23 * 0.05)
 
+    def test_batch_layouts_count_the_first_tensors_first_dimension(self):
+        # The per-batch fast paths (tuple, dict, UserDict) and the general rule they fall back on when the first
+        # entry has no first dimension: strings first, a scalar first, a tokenizer-like mapping.
+        body = """
+            import collections, sys, torch
+            from torch.utils.data import DataLoader, Dataset
+
+            class Enc(collections.UserDict):
+                pass
+
+            class Rows(Dataset):
+                def __len__(self):
+                    return 48
+                def __getitem__(self, i):
+                    x = torch.full((4,), float(i))
+                    layout = sys.argv[1]
+                    if layout == "text_first":
+                        return "row %d" % i, x
+                    if layout == "dict_text_first":
+                        return {"text": "row %d" % i, "x": x}
+                    return {"x": x}
+
+            def collate(rows):
+                if sys.argv[1] == "userdict":
+                    return Enc(x=torch.stack([r["x"] for r in rows]))
+                if sys.argv[1] == "scalar_first":
+                    return torch.tensor(3.0), torch.stack([r["x"] for r in rows])
+                return torch.utils.data.default_collate(rows)
+
+            model = torch.nn.Linear(4, 1)
+            opt = torch.optim.SGD(model.parameters(), lr=0.01)
+            for batch in DataLoader(Rows(), batch_size=8, collate_fn=collate):
+                x = batch["x"] if isinstance(batch, collections.abc.Mapping) else batch[1]
+                opt.zero_grad()
+                model(x).sum().backward()
+                opt.step()
+        """
+        for layout in ("text_first", "dict_text_first", "userdict", "scalar_first"):
+            with self.subTest(layout=layout):
+                rc, out, messages = run(self.receiver, body, layout)
+                self.assertEqual(rc, 0, out)
+                self.assertNotIn("saturate", out)  # the instrumentation never turned itself off
+                final = last_counters(messages)
+                self.assertEqual(final["steps"], 5)  # 6 batches, the first step is start-up
+                self.assertEqual(final["samples"], 5 * 8)
+
     def test_knob_messages_report_the_training_loader(self):
         rc, out, messages = run(self.receiver, TRAIN_WITH_VALIDATION, "1")
         self.assertEqual(rc, 0, out)

@@ -32,6 +32,7 @@ struct SweepCliOptions {
   bool maximize = false, resume = false, cpu = false, mps = false, json = false, quiet = false, no_auto = false;
   int retries = -1, max_per_gpu = 0;
   double min_gain = 0.05;
+  double price_per_hour = 0;  // 0: not given (PriceFlag)
   bool slurm = false, cancel = false;  // the Slurm backend (cli/sweep_slurm.h)
   ServeFlag serve;
 };
@@ -40,7 +41,15 @@ struct ReadCliOptions {
   std::vector<std::string> args;  // the spec file
   std::string journal, out;
   bool json = false, csv = false, all = false;
+  double price_per_hour = 0;  // status: 0: not given (PriceFlag)
 };
+
+// The price the summary's GPU-hours are given in: --price-per-hour, else the spec's saturate.price_per_gpu_hour.
+Result<std::optional<double>> SummaryPrice(double flag, const std::optional<double>& from_spec) {
+  auto price = PriceFlag(flag);
+  if (!price) return price.error();
+  return *price ? *price : from_spec;
+}
 
 size_t TerminalWidth() {
   if (const char* c = getenv("COLUMNS")) {
@@ -111,6 +120,8 @@ class LiveOutput {
 Status RunSweepCommand(const SweepCliOptions& c) {
   auto spec = BuildSpec(c);
   if (!spec) return spec.error();
+  auto price = SummaryPrice(c.price_per_hour, spec->saturate.price_per_gpu_hour);
+  if (!price) return price.error();
   const std::string journal = c.journal.empty() ? sweep::DefaultJournalPath(*spec) : c.journal;
 
   sweep::SweepOptions o;
@@ -196,8 +207,9 @@ Status RunSweepCommand(const SweepCliOptions& c) {
     doc["wall_s"] = result->wall_s;
     doc["interrupted"] = result->interrupted;
     doc["held_degree"] = result->held;
+    doc["gpu_hours"] = sweep::GpuHoursJson(status->gpu_hours, *price);
     if (slurm) {
-      auto report = SlurmReportJsonOf(journal);
+      auto report = SlurmReportJsonOf(journal, *price);
       if (!report) return report.error();
       doc["slurm"] = *report;
     }
@@ -210,8 +222,11 @@ Status RunSweepCommand(const SweepCliOptions& c) {
                                shape.empty() ? "this sweep's runs" : shape);
     }
     std::cout << '\n' << sweep::ResultsTable(status->runs, status->sweep.metric, 20);
+    if (const std::string hours = sweep::FormatGpuHours(status->gpu_hours, *price); !hours.empty()) {
+      std::cout << '\n' << hours;
+    }
     if (slurm) {
-      auto report = SlurmReportText(journal, false);
+      auto report = SlurmReportText(journal, false, *price);
       if (!report) return report.error();
       std::cout << '\n' << *report;
     }
@@ -243,15 +258,28 @@ Status RunStatusCommand(const ReadCliOptions& c) {
   if (!path) return path.error();
   auto status = sweep::ReadStatus(*path);
   if (!status) return status.error();
+  // The spec's price, when status was given the spec; --price-per-hour wins.
+  std::optional<double> spec_price;
+  if (c.journal.empty() && c.args.size() == 1) {
+    auto spec = sweep::LoadSpecFile(c.args[0]);
+    if (!spec) return spec.error();
+    spec_price = spec->saturate.price_per_gpu_hour;
+  }
+  auto price = SummaryPrice(c.price_per_hour, spec_price);
+  if (!price) return price.error();
   if (c.json) {
     nlohmann::json doc = sweep::StatusJson(*status);
-    auto report = SlurmReportJsonOf(*path);
+    doc["gpu_hours"] = sweep::GpuHoursJson(status->gpu_hours, *price);
+    auto report = SlurmReportJsonOf(*path, *price);
     if (!report) return report.error();
     if (!report->is_null()) doc["slurm"] = *report;
     std::cout << JsonText(doc, 2) << '\n';
   } else {
     std::cout << sweep::FormatStatus(*status, c.all ? 0 : 20);
-    auto report = SlurmReportText(*path, c.all);
+    if (const std::string hours = sweep::FormatGpuHours(status->gpu_hours, *price); !hours.empty()) {
+      std::cout << '\n' << hours;
+    }
+    auto report = SlurmReportText(*path, c.all, *price);
     if (!report) return report.error();
     if (!report->empty()) std::cout << '\n' << *report;
   }
@@ -311,6 +339,10 @@ Action SetupSweep(CLI::App& app) {
   app.add_flag("--no-auto", c->no_auto,
                "no automatic instrumentation of PyTorch runs (SATURATE_AUTO=0): only runs that use `import "
                "saturate` report steps, the others are judged by their CPU use");
+  app.add_option("--price-per-hour", c->price_per_hour,
+                 "what one GPU-hour costs (e.g. 2.50): the summary's GPU-hours in money (default: the spec's "
+                 "saturate.price_per_gpu_hour)")
+      ->type_name("PRICE");
   app.add_flag("--json", c->json, "print the final status as JSON");
   app.add_flag("-q,--quiet", c->quiet, "no live view or event lines");
   AddServeFlag(app, c->serve, "and each running run's samples/s");
@@ -324,6 +356,10 @@ Action SetupSweep(CLI::App& app) {
   AddReadOptions(*status_cmd, *status);
   status_cmd->add_flag("--json", status->json, "print JSON instead");
   status_cmd->add_flag("--all", status->all, "list every run (default: the best 20)");
+  status_cmd->add_option("--price-per-hour", status->price_per_hour,
+                         "what one GPU-hour costs (e.g. 2.50): the GPU-hours in money (default: the spec's "
+                         "saturate.price_per_gpu_hour)")
+      ->type_name("PRICE");
 
   auto exported = std::make_shared<ReadCliOptions>();
   CLI::App* export_cmd = app.add_subcommand("export", "the results as CSV or JSON, best first");

@@ -44,18 +44,18 @@ Result<sweep::SweepResult> RunSweepOnSlurm(const sweep::Spec& spec, const sweep:
   return slurm::RunSlurmSweep(spec, s);
 }
 
-Result<std::string> SlurmReportText(const std::string& journal_path, bool all) {
+Result<std::string> SlurmReportText(const std::string& journal_path, bool all, std::optional<double> price) {
   auto report = slurm::ReadSlurmReport(journal_path);
   if (!report) return report.error();
   if (!*report) return std::string();
-  return slurm::FormatSlurmReport(**report, all ? 0 : 20);
+  return slurm::FormatSlurmReport(**report, all ? 0 : 20, price);
 }
 
-Result<nlohmann::json> SlurmReportJsonOf(const std::string& journal_path) {
+Result<nlohmann::json> SlurmReportJsonOf(const std::string& journal_path, std::optional<double> price) {
   auto report = slurm::ReadSlurmReport(journal_path);
   if (!report) return report.error();
   if (!*report) return nlohmann::json(nullptr);
-  return slurm::SlurmReportJson(**report);
+  return slurm::SlurmReportJson(**report, price);
 }
 
 Status RunOneCommand(const std::string& job_file) {

@@ -17,9 +17,10 @@ namespace sat::cli {
 // the jobs are left to Slurm.
 Result<sweep::SweepResult> RunSweepOnSlurm(const sweep::Spec& spec, const sweep::SweepOptions& o, bool cancel);
 
-// The asked-vs-used report of the journal's Slurm attempts, as text (empty) and JSON (null) when it has none.
-Result<std::string> SlurmReportText(const std::string& journal_path, bool all);
-Result<nlohmann::json> SlurmReportJsonOf(const std::string& journal_path);
+// The asked-vs-used report of the journal's Slurm attempts, as text (empty) and JSON (null) when it has none; with
+// a price per GPU-hour, its GPU-hours in money too.
+Result<std::string> SlurmReportText(const std::string& journal_path, bool all, std::optional<double> price);
+Result<nlohmann::json> SlurmReportJsonOf(const std::string& journal_path, std::optional<double> price);
 
 // `saturate sweep run-one JOB.json`: runs one attempt on a compute node (slurm/node_wrapper.h).
 Status RunOneCommand(const std::string& job_file);

@@ -96,7 +96,7 @@ Result<std::optional<SlurmReport>> ReadSlurmReport(const std::string& journal_pa
   return std::optional<SlurmReport>(BuildSlurmReport(with_attempt, latest, durations));
 }
 
-std::string FormatSlurmReport(const SlurmReport& report, size_t max_rows) {
+std::string FormatSlurmReport(const SlurmReport& report, size_t max_rows, std::optional<double> price) {
   std::string out = fmt::format("Slurm: {} of {} runs asked for a request sized from measurement\n", report.sized,
                                 report.runs.size());
   out += fmt::format("{:>5}  {:<14} {:<12} {:<34} {:<30} {:>8}\n", "#", "key", "job", "asked", "used", "run s");
@@ -114,6 +114,10 @@ std::string FormatSlurmReport(const SlurmReport& report, size_t max_rows) {
     out += fmt::format("GPU-hours: {:.3f} asked, {:.3f} with one GPU per run: {:.3f} saved ({:.0f}%)\n",
                        report.gpu_hours_asked, report.gpu_hours_one_per_run, saved,
                        100 * saved / report.gpu_hours_one_per_run);
+    if (price) {
+      out += fmt::format("At {:.2f} per GPU-hour: {:.2f} asked, {:.2f} with one GPU per run, {:.2f} saved\n", *price,
+                         report.gpu_hours_asked * *price, report.gpu_hours_one_per_run * *price, saved * *price);
+    }
   } else {
     out += "GPU-hours: none asked (the runs used no GPU)\n";
   }
@@ -123,7 +127,8 @@ std::string FormatSlurmReport(const SlurmReport& report, size_t max_rows) {
   return out;
 }
 
-nlohmann::json SlurmReportJson(const SlurmReport& report) {
+nlohmann::json SlurmReportJson(const SlurmReport& report, std::optional<double> price) {
+  auto money = [&](double hours) { return price ? nlohmann::json(hours * *price) : nlohmann::json(nullptr); };
   nlohmann::json runs = nlohmann::json::array();
   for (const SlurmRunUsage& u : report.runs) {
     runs.push_back({{"key", u.key},
@@ -141,6 +146,9 @@ nlohmann::json SlurmReportJson(const SlurmReport& report) {
           {"gpu_hours_asked", report.gpu_hours_asked},
           {"gpu_hours_one_per_run", report.gpu_hours_one_per_run},
           {"gpu_hours_saved", report.gpu_hours_one_per_run - report.gpu_hours_asked},
+          {"price_per_gpu_hour", OrNull(price)},
+          {"cost_asked", money(report.gpu_hours_asked)},
+          {"cost_one_per_run", money(report.gpu_hours_one_per_run)},
           {"cpu_hours_asked", report.cpu_hours_asked},
           {"cpu_hours_used", report.cpu_hours_used},
           {"runs", runs}};

@@ -43,8 +43,10 @@ SlurmReport BuildSlurmReport(const std::vector<RunRecord>& runs, const std::vect
 // Reads the journal at `path`; nullopt when no attempt of it went through Slurm.
 Result<std::optional<SlurmReport>> ReadSlurmReport(const std::string& journal_path);
 
-// "Slurm: asked vs used" table (at most `max_rows` runs; 0: all) and the GPU-hours line.
-std::string FormatSlurmReport(const SlurmReport& report, size_t max_rows);
-nlohmann::json SlurmReportJson(const SlurmReport& report);
+// "Slurm: asked vs used" table (at most `max_rows` runs; 0: all) and the GPU-hours line, with a price per GPU-hour
+// also in money ("At 2.50 per GPU-hour: 3.13 asked, 5.00 with one GPU per run, 1.88 saved").
+std::string FormatSlurmReport(const SlurmReport& report, size_t max_rows, std::optional<double> price_per_gpu_hour);
+// With a price: price_per_gpu_hour, cost_asked, cost_one_per_run (null without one).
+nlohmann::json SlurmReportJson(const SlurmReport& report, std::optional<double> price_per_gpu_hour);
 
 }  // namespace sat::slurm

@@ -46,12 +46,22 @@ TEST(SlurmReport, GpuHoursAskedAgainstOneGpuPerRun) {
   EXPECT_DOUBLE_EQ(r.gpu_hours_one_per_run, 3);
   EXPECT_DOUBLE_EQ(r.cpu_hours_asked, 4 + 2 * 1);
   EXPECT_DOUBLE_EQ(r.cpu_hours_used, 0.5 + 2 * 0.8);
-  const std::string text = FormatSlurmReport(r, 0);
+  const std::string text = FormatSlurmReport(r, 0, std::nullopt);
   EXPECT_NE(text.find("1 of 2 runs asked for a request sized from measurement"), std::string::npos) << text;
   EXPECT_NE(text.find("GPU-hours: 1.500 asked, 3.000 with one GPU per run: 1.500 saved (50%)"), std::string::npos)
       << text;
   EXPECT_NE(text.find("shard:2 1 cpu"), std::string::npos) << text;
-  EXPECT_EQ(SlurmReportJson(r)["gpu_hours_saved"], 1.5);
+  EXPECT_EQ(text.find("per GPU-hour"), std::string::npos) << "no price, no money";
+  EXPECT_EQ(SlurmReportJson(r, std::nullopt)["gpu_hours_saved"], 1.5);
+  EXPECT_TRUE(SlurmReportJson(r, std::nullopt)["cost_asked"].is_null());
+  // At a price: the same hours in money.
+  EXPECT_NE(FormatSlurmReport(r, 0, 2.5)
+                .find("At 2.50 per GPU-hour: 3.75 asked, 7.50 with one GPU per run, 3.75 saved"),
+            std::string::npos);
+  const nlohmann::json priced = SlurmReportJson(r, 2.5);
+  EXPECT_DOUBLE_EQ(priced["cost_asked"].get<double>(), 3.75);
+  EXPECT_DOUBLE_EQ(priced["cost_one_per_run"].get<double>(), 7.5);
+  EXPECT_DOUBLE_EQ(priced["price_per_gpu_hour"].get<double>(), 2.5);
 }
 
 TEST(SlurmReport, AJournalWithoutSlurmAttemptsHasNoReport) {

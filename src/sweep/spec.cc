@@ -55,7 +55,7 @@ const std::vector<std::string> kEarlyTerminateKeys = {"type", "min_iter", "max_i
 const std::vector<std::string> kMetricKeys = {"name", "goal", "target", "impute", "impute_while_running"};
 const std::vector<std::string> kSaturateKeys = {"gpus", "max_per_gpu", "memory_margin", "timeout", "retries",
                                                 "metric_pattern", "env", "seed", "runs", "shape", "auto",
-                                                "backend", "slurm"};
+                                                "backend", "slurm", "price_per_gpu_hour"};
 
 // W&B's rule for parameter names: ^[A-Za-z_][A-Za-z0-9_.-]*$.
 bool IsValidName(std::string_view name) {
@@ -552,6 +552,14 @@ class Parser {
     if (n["seed"]) {
       if (!ReadInteger(n["seed"], "saturate", "seed", 0, &integer)) return false;
       o.seed = static_cast<uint64_t>(integer);
+    }
+    if (const YAML::Node price = n["price_per_gpu_hour"]) {
+      double value = 0;
+      if (!ReadNumber(price, "saturate", "price_per_gpu_hour", &value)) return false;
+      if (!(value > 0) || !std::isfinite(value)) {
+        return Fail(price, "saturate", "'price_per_gpu_hour' must be a price above 0, e.g. 2.50");
+      }
+      o.price_per_gpu_hour = value;
     }
     if (n["runs"]) {
       if (!ReadInteger(n["runs"], "saturate", "runs", 1, &integer)) return false;

@@ -9,7 +9,8 @@
 // plus saturate's own section:
 //   saturate: {gpus: [0, 1] | "all", max_per_gpu: 4, memory_margin: 0.1, timeout: "30m" | none, retries: 2,
 //              metric_pattern: 'val_loss=(?P<val_loss>[0-9.e+-]+)', env: {NAME: value}, seed: 7, runs: 20,
-//              shape: [batch_size, model], auto: false, backend: local | slurm, slurm: {...} (sweep/slurm_spec.h)}
+//              shape: [batch_size, model], auto: false, backend: local | slurm, slurm: {...} (sweep/slurm_spec.h),
+//              price_per_gpu_hour: 2.50 (the summary's GPU-hours in money, sweep/cost.h; --price-per-hour wins)}
 // Parameters take value | values [+ probabilities] | distribution with min, max, q, mu, sigma, or a nested
 // `parameters:` block; nested names are flattened with dots ("optimizer.lr"), so `${args}` gives
 // `--optimizer.lr=0.001` (W&B itself passes the whole dict as one `--optimizer={'lr': 0.001}`).
@@ -60,6 +61,7 @@ struct SaturateOptions {
   std::map<std::string, std::string> env;  // added to every run's environment
   std::optional<uint64_t> seed;            // for random draws; unset: the caller picks one (and journals it)
   std::optional<int64_t> runs;             // how many runs to plan (random), or a cap (grid)
+  std::optional<double> price_per_gpu_hour;  // money per GPU-hour, above 0: the summary's cost lines
   // The parameters that decide a run's footprint (model, batch size): runs with equal values share a packing
   // shape. Empty: every run of the sweep has one shape. Names are checked against the parameters by the sweep
   // controller, which also serves the short form.

@@ -139,6 +139,7 @@ saturate:
   runs: 12
   shape: [hidden]
   auto: off
+  price_per_gpu_hour: 2.5
 )";
 
 TEST(ParseSpec, BayesPlansRunsWithoutValues) {
@@ -188,6 +189,9 @@ TEST(ParseSpec, ExplicitDistributionsAndSaturateSection) {
   EXPECT_EQ(o.metric_groups, (Argv{"val_acc", "val_loss"}));
   EXPECT_EQ(o.env, (std::map<std::string, std::string>{{"OMP_NUM_THREADS", "4"}, {"TAG", "sweep"}}));
   EXPECT_EQ(o.seed, 7u);
+  EXPECT_EQ(o.price_per_gpu_hour, 2.5);
+  EXPECT_FALSE(
+      MustParse("program: t.py\nmethod: grid\nparameters:\n  lr: {value: 1}\n").saturate.price_per_gpu_hour);
   EXPECT_EQ(o.runs, 12);
   EXPECT_FALSE(o.auto_instrumentation);
   EXPECT_TRUE(MustParse("program: t.py\nmethod: grid\nparameters:\n  x: {value: 1}\n").saturate.auto_instrumentation);
@@ -583,6 +587,13 @@ TEST(ParseSpecErrors, CommandMetricAndSaturateSection) {
   auto unlimited = ParseSpec(head + "saturate:\n  timeout: none\n", "sweep.yaml");
   ASSERT_TRUE(unlimited) << unlimited.error().message;
   EXPECT_EQ(unlimited->saturate.timeout_s, 0);
+  for (const char* bad : {"0", "-1", "free"}) {
+    EXPECT_NE(ErrorOf(head + "saturate:\n  price_per_gpu_hour: " + bad + "\n").find("price_per_gpu_hour"),
+              std::string::npos)
+        << bad;
+  }
+  EXPECT_EQ(ErrorOf(head + "saturate:\n  price_per_gpu_hour: 0\n"),
+            "sweep.yaml:6:23: saturate: 'price_per_gpu_hour' must be a price above 0, e.g. 2.50");
   EXPECT_EQ(ErrorOf(head + "saturate:\n  memory_margin: 1.5\n"),
             "sweep.yaml:6:18: saturate: 'memory_margin' must be a fraction in [0, 1), e.g. 0.1");
   EXPECT_EQ(ErrorOf(head + "saturate:\n  retries: -1\n"), "sweep.yaml:6:12: saturate: 'retries' must be at least 0");

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <ctime>
 #include <filesystem>
 
 #include "sweep/export.h"
@@ -27,7 +28,15 @@ Result<SweepStatus> ReadStatus(const std::string& path) {
   status.journal_path = path;
   status.sweep = **sweep;
   status.counts = *counts;
-  status.runs = SortByMetric(std::move(*runs), status.sweep.metric);
+  std::vector<RunRecord> records = std::move(*runs);
+  std::vector<AttemptRecord> attempts;
+  for (const RunRecord& r : records) {
+    auto of_run = (*journal)->Attempts(r.key);
+    if (!of_run) return of_run.error();
+    attempts.insert(attempts.end(), of_run->begin(), of_run->end());
+  }
+  status.gpu_hours = GpuHoursOf(attempts, static_cast<double>(std::time(nullptr)));
+  status.runs = SortByMetric(std::move(records), status.sweep.metric);
   if (Status verified = (*journal)->Verify(); !verified) status.problems = verified.message();
   return status;
 }

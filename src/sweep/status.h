@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "sweep/cost.h"
 #include "sweep/journal.h"
 #include "util/result.h"
 
@@ -17,6 +18,7 @@ struct SweepStatus {
   StateCounts counts;
   std::vector<RunRecord> runs;  // best first by the sweep's metric (SortByMetric)
   std::string problems;         // Journal::Verify's findings; empty when consistent
+  GpuHours gpu_hours;           // over every attempt so far, running ones up to now (sweep/cost.h)
 };
 
 // Reads the journal at `path`. Usage error when there is no such file or it holds no sweep (it is never

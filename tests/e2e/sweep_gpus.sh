@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # With GPUs (the NVML stand-in: two fake H200s), every GPU is a device: runs are spread over them, each run sees
 # only its GPU (CUDA_VISIBLE_DEVICES in NVML's PCI order), -i picks GPUs, and --mps without NVIDIA's MPS control
-# program is an error that names it.
+# program is an error that names it. The summary's GPU-hours (held, and with one GPU per attempt) match the
+# journal's attempt times, and --price-per-hour gives them in money.
 set -euo pipefail
 source "$(dirname "$0")/lib.bash"
 source "$(dirname "$0")/sweep_lib.bash"
@@ -16,9 +17,41 @@ print(f"gpu={os.environ['CUDA_VISIBLE_DEVICES']} order={os.environ['CUDA_DEVICE_
 PY
 
 journal="$WORK/gpus.journal"
-"$SATURATE" sweep --journal "$journal" --warmup 0.3s --window 0.3s --grid i=1,2,3,4 \
+"$SATURATE" sweep --journal "$journal" --warmup 0.3s --window 0.3s --price-per-hour 2.50 --grid i=1,2,3,4 \
   -- "$PY" "$WORK/which_gpu.py" --i '{i}' >"$WORK/out" 2>"$WORK/err"
 cat "$WORK/err" "$WORK/out"
+expect_contains "$(cat "$WORK/out")" "GPU-hours: "
+expect_contains "$(cat "$WORK/out")" "At 2.50 per GPU-hour: "
+# The GPU-hours from the journal's own rows, computed here: per GPU the union of its attempts' intervals.
+"$SATURATE" sweep status --journal "$journal" --price-per-hour 2.50 --json >"$WORK/status.json"
+journal_query "$journal" "SELECT gpu_index, started_unix, ended_unix FROM attempts" >"$WORK/attempts"
+"$PY" - "$WORK/status.json" "$WORK/attempts" <<'PY'
+import json, sys
+hours = json.load(open(sys.argv[1]))["gpu_hours"]
+rows = [line.split("|") for line in open(sys.argv[2]).read().split()]
+by_gpu, alone = {}, 0.0
+for gpu, start, end in rows:
+    by_gpu.setdefault(gpu, []).append((float(start), float(end)))
+    alone += float(end) - float(start)
+held = 0.0
+for intervals in by_gpu.values():
+    intervals.sort()
+    lo, hi = intervals[0]
+    for s, e in intervals[1:]:
+        if s > hi:
+            held += hi - lo
+            lo = s
+        hi = max(hi, e)
+    held += hi - lo
+assert hours["attempts"] == len(rows) == 4, hours
+assert hours["gpus"] == 2, hours
+assert abs(hours["gpu_hours_held"] - held / 3600) < 1e-9, (hours, held / 3600)
+assert abs(hours["gpu_hours_one_per_attempt"] - alone / 3600) < 1e-9, (hours, alone / 3600)
+assert abs(hours["cost_held"] - 2.5 * held / 3600) < 1e-9, hours
+print("ok: GPU-hours held", round(held / 3600, 6), "one per attempt", round(alone / 3600, 6))
+PY
+expect_exit 2 "$SATURATE" sweep status --journal "$journal" --price-per-hour -1
+expect_contains "$ERR" "--price-per-hour -1"
 expect_contains "$(cat "$WORK/err")" "on GPUs"
 expect_contains "$(cat "$WORK/err")" "on gpu0"
 expect_contains "$(cat "$WORK/err")" "on gpu1"

@@ -52,6 +52,13 @@ print("ok: GPU-hours held", round(held / 3600, 6), "one per attempt", round(alon
 PY
 expect_exit 2 "$SATURATE" sweep status --journal "$journal" --price-per-hour -1
 expect_contains "$ERR" "--price-per-hour -1"
+# The price from the spec (saturate.price_per_gpu_hour), for the sweep and for its status; the flag wins.
+printf 'program: %s\nmethod: grid\nparameters:\n  i: {values: [1, 2]}\ncommand: [%s, "${program}", "${args}"]\nsaturate:\n  price_per_gpu_hour: 1.25\n' \
+  "$WORK/which_gpu.py" "$PY" >"$WORK/priced.yaml"
+out=$("$SATURATE" sweep -q --warmup 0.3s --window 0.3s "$WORK/priced.yaml" 2>&1)
+expect_contains "$out" "At 1.25 per GPU-hour: "
+expect_contains "$("$SATURATE" sweep status "$WORK/priced.yaml")" "At 1.25 per GPU-hour: "
+expect_contains "$("$SATURATE" sweep status "$WORK/priced.yaml" --price-per-hour 3)" "At 3.00 per GPU-hour: "
 expect_contains "$(cat "$WORK/err")" "on GPUs"
 expect_contains "$(cat "$WORK/err")" "on gpu0"
 expect_contains "$(cat "$WORK/err")" "on gpu1"

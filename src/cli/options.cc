@@ -29,7 +29,7 @@ Result<std::optional<double>> OptionalDurationFlag(std::string_view flag, std::s
 Result<std::optional<double>> PriceFlag(double price_per_hour) {
   if (price_per_hour == 0) return std::optional<double>();
   if (Status st = CheckInRange("--price-per-hour", price_per_hour, Open(0, 1e6), "money per GPU-hour, e.g. 2.50");
-      !st.ok()) {
+      !st) {
     return st.error();
   }
   return std::optional<double>(price_per_hour);

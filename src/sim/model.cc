@@ -17,7 +17,7 @@ Status CheckRun(const SimConfig& config, const SimRun& r, size_t index) {
                                   {"mem_gib", r.mem_gib, Above(0)},
                                   {"peak_gib", r.peak_gib, AtLeast(r.mem_gib), "its mem_gib"}},
                                  run);
-      !s.ok()) {
+      !s) {
     return s;
   }
   if (r.peak_gib > config.gpu_mem_gib) {
@@ -42,7 +42,7 @@ Status Validate(const SimConfig& config, const std::vector<SimRun>& runs) {
                                   {"GPU capacity", config.gpu_capacity, Above(0)},
                                   {"switch overhead", config.switch_overhead, RightOpen(0, 1)},
                                   {"OOM retry delay (s)", config.oom_retry_s, Above(0)}});
-      !s.ok()) {
+      !s) {
     return s;
   }
   for (size_t i = 0; i < runs.size(); ++i) {

@@ -173,7 +173,7 @@ Status SlurmController::LearnFromJournal() {
     if (!attempts) return attempts.error();
     if (attempts->empty() || attempts->back().slurm_job.empty()) continue;
     auto file = ReadJsonFile(attempts->back().log_dir + "/" + kOutcomeFile);
-    if (!file.ok() || !*file) continue;
+    if (!file || !*file) continue;
     auto outcome = NodeOutcomeFromJson(**file);
     if (outcome.ok() && outcome->exit_class == run::ExitClass::kFinished) {
       Learn(ShapeOf(spec_, r.params), outcome->Usage());
@@ -476,7 +476,7 @@ Status SlurmController::SubmitGroup(const SlurmRequest& request, const std::vect
   for (const std::string& option : request.SbatchOptions()) options.push_back(option);
   for (const std::string& option : s.options) options.push_back(option);
   Result<std::string> job = written.ok() ? cli_->Submit(options, script) : Result<std::string>(written.error());
-  if (!job.ok() && written.ok()) {
+  if (!job && written) {
     // sbatch can fail after slurmctld queued the job (a reply that timed out): a job with this comment is ours.
     if (auto queue = cli_->Queue(job_name_); queue) {
       for (const QueuedJob& q : *queue) {

@@ -377,7 +377,7 @@ Status Controller::Tick(double now, bool sample_now) {
   Status recorded;
   for (const std::string& key : ended) {
     Attempt& a = *live_.at(key);
-    if (auto s = End(a, *a.run->Poll()); !s.ok() && recorded.ok()) recorded = s;
+    if (auto s = End(a, *a.run->Poll()); !s && recorded) recorded = s;
     by_run_id_.erase(a.watch.run_id());
     live_.erase(key);
   }

@@ -213,7 +213,7 @@ class Journal::Db : public sqlite::Database {
   Status Migrate() {
     return Transaction([&]() -> Status {
       if (auto s = Exec("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)", "cannot read schema");
-          !s.ok()) {
+          !s) {
         return s;
       }
       Stmt get(handle(), "SELECT version FROM schema_version");

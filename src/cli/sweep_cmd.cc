@@ -258,12 +258,15 @@ Status RunStatusCommand(const ReadCliOptions& c) {
   if (!path) return path.error();
   auto status = sweep::ReadStatus(*path);
   if (!status) return status.error();
-  // The spec's price, when status was given the spec; --price-per-hour wins.
+  // The spec's price, when status was given the spec; --price-per-hour wins. The journal is what status reads: a
+  // spec moved or edited since the sweep costs only its price, with a note.
   std::optional<double> spec_price;
-  if (c.journal.empty() && c.args.size() == 1) {
-    auto spec = sweep::LoadSpecFile(c.args[0]);
-    if (!spec) return spec.error();
-    spec_price = spec->saturate.price_per_gpu_hour;
+  if (c.journal.empty() && c.args.size() == 1 && c.price_per_hour == 0) {
+    if (auto spec = sweep::LoadSpecFile(c.args[0])) {
+      spec_price = spec->saturate.price_per_gpu_hour;
+    } else {
+      fmt::print(stderr, "saturate: note: no price from the spec: {}\n", spec.error().message);
+    }
   }
   auto price = SummaryPrice(c.price_per_hour, spec_price);
   if (!price) return price.error();

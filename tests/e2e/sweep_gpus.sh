@@ -59,6 +59,11 @@ out=$("$SATURATE" sweep -q --warmup 0.3s --window 0.3s "$WORK/priced.yaml" 2>&1)
 expect_contains "$out" "At 1.25 per GPU-hour: "
 expect_contains "$("$SATURATE" sweep status "$WORK/priced.yaml")" "At 1.25 per GPU-hour: "
 expect_contains "$("$SATURATE" sweep status "$WORK/priced.yaml" --price-per-hour 3)" "At 3.00 per GPU-hour: "
+# A spec that no longer reads costs status its price only.
+echo "saturate: {price_per_gpu_hour: -1}" >>"$WORK/priced.yaml"
+out=$("$SATURATE" sweep status "$WORK/priced.yaml" 2>&1)
+expect_contains "$out" "GPU-hours: "
+expect_contains "$out" "saturate: note: no price from the spec: "
 expect_contains "$(cat "$WORK/err")" "on GPUs"
 expect_contains "$(cat "$WORK/err")" "on gpu0"
 expect_contains "$(cat "$WORK/err")" "on gpu1"

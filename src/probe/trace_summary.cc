@@ -9,6 +9,7 @@
 #include <map>
 
 #include "util/json_text.h"
+#include "util/spans.h"
 #include "util/strings.h"
 #include "util/utf8.h"
 
@@ -16,10 +17,6 @@ namespace sat::probe {
 namespace {
 
 using nlohmann::json;
-
-struct Span {
-  double start = 0, end = 0;
-};
 
 struct Event {
   std::string name, cat, thread;  // cat in lower case; thread: "pid/tid"
@@ -71,23 +68,7 @@ Span Clip(Span s, Span window) { return {std::max(s.start, window.start), std::m
 // Total length of the union of `spans` inside `window`: overlapping intervals (several streams) count once.
 double UnionLength(std::vector<Span> spans, Span window) {
   for (Span& s : spans) s = Clip(s, window);
-  spans.erase(std::remove_if(spans.begin(), spans.end(), [](const Span& s) { return s.end <= s.start; }),
-              spans.end());
-  std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.start < b.start; });
-  double total = 0, start = 0, end = -1;
-  bool open = false;
-  for (const Span& s : spans) {
-    if (open && s.start <= end) {
-      end = std::max(end, s.end);
-      continue;
-    }
-    if (open) total += end - start;
-    start = s.start;
-    end = s.end;
-    open = true;
-  }
-  if (open) total += end - start;
-  return total;
+  return sat::UnionLength(std::move(spans));
 }
 
 std::vector<TraceTop> Largest(std::map<std::string, TraceTop> by_name, double window_us, size_t n) {

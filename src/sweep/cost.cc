@@ -2,37 +2,26 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <map>
 #include <utility>
+
+#include "util/spans.h"
 
 namespace sat::sweep {
 
 GpuHours GpuHoursOf(const std::vector<AttemptRecord>& attempts, double now_unix) {
   GpuHours hours;
-  std::map<int, std::vector<std::pair<double, double>>> by_gpu;
+  std::map<int, std::vector<Span>> by_gpu;
   for (const AttemptRecord& a : attempts) {
     if (!a.gpu_index || !a.slurm_job.empty()) continue;
     const double end = a.ended_unix.value_or(now_unix);
     if (!(end > a.started_unix)) continue;
-    by_gpu[*a.gpu_index].emplace_back(a.started_unix, end);
+    by_gpu[*a.gpu_index].push_back({a.started_unix, end});
     hours.one_per_attempt += (end - a.started_unix) / 3600;
     ++hours.attempts;
   }
   hours.gpus = static_cast<int>(by_gpu.size());
-  // The union of each GPU's intervals: sorted by start, merged where they overlap.
-  for (auto& [gpu, intervals] : by_gpu) {
-    std::sort(intervals.begin(), intervals.end());
-    double from = intervals.front().first, to = intervals.front().second;
-    for (const auto& [start, end] : intervals) {
-      if (start > to) {
-        hours.held += (to - from) / 3600;
-        from = start;
-      }
-      to = std::max(to, end);
-    }
-    hours.held += (to - from) / 3600;
-  }
+  for (auto& [gpu, spans] : by_gpu) hours.held += UnionLength(std::move(spans)) / 3600;
   return hours;
 }
 

@@ -37,14 +37,11 @@ TrainingRates TrainingMeter::Take() {
   return rates;
 }
 
-TrainingFeed::TrainingFeed(std::unique_ptr<measure::HelperChannel> channel, std::string run_id)
-    : channel_(std::move(channel)), run_id_(run_id), meter_(std::move(run_id)) {}
+TrainingFeed::TrainingFeed(std::unique_ptr<measure::InstrumentedRun> run)
+    : run_(std::move(run)), meter_(run_->run_id()) {}
 
 Status TrainingFeed::Drain(int timeout_ms) {
-  auto messages = channel_->Poll(timeout_ms);
-  if (!messages) return messages.error();
-  for (const measure::HelperMessage& m : *messages) meter_.Add(m);
-  return Status::Ok();
+  return run_->Drain(timeout_ms, [this](const measure::HelperMessage& m) { meter_.Add(m); });
 }
 
 Status TrainingFeed::Annotate(telemetry::Sample& s) {

@@ -3,7 +3,7 @@
 // steps, samples and loop times; this turns them into the rates of one sampling interval, for the fields
 // proc.samples_per_s, proc.steps_per_s and proc.data_wait.
 //
-// TrainingFeed reads the channel into a TrainingMeter and writes each interval's rates into the sample.
+// TrainingFeed reads the started command's channel into a TrainingMeter and writes each interval's rates into the sample.
 //
 // Not thread-safe; the monitor's loop feeds it and takes the rates once per sample.
 #pragma once
@@ -15,8 +15,8 @@
 #include <string>
 #include <utility>
 
-#include "measure/channel.h"
 #include "measure/helper_message.h"
+#include "measure/instrumented_run.h"
 #include "measure/progress.h"
 #include "telemetry/sample.h"
 #include "util/result.h"
@@ -57,13 +57,12 @@ class TrainingMeter {
   bool observed_ = false;  // some process reported twice: there is a rate
 };
 
-// The helper channel of the command monitor started, and its training rates per sampling interval.
+// The command monitor started (with its own helper channel), and its training rates per sampling interval.
 class TrainingFeed {
  public:
-  TrainingFeed(std::unique_ptr<measure::HelperChannel> channel, std::string run_id);
+  explicit TrainingFeed(std::unique_ptr<measure::InstrumentedRun> run);
 
-  const std::string& path() const { return channel_->path(); }
-  const std::string& run_id() const { return run_id_; }
+  measure::InstrumentedRun& run() { return *run_; }
 
   // Reads what arrived, waiting up to `timeout_ms` for the first datagram. The kernel queues only a few, so the
   // loop calls this often.
@@ -73,8 +72,7 @@ class TrainingFeed {
   Status Annotate(telemetry::Sample& s);
 
  private:
-  std::unique_ptr<measure::HelperChannel> channel_;
-  std::string run_id_;
+  std::unique_ptr<measure::InstrumentedRun> run_;
   TrainingMeter meter_;
 };
 

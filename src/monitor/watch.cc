@@ -9,8 +9,7 @@
 #include <memory>
 #include <thread>
 
-#include "measure/channel.h"
-#include "measure/helper_env.h"
+#include "measure/instrumented_run.h"
 #include "monitor/training.h"
 #include "run/interrupt.h"
 #include "telemetry/sampler.h"
@@ -28,27 +27,21 @@ Result<WatchEnd> Watch(const WatchOptions& o, Presenter* presenter, std::ostream
   if (!sampler) return sampler.error();
 
   run::InstallInterruptHandlers();
-  std::unique_ptr<run::Run> child;
   std::optional<TrainingFeed> training;
+  run::Run* child = nullptr;  // the started command, owned by `training`
   if (!o.command.empty()) {
     // The command reports its training over the helper channel: PyTorch programs through the automatic
     // instrumentation that saturate's python/ folder loads, others through `import saturate`.
-    auto channel = measure::HelperChannel::Open();
-    if (!channel) return channel.error();
-    training.emplace(std::move(*channel), fmt::format("monitor-{}", getpid()));
-    run::RunSpec spec;
-    spec.argv = o.command;
-    spec.echo = true;
-    measure::HelperEnv helper;
-    helper.channel_path = training->path();
-    helper.run_id = training->run_id();
+    measure::InstrumentedLaunch launch;
+    launch.spec.argv = o.command;
+    launch.spec.echo = true;
     // A few reports per sampling interval, so each interval has its own rate.
-    helper.report_interval_s = std::clamp(o.interval_s / 4, 0.02, 0.1);
-    if (o.no_auto) helper.auto_instrument = false;
-    measure::ApplyHelperEnv(helper, spec);
-    auto r = run::Run::Start(spec);
+    launch.helper.report_interval_s = std::clamp(o.interval_s / 4, 0.02, 0.1);
+    if (o.no_auto) launch.helper.auto_instrument = false;
+    auto r = measure::InstrumentedRun::Start(std::move(launch), fmt::format("monitor-{}", getpid()));
     if (!r) return r.error();
-    child = std::move(*r);
+    training.emplace(std::move(*r));
+    child = &training->run().process();
     if (auto done = child->Poll(); done && done->exit_class == run::ExitClass::kStartFailed)
       return Error{done->detail};
     (*sampler)->Watch(child->pid());

@@ -6,16 +6,12 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <mutex>
 #include <set>
 
-#include "measure/channel.h"
-#include "measure/helper_env.h"
+#include "measure/instrumented_run.h"
 #include "measure/observation_log.h"
 #include "probe/data_location.h"
 #include "run/interrupt.h"
-#include "telemetry/proc_maps.h"
-#include "util/utf8.h"
 
 namespace sat::probe {
 
@@ -40,23 +36,6 @@ std::string_view ModeOf(StageKind k) {
   return "train";
 }
 
-// Parsed output lines, handed from the runner's supervisor thread to the stage loop.
-class ParsedQueue {
- public:
-  void Push(measure::ParsedLine line) {
-    std::lock_guard lock(mu_);
-    lines_.push_back(std::move(line));
-  }
-  std::vector<measure::ParsedLine> Take() {
-    std::lock_guard lock(mu_);
-    return std::exchange(lines_, {});
-  }
-
- private:
-  std::mutex mu_;
-  std::vector<measure::ParsedLine> lines_;
-};
-
 // Running means of the shares that parsed lines report.
 struct ParsedShares {
   double data_sum = 0;
@@ -75,27 +54,6 @@ struct ParsedShares {
       phases[name].second += 1;
     }
   }
-};
-
-// The first line the helper's sitecustomize prints on stderr when the automatic instrumentation fails to start
-// (python/sitecustomize.py), kept for the report. Written on the runner's supervisor thread, read after Wait.
-class AutoFailureLine {
- public:
-  static constexpr std::string_view kPrefix = "saturate: automatic instrumentation is off";
-  void Offer(std::string_view line) {
-    std::lock_guard lock(mu_);
-    if (line_.empty() && line.substr(0, kPrefix.size()) == kPrefix) {
-      line_ = std::string(line.substr(0, Utf8PrefixLength(line, 400)));  // a child's bytes: cut between characters
-    }
-  }
-  std::string Get() {
-    std::lock_guard lock(mu_);
-    return line_;
-  }
-
- private:
-  std::mutex mu_;
-  std::string line_;
 };
 
 using telemetry::Sample;
@@ -175,9 +133,7 @@ Result<StageResult> RunStage(StageKind kind, const StageOptions& o, telemetry::S
   r.ran = true;
   r.log_dir = o.log_dir;
 
-  // The channel the helper reports on, and a parser for scripts that only print.
-  auto channel = measure::HelperChannel::Open();
-  if (!channel) return channel.error();
+  // A parser for scripts that only print.
   std::optional<measure::LineParser> parser;
   if (o.parse) {
     auto p = measure::LineParser::Create(*o.parse, o.batch_size);
@@ -186,36 +142,33 @@ Result<StageResult> RunStage(StageKind kind, const StageOptions& o, telemetry::S
   }
   const std::string run_id = fmt::format("probe-{}-{}", getpid(), StageName(kind));
 
-  run::RunSpec spec;
+  measure::InstrumentedLaunch launch;
+  run::RunSpec& spec = launch.spec;
   spec.argv = o.argv;
   spec.shell = o.shell;
   spec.env = o.env;
-  measure::HelperEnv helper;
-  helper.channel_path = (*channel)->path();
+  measure::HelperEnv& helper = launch.helper;
   helper.mode = std::string(ModeOf(kind));
-  helper.run_id = run_id;
   // The automatic instrumentation; with --parse the pattern alone gives throughput (stage.h).
   helper.auto_instrument = o.auto_instrument && !o.parse;
   helper.auto_target = o.auto_target;
   helper.samples_per_step = o.samples_per_step;
   helper.trace_path = o.trace_path;
-  measure::ApplyHelperEnv(helper, spec);
   spec.log_dir = o.log_dir;
   spec.echo = o.verbose;
   spec.stop_grace_s = 5;
   spec.term_grace_s = 3;
-  auto queue = std::make_shared<ParsedQueue>();
-  auto auto_failure = std::make_shared<AutoFailureLine>();
-  spec.on_line = [queue, parser, auto_failure](run::Stream stream, std::string_view line) {
-    if (stream == run::Stream::kStderr) auto_failure->Offer(line);
-    if (!parser) return;
-    if (auto parsed = parser->Parse(line, telemetry::MonotonicSeconds())) queue->Push(std::move(*parsed));
-  };
+  auto queue = std::make_shared<measure::LineHandoff<measure::ParsedLine>>();
+  if (parser) {
+    spec.on_line = [queue, parser](run::Stream, std::string_view line) {
+      if (auto parsed = parser->Parse(line, telemetry::MonotonicSeconds())) queue->Push(std::move(*parsed));
+    };
+  }
 
   const double t0 = telemetry::MonotonicSeconds();
-  auto started = run::Run::Start(spec);
+  auto started = measure::InstrumentedRun::Start(std::move(launch), run_id);
   if (!started) return started.error();
-  std::unique_ptr<run::Run> run = std::move(*started);
+  std::unique_ptr<measure::InstrumentedRun> run = std::move(*started);
   if (run->pid() > 0) sampler.Watch(run->pid());
 
   measure::SteadyStateEstimator estimator(o.estimator);
@@ -232,55 +185,47 @@ Result<StageResult> RunStage(StageKind kind, const StageOptions& o, telemetry::S
   // Takes in what the helper sent and what the output said, feeding the estimator.
   double stop_requested_t = std::numeric_limits<double>::infinity();
   auto drain = [&](int timeout_ms) {
-    if (auto messages = (*channel)->Poll(timeout_ms)) {
-      for (const auto& m : *messages) {
-        if (m.run != run_id) continue;
-        if (m.type == measure::MessageType::kHello) {
-          r.helper_seen = true;
-          r.auto_seen = r.auto_seen || m.automatic;
-          if (m.torch) r.torch_loaded = true;
-        }
-        if (m.type == measure::MessageType::kKnob) {
-          r.knobs_seen[m.knob_name] = m.knob_value;
-          if (m.automatic) r.knobs_auto.insert(m.knob_name);
-          if (m.knob_flag) r.knob_flags[m.knob_name] = *m.knob_flag;
-          if (m.knob_error) {
-            r.knob_errors[m.knob_name] = *m.knob_error;
-          } else {
-            r.knob_errors.erase(m.knob_name);
-          }
-        }
-        if (m.rank_info) r.world_size = std::max(r.world_size, m.rank_info->world_size);
-        if (m.type == measure::MessageType::kLoader) {
-          if (m.rank_info) r.rank_loaders[m.rank_info->rank] = m.loader;
-          if (!r.loader || !m.rank_info || m.rank_info->rank == 0) r.loader = m.loader;
-        }
-        if (m.type == measure::MessageType::kFlops) {
-          if (!m.flops.skipped.empty()) {
-            if (r.flops_skipped.empty()) r.flops_skipped = m.flops.skipped;
-          } else if (!r.flops) {
-            r.flops = m.flops;
-          }
-        }
-        if (m.type == measure::MessageType::kTrace) r.trace = m.trace;
-        if (m.type == measure::MessageType::kFlags) MergeFlags(m.flag_options, r.flags);
-        if (m.type == measure::MessageType::kDone && m.done_reason == "no-loader") r.no_loader = true;
-        const size_t trainers = progress.totals().per_process.size();
-        std::optional<measure::Observation> observed = progress.Add(m);
-        if (progress.totals().per_process.size() != trainers) {
-          std::vector<pid_t> pids;
-          for (const auto& p : progress.totals().per_process) pids.push_back(static_cast<pid_t>(p.pid));
-          sampler.SetTrainers(std::move(pids));
-        }
-        if (auto& obs = observed) {
-          r.helper_seen = true;
-          // A report that covers time after saturate asked the command to stop measures its shutdown, not
-          // training: it still counts in the totals, never in the estimate.
-          if (obs->t_end_s <= stop_requested_t) feed(*obs);
-          if (o.live) o.live->ObserveRun(run_id, o.live_labels, *obs);
+    // A failing socket reads as silence: the stage still ends on its budget or the command's end.
+    (void)run->Drain(timeout_ms, [&](const measure::HelperMessage& m) {
+      if (m.type == measure::MessageType::kKnob) {
+        r.knobs_seen[m.knob_name] = m.knob_value;
+        if (m.automatic) r.knobs_auto.insert(m.knob_name);
+        if (m.knob_flag) r.knob_flags[m.knob_name] = *m.knob_flag;
+        if (m.knob_error) {
+          r.knob_errors[m.knob_name] = *m.knob_error;
+        } else {
+          r.knob_errors.erase(m.knob_name);
         }
       }
-    }
+      if (m.rank_info) r.world_size = std::max(r.world_size, m.rank_info->world_size);
+      if (m.type == measure::MessageType::kLoader) {
+        if (m.rank_info) r.rank_loaders[m.rank_info->rank] = m.loader;
+        if (!r.loader || !m.rank_info || m.rank_info->rank == 0) r.loader = m.loader;
+      }
+      if (m.type == measure::MessageType::kFlops) {
+        if (!m.flops.skipped.empty()) {
+          if (r.flops_skipped.empty()) r.flops_skipped = m.flops.skipped;
+        } else if (!r.flops) {
+          r.flops = m.flops;
+        }
+      }
+      if (m.type == measure::MessageType::kTrace) r.trace = m.trace;
+      if (m.type == measure::MessageType::kFlags) MergeFlags(m.flag_options, r.flags);
+      if (m.type == measure::MessageType::kDone && m.done_reason == "no-loader") r.no_loader = true;
+      const size_t trainers = progress.totals().per_process.size();
+      std::optional<measure::Observation> observed = progress.Add(m);
+      if (progress.totals().per_process.size() != trainers) {
+        std::vector<pid_t> pids;
+        for (const auto& p : progress.totals().per_process) pids.push_back(static_cast<pid_t>(p.pid));
+        sampler.SetTrainers(std::move(pids));
+      }
+      if (auto& obs = observed) {
+        // A report that covers time after saturate asked the command to stop measures its shutdown, not
+        // training: it still counts in the totals, never in the estimate.
+        if (obs->t_end_s <= stop_requested_t) feed(*obs);
+        if (o.live) o.live->ObserveRun(run_id, o.live_labels, *obs);
+      }
+    });
     for (auto& line : queue->Take()) {
       shares.Add(line);
       feed(line.observation);
@@ -293,7 +238,7 @@ Result<StageResult> RunStage(StageKind kind, const StageOptions& o, telemetry::S
   while (true) {
     drain(100);
     double now = telemetry::MonotonicSeconds();
-    if (ended = run->Poll(); ended) break;
+    if (ended = run->process().Poll(); ended) break;
     if (run::Interrupted()) break;
     // The files the tree reads, for the filesystem check; a few scans see the dataset's files open. The same
     // scans tell whether the script imported torch, for the report when nothing was reported.
@@ -303,10 +248,8 @@ Result<StageResult> RunStage(StageKind kind, const StageOptions& o, telemetry::S
           if (open_files.size() < 4096) {
             for (auto& f : OpenRegularFiles(pid, "/proc")) open_files.insert(std::move(f));
           }
-          if (r.torch_loaded != true) {
-            if (std::optional<bool> torch = telemetry::MapsTorch(pid)) r.torch_loaded = *torch;
-          }
         }
+        run->LookForTorch(latest->tree->pids);
       }
       next_files_scan = now + 2.0;
     }
@@ -316,15 +259,18 @@ Result<StageResult> RunStage(StageKind kind, const StageOptions& o, telemetry::S
     if (now - t0 >= o.settle_s && estimator.Converged() && traced) break;
   }
   if (!ended) stop_requested_t = telemetry::MonotonicSeconds();
-  run->RequestStop();
-  r.outcome = run->Wait();
+  run->process().RequestStop();
+  r.outcome = run->process().Wait();
   // The helper's last reports come as the command stops.
   drain(50);
   drain(0);
   sampler.Unwatch();
   if (o.live) o.live->EndRun(run_id);
   r.wall_s = telemetry::MonotonicSeconds() - t0;
-  r.auto_failure = auto_failure->Get();
+  r.auto_failure = run->auto_failure();
+  r.helper_seen = run->signs().helper_seen;
+  r.auto_seen = run->signs().auto_seen;
+  r.torch_loaded = run->signs().torch_loaded;
 
   r.estimate = estimator.Estimate();
   r.series = estimator.Series();

@@ -14,7 +14,7 @@
 #include <mutex>
 #include <sstream>
 
-#include "measure/channel.h"
+#include "measure/instrumented_run.h"
 #include "run/interrupt.h"
 #include "run/runner.h"
 #include "sweep/attempt_watch.h"
@@ -234,8 +234,6 @@ Result<int> RunNodeJob(const std::string& job_path, const NodeOptions& options) 
       {"attempt_id", job.attempt_id}, {"job_id", job_id}, {"node", HostName()}, {"started_unix", NowUnix()}};
   if (auto s = WriteFileAtomically(dir + "/" + kStartedFile, JsonText(started) + "\n"); !s) return s.error();
 
-  auto channel = measure::HelperChannel::Open();
-  if (!channel) return channel.error();
   telemetry::SamplerOptions sampler_options;
   sampler_options.interval_s = options.tick_s;
   sampler_options.capacity = 2;
@@ -258,28 +256,20 @@ Result<int> RunNodeJob(const std::string& job_path, const NodeOptions& options) 
   RunMeter& meter = watch.meter();
   MetricLog metrics(job.metric);
 
-  Launch launch;
-  launch.argv = job.argv;
-  launch.env = job.env;
-  launch.channel_path = (*channel)->path();
-  launch.run_id = run_id;
-  launch.auto_instrumentation = job.auto_instrumentation;
-  launch.window_s = job.window_s;
-  launch.log_dir = job.log_dir;
-  launch.time_limit_s = job.time_limit_s;
-  launch.stop_grace_s = 10;
-  if (pattern) launch.pattern = &*pattern;
-  launch.lines = watch.lines();
-  auto run = run::Run::Start(LaunchSpec(launch));
-  if (!run) return run.error();
+  auto instrumented = watch.Start(Launch{.argv = job.argv,
+                                         .env = job.env,
+                                         .log_dir = job.log_dir,
+                                         .time_limit_s = job.time_limit_s,
+                                         .stop_grace_s = 10,
+                                         .pattern = pattern ? &*pattern : nullptr,
+                                         .lines = {}});  // the watch's own
+  if (!instrumented) return instrumented.error();
+  measure::InstrumentedRun& run = **instrumented;
 
   auto drain = [&](int timeout_ms) -> Status {
-    auto messages = (*channel)->Poll(timeout_ms);
-    if (!messages) return messages.error();
-    for (const measure::HelperMessage& m : *messages) {
+    return run.Drain(timeout_ms, [&](const measure::HelperMessage& m) {
       for (MetricPoint& p : watch.OnMessage(m)) metrics.Add(std::move(p));
-    }
-    return Status::Ok();
+    });
   };
   auto take_lines = [&] {
     for (MetricPoint& p : watch.TakeLines()) metrics.Add(std::move(p));
@@ -295,15 +285,13 @@ Result<int> RunNodeJob(const std::string& job_path, const NodeOptions& options) 
     return util_n > 0 ? std::optional(util_sum / util_n) : std::nullopt;
   };
   bool footprint_written = false;
-  while (!(*run)->Poll()) {
+  while (!run.process().Poll()) {
     if (auto s = drain(50); !s) return s.error();
     const double now = telemetry::MonotonicSeconds();
     if (now < next_tick) continue;
     next_tick = now + options.tick_s;
     const telemetry::Sample sample = (*sampler)->SampleOnce();
-    const pid_t pid = (*run)->pid();
-    if (pid <= 0) continue;
-    const telemetry::ProcTreeSample tree = watch.ReadTree(pid, sample, now);
+    const telemetry::ProcTreeSample tree = watch.ReadTree(run, sample, now);
     if (const telemetry::GpuSample* g = on_gpu ? GpuOfTree(sample, tree.pids) : nullptr) {
       gpu_total = g->memory_total_bytes;
       // Training steps only: start-up leaves the GPU idle.
@@ -331,7 +319,7 @@ Result<int> RunNodeJob(const std::string& job_path, const NodeOptions& options) 
   take_lines();
   for (MetricPoint& p : watch.Missing(metrics)) metrics.Add(std::move(p));
 
-  const run::RunOutcome ended = *(*run)->Poll();
+  const run::RunOutcome ended = *run.process().Poll();
   NodeOutcome outcome;
   outcome.attempt_id = job.attempt_id;
   outcome.job_id = job_id;

@@ -3,6 +3,9 @@
 // process tree (CPU, RSS, GPU memory, and the "torch loaded" announcement that tells a start-up from a silent
 // run), and the metric values its output lines matched.
 //
+// The run itself, its channel and the signs every watcher reads (torch loaded, the helper seen) are
+// measure::InstrumentedRun's; this adds what a sweep makes of them.
+//
 // Not thread-safe, except lines() (sweep/launch.h MatchedLines), which the run's supervisor thread feeds.
 #pragma once
 
@@ -14,6 +17,7 @@
 #include <vector>
 
 #include "measure/helper_message.h"
+#include "measure/instrumented_run.h"
 #include "sweep/helper_metrics.h"
 #include "sweep/launch.h"
 #include "sweep/meter.h"
@@ -36,10 +40,15 @@ class AttemptWatch {
   // Where the run's supervisor puts the metric values its output lines matched (Launch::lines).
   const std::shared_ptr<MatchedLines>& lines() const { return lines_; }
 
+  // Starts the attempt's command as this watch's run: `launch` with the watch's automatic-instrumentation switch,
+  // its meter's window and its matched lines; on `shared` (not owned), else on a channel of its own. Errors as
+  // measure::InstrumentedRun::Start.
+  Result<std::unique_ptr<measure::InstrumentedRun>> Start(Launch launch, measure::HelperChannel* shared = nullptr);
   // A channel message; those of other runs are ignored. Returns the metric points a helper report carried.
   std::vector<MetricPoint> OnMessage(const measure::HelperMessage& m);
-  // Reads the tree rooted at `pid` at `now` (monotonic s), its GPU memory from `sample`; returns the reading.
-  telemetry::ProcTreeSample ReadTree(pid_t pid, const telemetry::Sample& sample, double now);
+  // Reads the tree of `run` at `now` (monotonic s), its GPU memory from `sample`, and has `run` look for torch
+  // in it; returns the reading (empty when the command has not started or is gone).
+  telemetry::ProcTreeSample ReadTree(measure::InstrumentedRun& run, const telemetry::Sample& sample, double now);
   // The metric values output lines matched since the last call.
   std::vector<MetricPoint> TakeLines() { return lines_->Take(); }
   // At the end: values the helper's reports carried that no metrics message delivered (a dropped datagram).
@@ -48,6 +57,7 @@ class AttemptWatch {
  private:
   std::string run_id_;
   bool auto_instrumentation_;
+  double window_s_;
   RunMeter meter_;
   HelperMetrics helper_;
   std::shared_ptr<MatchedLines> lines_ = std::make_shared<MatchedLines>();

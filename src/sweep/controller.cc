@@ -80,7 +80,7 @@ struct Attempt {
   int64_t id = 0;  // the journal's attempt id
   int number = 0;  // 1-based per run
   int device = 0;
-  std::unique_ptr<run::Run> run;
+  std::unique_ptr<measure::InstrumentedRun> run;  // on the controller's channel
   AttemptWatch watch;  // its meter, tree readings, helper metrics and matched lines
   MetricLog metrics;
   bool measured = false;
@@ -324,12 +324,12 @@ void Controller::Fail(Error error) {
        fmt::format("{}: starting nothing new; stopping {} run{}; the journal keeps every run for --resume",
                    error.message, live_.size(), live_.size() == 1 ? "" : "s"));
   failed_ = std::move(error);
-  for (auto& [key, a] : live_) a->run->RequestStop();
+  for (auto& [key, a] : live_) a->run->process().RequestStop();
 }
 
 bool Controller::AnyEnded() const {
   return std::any_of(live_.begin(), live_.end(),
-                     [](const auto& entry) { return entry.second->run->Poll().has_value(); });
+                     [](const auto& entry) { return entry.second->run->process().Poll().has_value(); });
 }
 
 Status Controller::Drain(int timeout_ms) {
@@ -341,6 +341,7 @@ Status Controller::Drain(int timeout_ms) {
     auto it = live_.find(id->second);
     if (it == live_.end()) continue;
     Attempt& a = *it->second;
+    if (!a.run->Accept(m)) continue;
     for (MetricPoint& p : a.watch.OnMessage(m)) AddMetric(a, std::move(p));
   }
   return Status::Ok();
@@ -348,9 +349,7 @@ Status Controller::Drain(int timeout_ms) {
 
 void Controller::ReadTrees(const telemetry::Sample& sample, double now) {
   for (auto& [key, a] : live_) {
-    const pid_t pid = a->run->pid();
-    if (pid <= 0) continue;
-    a->watch.ReadTree(pid, sample, now);
+    a->watch.ReadTree(*a->run, sample, now);
     for (MetricPoint& p : a->watch.TakeLines()) AddMetric(*a, std::move(p));
     packer_->Update(key, a->watch.meter().footprint());
   }
@@ -366,7 +365,7 @@ Status Controller::Tick(double now, bool sample_now) {
   // Attempts whose command is over: the journal first, so that a crash right after loses nothing.
   std::vector<std::string> ended;
   for (const auto& [key, a] : live_) {
-    if (a->run->Poll()) ended.push_back(key);
+    if (a->run->process().Poll()) ended.push_back(key);
   }
   if (!ended.empty()) {
     // Their last helper reports are in the socket already.
@@ -377,7 +376,7 @@ Status Controller::Tick(double now, bool sample_now) {
   Status recorded;
   for (const std::string& key : ended) {
     Attempt& a = *live_.at(key);
-    if (auto s = End(a, *a.run->Poll()); !s && recorded) recorded = s;
+    if (auto s = End(a, *a.run->process().Poll()); !s && recorded) recorded = s;
     by_run_id_.erase(a.watch.run_id());
     live_.erase(key);
   }
@@ -449,7 +448,7 @@ void Controller::TerminateEarly() {
     if (!cut || !cut->stop) continue;
     a->stopped_early = fmt::format("behind at iteration {}: {} {:g} is worse than the cut-off {:g}", cut->band,
                                    spec_.metric->name, cut->value, cut->threshold);
-    a->run->RequestStop();
+    a->run->process().RequestStop();
     Emit(SweepEvent::Kind::kNote, a.get(), "stopping early: " + a->stopped_early);
   }
 }
@@ -499,16 +498,11 @@ Status Controller::Start(const Admission& admission, double now) {
     launch.env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
     launch.env["CUDA_VISIBLE_DEVICES"] = std::to_string(device.gpu_index);
   }
-  launch.channel_path = channel_->path();
-  launch.run_id = a->watch.run_id();
-  launch.auto_instrumentation = spec_.saturate.auto_instrumentation;
-  launch.window_s = meter_.window_s;
   launch.log_dir = log_dir;
   launch.time_limit_s = spec_.saturate.timeout_s;
   launch.stop_grace_s = o_.stop_grace_s;
   if (pattern_) launch.pattern = &*pattern_;
-  launch.lines = a->watch.lines();
-  auto started = run::Run::Start(LaunchSpec(launch));
+  auto started = a->watch.Start(std::move(launch), channel_.get());
   if (!started) {
     // saturate's own failure (the log folder): the run is not to blame and stays queued.
     packer_->Left(admission.key, LeaveReason::kOther, Footprint{});

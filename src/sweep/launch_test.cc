@@ -5,29 +5,24 @@
 namespace sat::sweep {
 namespace {
 
-TEST(Launch, EverySweepRunGetsTheChannelTheRunIdAndAReportIntervalFittedToTheWindow) {
+TEST(Launch, EverySweepRunGetsAReportIntervalFittedToTheWindow) {
   Launch launch;
   launch.argv = {"python3", "train.py"};
-  launch.env = {{"SATURATE_RUN_ID", "the spec's, overridden"}, {"OMP_NUM_THREADS", "2"}};
-  launch.channel_path = "/tmp/ch";
-  launch.run_id = "run-7";
+  launch.env = {{"OMP_NUM_THREADS", "2"}};
   launch.window_s = 3;
   launch.time_limit_s = 60;
-  const run::RunSpec rs = LaunchSpec(launch);
-  EXPECT_EQ(rs.argv, launch.argv);
-  EXPECT_EQ(rs.env.at("SATURATE_CHANNEL"), "/tmp/ch");
-  EXPECT_EQ(rs.env.at("SATURATE_RUN_ID"), "run-7");
-  EXPECT_EQ(rs.env.at("OMP_NUM_THREADS"), "2");
-  EXPECT_EQ(rs.env.at("SATURATE_REPORT_INTERVAL"), "0.25");  // 3 s / 6, capped
-  EXPECT_EQ(rs.env.at("PYTHONUNBUFFERED"), "1");
-  EXPECT_EQ(rs.env.count("SATURATE_AUTO"), 0u);
-  EXPECT_EQ(rs.time_limit_s, 60);
-  EXPECT_FALSE(rs.on_line);
+  const measure::InstrumentedLaunch l = LaunchSpec(launch);
+  EXPECT_EQ(l.spec.argv, launch.argv);
+  EXPECT_EQ(l.spec.env.at("OMP_NUM_THREADS"), "2");
+  EXPECT_EQ(l.helper.report_interval_s, 0.25);  // 3 s / 6, capped
+  EXPECT_FALSE(l.helper.auto_instrument.has_value());
+  EXPECT_EQ(l.spec.time_limit_s, 60);
+  EXPECT_FALSE(l.spec.on_line);
   launch.auto_instrumentation = false;
   launch.window_s = 0.12;
-  const run::RunSpec off = LaunchSpec(launch);
-  EXPECT_EQ(off.env.at("SATURATE_AUTO"), "0");
-  EXPECT_EQ(off.env.at("SATURATE_REPORT_INTERVAL"), "0.05");  // at least 50 ms
+  const measure::InstrumentedLaunch off = LaunchSpec(launch);
+  EXPECT_EQ(off.helper.auto_instrument, false);
+  EXPECT_EQ(off.helper.report_interval_s, 0.05);  // at least 50 ms
 }
 
 TEST(Launch, MatchedLinesReachTheLoopOnce) {
@@ -36,7 +31,7 @@ TEST(Launch, MatchedLinesReachTheLoopOnce) {
   Launch launch;
   launch.pattern = &*pattern;
   launch.lines = std::make_shared<MatchedLines>();
-  const run::RunSpec rs = LaunchSpec(launch);
+  const run::RunSpec rs = LaunchSpec(launch).spec;
   ASSERT_TRUE(rs.on_line);
   rs.on_line(run::Stream::kStdout, "step 1 loss=0.5");
   rs.on_line(run::Stream::kStderr, "no metric here");

@@ -29,11 +29,4 @@ std::optional<bool> MapsTorch(pid_t pid, const std::string& proc_root) {
   return false;
 }
 
-bool AnyMapsTorch(const std::vector<pid_t>& pids, const std::string& proc_root) {
-  for (pid_t pid : pids) {
-    if (MapsTorch(pid, proc_root) == true) return true;
-  }
-  return false;
-}
-
 }  // namespace sat::telemetry

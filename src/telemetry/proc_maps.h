@@ -9,15 +9,11 @@
 
 #include <optional>
 #include <string>
-#include <vector>
 
 namespace sat::telemetry {
 
 // Whether <proc_root>/<pid>/maps lists torch's native libraries. nullopt when the map cannot be read or is empty
 // (the process is gone, a zombie, or another user's).
 std::optional<bool> MapsTorch(pid_t pid, const std::string& proc_root = "/proc");
-
-// Whether any of `pids` has torch mapped; processes whose map cannot be read count as not.
-bool AnyMapsTorch(const std::vector<pid_t>& pids, const std::string& proc_root = "/proc");
 
 }  // namespace sat::telemetry

@@ -38,12 +38,12 @@ TEST_F(ProcMapsTest, FindsTorchsNativeLibrariesInAnyProcess) {
             "7f2000000000-7f2000100000 r-xp 00000000 08:01 8 "
             "/usr/lib/python3/dist-packages/torch/_C.cpython-311-x86_64-linux-gnu.so\n");
   WriteMaps(13, "7f3000000000-7f3000100000 r-xp 00000000 08:01 9 /opt/other/_C.cpython-311.so\n");
-  EXPECT_FALSE(AnyMapsTorch({10}, Root()));
-  EXPECT_TRUE(AnyMapsTorch({10, 11}, Root()));
-  EXPECT_TRUE(AnyMapsTorch({12}, Root()));
-  EXPECT_FALSE(AnyMapsTorch({13}, Root())) << "another package's _C module";
-  EXPECT_FALSE(AnyMapsTorch({99}, Root())) << "a process that is gone";
-  EXPECT_FALSE(AnyMapsTorch({getpid()}, "/proc")) << "this test binary does not load torch";
+  EXPECT_EQ(MapsTorch(10, Root()), false);
+  EXPECT_EQ(MapsTorch(11, Root()), true);
+  EXPECT_EQ(MapsTorch(12, Root()), true);
+  EXPECT_EQ(MapsTorch(13, Root()), false) << "another package's _C module";
+  EXPECT_FALSE(MapsTorch(99, Root()).has_value()) << "a process that is gone";
+  EXPECT_EQ(MapsTorch(getpid(), "/proc"), false) << "this test binary does not load torch";
 }
 
 TEST_F(ProcMapsTest, TellsAnUnreadableMapFromOneWithoutTorch) {

@@ -29,6 +29,7 @@ struct TuneCliOptions {
   int64_t batch_multiple = 1;
   double target = 0.03;
   std::string strategy = "guided";
+  std::string objective = "throughput";
   std::string out;
   bool json = false;
   std::string cache;
@@ -75,6 +76,11 @@ Status RunTuneCommand(const TuneCliOptions& c) {
   if (c.strategy == "grid") strategy = tune::Strategy::kGrid;
   else if (c.strategy != "guided")
     return UsageError(fmt::format("--strategy '{}' is not guided or grid", c.strategy));
+  const std::optional<tune::Objective> objective = tune::ParseObjective(c.objective);
+  if (!objective)
+    return UsageError(fmt::format("--objective '{}' is not throughput, energy or cost", c.objective));
+  if (*objective == tune::Objective::kCost && !m->price_per_gpu_hour)
+    return UsageError("--objective cost needs --price-per-hour: the price of one GPU for an hour, e.g. 2.50");
 
   auto gpus = OpenGpus(c.m.device >= 0 ? std::to_string(c.m.device) : "");
   if (!gpus) return gpus.error();
@@ -89,6 +95,7 @@ Status RunTuneCommand(const TuneCliOptions& c) {
   o.trial_budget_s = trial_budget->value_or(0);
   o.mem_target = c.mem_target;
   o.price_per_gpu_hour = m->price_per_gpu_hour;
+  o.objective = *objective;
   o.what_if = std::move(m->what_if);
   o.tolerance = c.tolerance;
   o.batch_multiple = c.batch_multiple;
@@ -146,6 +153,10 @@ Action SetupTune(CLI::App& app) {
   app.add_option("--batch-multiple", c->batch_multiple, "bisect batch sizes down to multiples of N (default 1)");
   app.add_option("--target", c->target, "stop a trial once its 95% interval is within ±TARGET (default 0.03)");
   app.add_option("--strategy", c->strategy, "guided (default) or grid: every combination, for comparison");
+  app.add_option("--objective", c->objective,
+                 "throughput (default): the most samples/s; energy: the fewest joules per sample (the GPU's, "
+                 "else the CPU packages' by RAPL; a smaller batch may win); cost: the least money per sample at --price-per-hour (on one machine, "
+                 "the same choice as throughput)");
   app.add_option("--out", c->out, "write results.json, results.csv, report.html and each trial's logs to DIR");
   app.add_flag("--json", c->json, "print results.json instead of the report");
   app.add_option("--cache", c->cache, "the trial cache (default ~/.cache/saturate/tune.db)");

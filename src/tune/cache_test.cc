@@ -26,7 +26,7 @@ class CacheTest : public ::testing::Test {
   static Trial MakeTrial(double rate) {
     Trial t;
     t.id = 7;
-    t.request = {probe::StageKind::kLoader, {{"workers", 2}}, "workers", 0};
+    t.request = {probe::StageKind::kLoader, {{"workers", 2}}, "workers", 0, {}};
     t.exit_class = run::ExitClass::kStopped;
     t.samples_per_s = rate;
     t.series = {{0.5, rate}};

@@ -8,9 +8,15 @@
 
 namespace sat::tune {
 
+TrialScore ScoreOf(const Trial& t) {
+  if (t.score) return *t.score;
+  return TrialScore{t.samples_per_s, t.ci_low, t.ci_high, "samples/s", ""};
+}
+
 bool Reliable(const Trial& t) {
+  const TrialScore s = ScoreOf(t);
   return Succeeded(t) && !t.too_slow && (t.converged || (t.settled && t.steady_steps >= kMinSteadySteps)) &&
-         t.ci_high > 0 && t.ci_low <= t.samples_per_s && t.samples_per_s <= t.ci_high;
+         s.high > 0 && s.low <= s.value && s.value <= s.high;
 }
 
 std::string UnreliableWhy(const Trial& t) {
@@ -21,6 +27,7 @@ std::string UnreliableWhy(const Trial& t) {
   if (t.steady_steps < kMinSteadySteps)
     return fmt::format("has too few steady steps ({} of the {} needed)", t.steady_steps, kMinSteadySteps);
   if (!t.unsettled_why.empty()) return fmt::format("did not settle ({})", t.unsettled_why);
+  if (t.score && t.score->value <= 0 && !t.score->missing.empty()) return t.score->missing;
   if (t.ci_high > t.ci_low && t.samples_per_s > 0)
     return fmt::format("did not settle (±{})", FormatShare((t.ci_high - t.ci_low) / 2 / t.samples_per_s));
   return "did not settle";
@@ -28,25 +35,33 @@ std::string UnreliableWhy(const Trial& t) {
 
 Order Compare(const Trial& a, const Trial& b) {
   if (!Reliable(a) || !Reliable(b)) return Order::kNotDistinguishable;
-  if (a.ci_low > b.ci_high) return Order::kFaster;
-  if (a.ci_high < b.ci_low) return Order::kSlower;
+  const TrialScore sa = ScoreOf(a), sb = ScoreOf(b);
+  if (sa.low > sb.high) return Order::kFaster;
+  if (sa.high < sb.low) return Order::kSlower;
   return Order::kNotDistinguishable;
 }
 
 bool FasterBy(const Trial& a, const Trial& b, double gain) {
-  return Compare(a, b) == Order::kFaster && a.samples_per_s >= b.samples_per_s * (1 + gain);
+  return Compare(a, b) == Order::kFaster && ScoreOf(a).value >= ScoreOf(b).value * (1 + gain);
 }
 
 std::optional<double> RatioIfDistinguishable(const Trial& a, const Trial& b) {
   if (Compare(a, b) == Order::kNotDistinguishable) return std::nullopt;
-  return a.samples_per_s / b.samples_per_s;
+  return ScoreOf(a).value / ScoreOf(b).value;
 }
 
 std::string RateWithInterval(const Trial& t) {
-  if (t.ci_high > t.ci_low && t.samples_per_s > 0)
-    return fmt::format("{} ±{}", FormatRate(t.samples_per_s),
-                       FormatShare((t.ci_high - t.ci_low) / 2 / t.samples_per_s));
-  return FormatRate(t.samples_per_s);
+  if (!t.score) {
+    if (t.ci_high > t.ci_low && t.samples_per_s > 0)
+      return fmt::format("{} ±{}", FormatRate(t.samples_per_s),
+                         FormatShare((t.ci_high - t.ci_low) / 2 / t.samples_per_s));
+    return FormatRate(t.samples_per_s);
+  }
+  const TrialScore& s = *t.score;
+  if (s.value <= 0) return fmt::format("no {}", s.unit);
+  std::string text = fmt::format("{} {}", FormatNumber(s.value), s.unit);
+  if (s.high > s.low) text += fmt::format(" ±{}", FormatShare((s.high - s.low) / 2 / s.value));
+  return text;
 }
 
 std::string NotDistinguishable(const Trial& a, const Trial& b, const std::string& from) {
@@ -61,7 +76,7 @@ std::string NotDistinguishable(const Trial& a, const Trial& b, const std::string
 std::optional<int64_t> FastestReliable(const std::vector<TrialPoint>& points) {
   const TrialPoint* best = nullptr;
   for (const auto& p : points)
-    if (Reliable(*p.trial) && (!best || p.trial->samples_per_s > best->trial->samples_per_s)) best = &p;
+    if (Reliable(*p.trial) && (!best || ScoreOf(*p.trial).value > ScoreOf(*best->trial).value)) best = &p;
   if (!best) return std::nullopt;
   return best->x;
 }
@@ -71,10 +86,10 @@ std::optional<int64_t> SmallestWithinReliable(const std::vector<TrialPoint>& poi
   if (!fastest) return std::nullopt;
   double best = 0;
   for (const auto& p : points)
-    if (p.x == *fastest) best = p.trial->samples_per_s;
+    if (p.x == *fastest) best = ScoreOf(*p.trial).value;
   std::optional<int64_t> out;
   for (const auto& p : points)
-    if (Reliable(*p.trial) && p.trial->samples_per_s >= (1 - tolerance) * best && (!out || p.x < *out)) out = p.x;
+    if (Reliable(*p.trial) && ScoreOf(*p.trial).value >= (1 - tolerance) * best && (!out || p.x < *out)) out = p.x;
   return out;
 }
 

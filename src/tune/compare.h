@@ -23,7 +23,11 @@ namespace sat::tune {
 // trend line can be fitted through (measure/estimator.h).
 inline constexpr int kMinSteadySteps = 2 * measure::kMinTrendBatches;
 
-// The trial's estimate counts for comparisons (see above).
+// What comparisons judge a trial by: its score when it has one (--objective energy: samples per joule, objective.h),
+// else its throughput and interval. Every function below compares scores; with no score set, that is throughput.
+TrialScore ScoreOf(const Trial& t);
+
+// The trial's estimate counts for comparisons (see above); with a score, the score must have an interval too.
 bool Reliable(const Trial& t);
 // Why a succeeded trial's estimate does not count, as a predicate for "trial 7 ...": "is too slow to measure in
 // this budget (12 steady steps of the 30 needed)", "has too few steady steps (...)", "did not settle (still
@@ -40,7 +44,7 @@ bool FasterBy(const Trial& a, const Trial& b, double gain);
 // `a`'s throughput over `b`'s, only when the two are distinguishable (either way); nullopt otherwise.
 std::optional<double> RatioIfDistinguishable(const Trial& a, const Trial& b);
 
-// "1,234 samples/s ±2%" (the interval left out when there is none).
+// "1,234 samples/s ±2%", or the score: "41.2 samples/J ±3%" (the interval left out when there is none).
 std::string RateWithInterval(const Trial& t);
 // Why two trials cannot be told apart, for a sentence: NotDistinguishable(a, b, "from amp=off") is "not
 // distinguishable from amp=off (1,234 samples/s ±8% against 1,200 samples/s ±6%: the 95% intervals overlap)", or

@@ -76,6 +76,8 @@ TrialRow MakeRow(const Trial& t, const std::vector<std::string>& order) {
   else if (row.ok) row.result = t.converged ? "ok" : Reliable(t) ? "ok, not converged" : "ok, does not count";
   else if (!KnobNotApplied(t).empty()) row.result = "knob not applied";
   else row.result = std::string(run::ExitClassName(t.exit_class));
+  if (row.ok && t.score && t.score->value > 0)
+    row.result += fmt::format(", {} {}", FormatNumber(t.score->value), t.score->unit);
   if (t.cached) row.result += " (cached)";
   row.time = Duration(t.wall_s);
   return row;
@@ -103,8 +105,11 @@ std::string ProgressLine(const TrialEvent& e) {
 std::string ConsoleReport(const TuneResult& r) {
   const SearchOutcome& s = r.search;
   auto order = KnobOrder(r);
-  std::string o = fmt::format("saturate tune ({}): {} trial{} ({} run, {} from the cache) in {} of a {} budget{}\n\n",
-                              StrategyName(r.strategy), s.trials.size(), s.trials.size() == 1 ? "" : "s", r.trials_run,
+  std::string objective;
+  if (r.objective == Objective::kEnergy) objective = ", objective: the fewest joules per sample";
+  if (r.objective == Objective::kCost) objective = ", objective: the least cost per sample";
+  std::string o = fmt::format("saturate tune ({}{}): {} trial{} ({} run, {} from the cache) in {} of a {} budget{}\n\n",
+                              StrategyName(r.strategy), objective, s.trials.size(), s.trials.size() == 1 ? "" : "s", r.trials_run,
                               r.trials_cached, Duration(r.wall_s), Duration(r.budget_s),
                               r.stop_reason.empty() ? "" : " (" + r.stop_reason + ")");
 

@@ -105,7 +105,8 @@ json ResultsJson(const TuneResult& r) {
   if (confirm && base && confirm != base && Succeeded(*confirm) && Succeeded(*base)) {
     std::optional<double> ratio = RatioIfDistinguishable(*confirm, *base);
     speedup["ratio"] = ratio ? json(*ratio) : json(nullptr);
-    speedup["claim"] = !ratio ? "not distinguishable" : *ratio > 1 ? "faster" : "slower";
+    const ObjectiveWords words = WordsFor(r.objective);
+    speedup["claim"] = !ratio ? "not distinguishable" : *ratio > 1 ? words.better : words.worse;
   }
   const probe::Machine& m = r.machine;
   return {
@@ -113,6 +114,7 @@ json ResultsJson(const TuneResult& r) {
       {"command", RedactArgv(r.command)},
       {"shell", r.shell},
       {"strategy", StrategyName(r.strategy)},
+      {"objective", ObjectiveName(r.objective)},
       {"machine",
        {{"hostname", m.hostname},
         {"cpu_model", m.cpu_model},

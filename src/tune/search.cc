@@ -207,9 +207,16 @@ std::vector<std::string> Search::KnobOrder() const {
   return order;
 }
 
+const Trial* Search::Pipe(const Trial* t) const {
+  if (t == nullptr || !t->score) return t;
+  pipes_.push_back(*t);
+  pipes_.back().score.reset();
+  return &pipes_.back();
+}
+
 bool Search::LoaderKeepsUp() const {
-  const Trial* loader = Find(out_.loader_ceiling_trial);
-  const Trial* compute = Find(out_.compute_ceiling_trial);
+  const Trial* loader = Pipe(Find(out_.loader_ceiling_trial));
+  const Trial* compute = Pipe(Find(out_.compute_ceiling_trial));
   return loader && compute && Compare(*loader, *compute) == Order::kFaster;
 }
 
@@ -373,8 +380,8 @@ void Search::Ceilings() {
            "possible: every trial is full training.");
     return;
   }
-  const Trial* loader = Measure(StageKind::kLoader, current_, "ceiling");
-  const Trial* compute = Measure(StageKind::kCompute, current_, "ceiling");
+  const Trial* loader = Pipe(Measure(StageKind::kLoader, current_, "ceiling"));
+  const Trial* compute = Pipe(Measure(StageKind::kCompute, current_, "ceiling"));
   if (!loader || !compute) return;
   if (Succeeded(*loader)) out_.loader_ceiling_trial = loader->id;
   if (Succeeded(*compute)) out_.compute_ceiling_trial = compute->id;
@@ -385,7 +392,7 @@ void Search::Ceilings() {
            {loader->id, compute->id});
     return;
   }
-  const Trial* base = Find(out_.baseline_trial);
+  const Trial* base = Pipe(Find(out_.baseline_trial));
   std::string share;
   if (base && Reliable(*base) && Reliable(*compute))
     share = fmt::format(" Training reaches {} of that ceiling.",
@@ -437,14 +444,15 @@ void Search::Full() {
       if (!t) return;
       ids.push_back(t->id);
       if (!Succeeded(*t)) failures.push_back(fmt::format("{}={} {}", k.name, ValueText(v), FailureText(*t)));
-      else if (!winner || t->samples_per_s > winner->samples_per_s) winner = t;
+      else if (!winner || ScoreOf(*t).value > ScoreOf(*winner).value) winner = t;
     }
     std::string text;
     if (winner && FasterBy(*winner, *best, o_.gain)) {
       const KnobValue& v = winner->request.knobs.at(k.name);
-      text = fmt::format("{}={} speeds full training up by {} ({} against {}): adopted", k.name, ValueText(v),
-                         FormatShare(winner->samples_per_s / best->samples_per_s - 1), RateWithInterval(*winner),
-                         RateWithInterval(*best));
+      text = fmt::format("{}={} {} by {} ({} against {}): adopted", k.name, ValueText(v),
+                         WordsFor(o_.objective).improves,
+                         FormatShare(GainShare(o_.objective, ScoreOf(*winner).value, ScoreOf(*best).value)),
+                         RateWithInterval(*winner), RateWithInterval(*best));
       current_[k.name] = v;
       best = winner;
     } else if (winner && Compare(*winner, *best) == Order::kNotDistinguishable) {
@@ -478,7 +486,7 @@ const Trial* Search::ConfirmWorkers(const Trial* current) {
   if (!t) return nullptr;
   const bool own_fewer = own.get<int64_t>() < chosen.get<int64_t>();
   const Order order = Succeeded(*t) ? Compare(*t, *current) : Order::kSlower;
-  const bool close = Succeeded(*t) && t->samples_per_s >= current->samples_per_s * (1 - o_.tolerance);
+  const bool close = Succeeded(*t) && ScoreOf(*t).value >= ScoreOf(*current).value * (1 - o_.tolerance);
   const std::vector<int> ids = {current->id, t->id};
   if (FasterBy(*t, *current, o_.gain)) {
     current_[k->name] = own;
@@ -536,26 +544,29 @@ void Search::Confirm() {
     return;
   }
   std::string text;
+  const ObjectiveWords words = WordsFor(o_.objective);
   switch (Compare(*t, *base)) {
     case Order::kFaster:
       text = FasterBy(*t, *base, o_.gain)
                  ? fmt::format("Confirmed: the recommendation trains at {}, {} the baseline's {}.",
-                               RateWithInterval(*t), FormatTimes(t->samples_per_s / base->samples_per_s),
+                               RateWithInterval(*t), FormatTimes(ScoreOf(*t).value / ScoreOf(*base).value),
                                RateWithInterval(*base))
-                 : fmt::format("Confirmed at {}; the baseline's {} was already about as fast (less than {} apart): "
+                 : fmt::format("Confirmed at {}; the baseline's {} was already about as {} (less than {} apart): "
                                "the script's own settings were good.",
-                               RateWithInterval(*t), RateWithInterval(*base), FormatShare(o_.gain));
+                               RateWithInterval(*t), RateWithInterval(*base), words.adjective, FormatShare(o_.gain));
       break;
     case Order::kNotDistinguishable:
-      text = fmt::format("Confirmed at {}, but {}: no speed-up can be claimed.", RateWithInterval(*t),
-                         NotDistinguishable(*t, *base, "from the baseline"));
+      text = fmt::format("Confirmed at {}, but {}: no {} can be claimed.", RateWithInterval(*t),
+                         NotDistinguishable(*t, *base, "from the baseline"), words.gain);
       break;
     case Order::kSlower:
-      // Measured slower than what the script does on its own: its own settings are the recommendation.
-      text = fmt::format("The recommendation ({}) trained slower than the baseline ({} against {}): the script's "
+      // Measured worse than what the script does on its own: its own settings are the recommendation.
+      text = fmt::format("The recommendation ({}) trained {} than the baseline ({} against {}): the script's "
                          "own settings stay.",
-                         ValuesText(current_, KnobOrder()), RateWithInterval(*t), RateWithInterval(*base));
-      out_.warnings.push_back("the tuned settings confirmed slower than the script's own: keep its settings");
+                         ValuesText(current_, KnobOrder()), words.worse, RateWithInterval(*t),
+                         RateWithInterval(*base));
+      out_.warnings.push_back(fmt::format("the tuned settings confirmed {} than the script's own: keep its settings",
+                                          words.worse));
       current_ = out_.baseline;
       out_.confirm_trial = base->id;
       break;
@@ -590,7 +601,7 @@ void Search::Grid() {
     if (!t) break;
     ids.push_back(t->id);
     measured.push_back(t);
-    if (Reliable(*t) && (!best || t->samples_per_s > best->samples_per_s)) best = t;
+    if (Reliable(*t) && (!best || ScoreOf(*t).value > ScoreOf(*best).value)) best = t;
   }
   if (!best) {
     if (!ids.empty())

@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "tune/knob.h"
+#include "tune/objective.h"
 #include "tune/trial.h"
 
 namespace sat::tune {
@@ -54,6 +55,8 @@ struct SearchOptions {
   double gain = 0.03;           // a change is adopted when it is this much faster
   double loader_margin = 0.2;   // the loader must clear the compute ceiling by this share
   int64_t batch_multiple = 1;   // bisection stops at this resolution
+  // What trials are judged by (objective.h). The trials come scored (ApplyObjective); this picks the words.
+  Objective objective = Objective::kThroughput;
   // Asked before each trial of the guided search other than the confirmation: true when what is left of the budget
   // holds only the confirmation run, so the search ends there and confirms what it found (a recommendation nobody
   // confirmed is weaker than one step fewer). Unset: never.

@@ -37,7 +37,7 @@ void Search::Amp() {
       failures.push_back(fmt::format("{}={} {}", k->name, choice, FailureText(*t)));
       continue;
     }
-    if (!best || t->samples_per_s > best->samples_per_s) best = t;
+    if (!best || ScoreOf(*t).value > ScoreOf(*best).value) best = t;
   }
   if (out_.stopped && ids.size() == 1) return;
   std::string text;
@@ -46,7 +46,7 @@ void Search::Amp() {
     current_[k->name] = best->request.knobs.at(k->name);
     text = Succeeded(*base)
                ? fmt::format("{}={} runs the model at {}, {} {}={} ({}): adopted", k->name, other,
-                             RateWithInterval(*best), FormatTimes(best->samples_per_s / base->samples_per_s), k->name,
+                             RateWithInterval(*best), FormatTimes(ScoreOf(*best).value / ScoreOf(*base).value), k->name,
                              ValueText(now), RateWithInterval(*base))
                : fmt::format("{}={} runs the model at {} where {}={} did not run: adopted", k->name, other,
                              RateWithInterval(*best), k->name, ValueText(now));
@@ -61,8 +61,8 @@ void Search::Amp() {
   } else if (best && failures.size() + 1 == ids.size()) {
     text = fmt::format("{}={} stays ({}): every other choice failed", k->name, ValueText(now), RateWithInterval(*base));
   } else if (best) {
-    text = fmt::format("{}={} stays: no other choice ran distinguishably faster ({})", k->name, ValueText(now),
-                       RateWithInterval(*base));
+    text = fmt::format("{}={} stays: no other choice ran distinguishably {} ({})", k->name, ValueText(now),
+                       WordsFor(o_.objective).better, RateWithInterval(*base));
   } else {
     text = fmt::format("No {} choice ran", k->name);
   }
@@ -199,21 +199,21 @@ void Search::Batch() {
   fastest_batch_ = fastest;
   const Trial* fast = points.at(fastest);
   const Trial* rec = points.at(*recommended);
+  const ObjectiveWords words = WordsFor(o_.objective);
   const std::string fastest_is = Compare(*fast, *rec) == Order::kNotDistinguishable && fast != rec
-                                     ? "the fastest by its estimate is"
-                                     : "the fastest is";
+                                     ? words.best + " by its estimate is"
+                                     : words.best + " is";
   std::string pick;
   if (*recommended == fastest) {
-    pick = fmt::format("the fastest, {} ({}), is recommended: every smaller batch is more than {} slower by its "
-                       "estimate",
-                       fastest, RateWithInterval(*fast), FormatShare(o_.tolerance));
+    pick = fmt::format("{}, {} ({}), is recommended: every smaller batch is more than {} {} by its estimate",
+                       words.best, fastest, RateWithInterval(*fast), FormatShare(o_.tolerance), words.worse);
   } else {
     pick = fmt::format("{} {} ({}); {} is within {} of it ({}) and is recommended: smaller batches generalise "
                        "better",
                        fastest_is, fastest, RateWithInterval(*fast), *recommended, FormatShare(o_.tolerance),
                        RateWithInterval(*rec));
   }
-  // A larger batch than the script's own needs evidence: distinguishably faster than it.
+  // A larger batch than the script's own needs evidence: distinguishably better than it.
   const Trial* own = points.count(start) && Fits(*points.at(start)) ? points.at(start) : nullptr;
   if (own && *recommended > start && Compare(*rec, *own) != Order::kFaster) {
     pick = fmt::format("{} {} ({}), but {} is {}, so {} stays {}", fastest_is, fastest, RateWithInterval(*fast),
@@ -239,9 +239,10 @@ void Search::Batch() {
 
   // A larger batch or mixed precision lifts the compute ceiling: the loader must still keep up.
   const KnobSpec* workers = Exposed(KnobRole::kWorkers);
-  const Trial* ceiling = Find(out_.compute_ceiling_trial);
-  if (workers && workers_chosen_ && out_.helper && ceiling && Compare(*rec, *ceiling) == Order::kFaster)
-    ChooseWorkers(*workers, rec, true);
+  const Trial* ceiling = Pipe(Find(out_.compute_ceiling_trial));
+  const Trial* raised = Pipe(rec);
+  if (workers && workers_chosen_ && out_.helper && ceiling && Compare(*raised, *ceiling) == Order::kFaster)
+    ChooseWorkers(*workers, raised, true);
 }
 
 }  // namespace sat::tune::internal

@@ -75,6 +75,9 @@ class Search {
   std::optional<int64_t> ScanWorkers(const KnobSpec& k, const Trial* ceiling, std::map<int64_t, const Trial*>& seen,
                                      ScanStop* why_stop);
   void ChooseWorkers(const KnobSpec& k, const Trial* ceiling, bool recheck);
+  // The trial judged by its throughput whatever the objective (a copy without its score; null stays null): the
+  // ceilings and the workers step compare pipes (does the loader keep up with the model?), not costs.
+  const Trial* Pipe(const Trial* t) const;
   std::string MoreWorkersClause(int64_t choice, const std::map<int64_t, const Trial*>& seen) const;
 
   const SearchOptions& o_;
@@ -87,6 +90,7 @@ class Search {
   bool workers_chosen_ = false;  // the workers step ran (the batch step re-checks its choice only then)
   std::set<std::string> warned_;  // knobs whose value did not reach the script, already said
   std::map<int, int> again_;      // trial id -> the id of its run again (Measure)
+  mutable std::deque<Trial> pipes_;  // Pipe's copies, at stable addresses
 };
 
 }  // namespace sat::tune::internal

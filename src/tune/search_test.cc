@@ -78,6 +78,54 @@ TEST(Search, FollowsTheGuidesToTheRecommendation) {
   EXPECT_LT(s.trials.size(), 30u);
 }
 
+SearchOutcome SearchFor(Objective objective, ScriptModel& model) {
+  SearchOptions o = Options();
+  o.objective = objective;
+  return RunSearch(o, [&](int id, const TrialRequest& r) -> std::optional<Trial> {
+    Trial t = model(id, r);
+    ApplyObjective(t, objective);
+    return t;
+  });
+}
+
+// Power that grows with the batch while throughput saturates: samples per joule peak at a small batch
+// (2000 b/(b+8) over 50 + 2b watts: 16.3 samples/J at 16, 10.0 at 64, 3.8 at 256).
+TEST(Search, TheEnergyObjectivePicksTheBatchWithTheFewestJoulesPerSample) {
+  ScriptModel model;
+  model.watts = [&model](const TrialRequest& r, double) {
+    return 50 + 2 * static_cast<double>(model.Value(r.knobs, "batch_size").get<int64_t>());
+  };
+  const SearchOutcome fastest = SearchFor(Objective::kThroughput, model);
+  ASSERT_FALSE(fastest.failed) << fastest.failure;
+  EXPECT_EQ(IntAt(fastest.recommended, "batch_size"), 256) << "the throughput search is unchanged by a power reading";
+
+  const SearchOutcome frugal = SearchFor(Objective::kEnergy, model);
+  ASSERT_FALSE(frugal.failed) << frugal.failure;
+  const int64_t batch = IntAt(frugal.recommended, "batch_size");
+  EXPECT_GE(batch, 12);
+  EXPECT_LE(batch, 24);
+  EXPECT_EQ(frugal.recommended.at("amp"), "bf16") << "bf16 is faster at the same power: fewer joules per sample";
+  const std::string decisions = AllDecisions(frugal);
+  EXPECT_THAT(decisions, HasSubstr("samples/J"));
+  EXPECT_THAT(decisions, HasSubstr("the most frugal"));
+  EXPECT_THAT(decisions, Not(HasSubstr("the fastest")));
+  EXPECT_THAT(decisions, HasSubstr("the compute ceiling) 1,778 samples/s")) << "the ceilings compare pipes";
+  // Loader-only trials keep their throughput: the workers step still matches the loader to the compute ceiling.
+  for (const auto& t : frugal.trials) {
+    if (t.request.mode == probe::StageKind::kLoader) {
+      EXPECT_FALSE(t.score.has_value()) << "trial " << t.id;
+    }
+  }
+}
+
+// Without an energy reading no decision rests on a trial, and the reason names the missing reading.
+TEST(Search, TheEnergyObjectiveWithoutAnEnergyReadingDecidesNothing) {
+  ScriptModel model;
+  const SearchOutcome s = SearchFor(Objective::kEnergy, model);
+  EXPECT_EQ(s.recommended.empty() ? s.baseline : s.recommended, s.baseline);
+  EXPECT_THAT(AllDecisions(s) + s.failure, HasSubstr("has no energy reading"));
+}
+
 TEST(Search, LoaderCurveAndBatchCurveAreOrdered) {
   ScriptModel model;
   SearchOutcome s = Search(model, Options());

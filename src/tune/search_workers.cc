@@ -109,9 +109,9 @@ void Search::Workers() {
   if (out_.failed || out_.stopped || !k) return;
   worker_base_ = current_;
   workers_chosen_ = true;
-  const Trial* compute = Find(out_.compute_ceiling_trial);
+  const Trial* compute = Pipe(Find(out_.compute_ceiling_trial));
   // After the batch step (a loader that kept up), the ceiling is the one mixed precision and the batch raised.
-  if (const Trial* rec = Find(out_.recommended_batch_trial);
+  if (const Trial* rec = Pipe(Find(out_.recommended_batch_trial));
       rec && compute && Succeeded(*compute) && Compare(*rec, *compute) == Order::kFaster)
     compute = rec;
   ChooseWorkers(*k, compute && Succeeded(*compute) ? compute : nullptr, false);

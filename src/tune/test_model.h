@@ -36,6 +36,8 @@ struct ScriptModel {
   // a knob set by an option not in `flags_reach` keeps the script's default.
   std::vector<measure::FlagOption> script_flags;
   std::set<std::string> flags_reach;
+  // The GPU's mean power in watts during a trial of `r` at `rate` samples/s; unset: no energy reading.
+  std::function<double(const TrialRequest& r, double rate)> watts;
   int calls = 0;
 
   KnobValue Value(const KnobValues& set, const std::string& name) const {
@@ -121,6 +123,10 @@ struct ScriptModel {
     t.cpu_pct = 150;
     t.cpu_pct_p95 = 170;
     t.rss_peak_bytes = 1e9 + 1e8 * static_cast<double>(Value(r.knobs, "workers").get<int64_t>());
+    if (watts && rate > 0) {
+      t.watts = watts(r, rate);
+      t.joules_per_sample = *t.watts / rate;
+    }
     return t;
   }
 };

@@ -35,6 +35,14 @@ struct TrialRequest {
   bool SameMeasurement(const TrialRequest& other) const;
 };
 
+// A trial's figure of merit, higher is better, with its 95% interval and unit ("samples/J"). value 0: the trial
+// lacks what the objective needs (an energy reading), and no comparison may rest on it.
+struct TrialScore {
+  double value = 0, low = 0, high = 0;
+  std::string unit;
+  std::string missing;  // why value is 0, for a sentence: "has no energy reading"
+};
+
 struct Trial {
   int id = 0;  // 1-based, in the order the search asked for trials
   TrialRequest request;
@@ -64,6 +72,9 @@ struct Trial {
 
   // Throughput over the steady part; samples_per_s 0 when nothing was measured.
   double samples_per_s = 0, ci_low = 0, ci_high = 0;
+  // What the search judges this trial by when it is not its throughput (compare.h ScoreOf; objective.h
+  // ApplyObjective): under --objective energy, samples per joule. Derived, never cached.
+  std::optional<TrialScore> score;
   bool converged = false;     // the estimator stopped the trial early: its interval reached the target width
   // The estimator found a steady state: warm-up cut before its limit, no drift, enough batches for a Student t
   // interval (which may be wider than the target). See compare.h for what a claim needs.

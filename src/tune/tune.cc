@@ -78,6 +78,7 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
   result.budget_s = o.budget_s;
   result.mem_target = o.mem_target;
   result.price_per_gpu_hour = o.price_per_gpu_hour;
+  result.objective = o.objective;
   result.what_if = o.what_if;
   result.python_dir = run::HelperPythonDir();
   const double t0 = telemetry::MonotonicSeconds();
@@ -92,6 +93,12 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
   const int gpu_index = session->sampling.gpu_index;
   result.machine = session->machine;
   const std::string machine_key = result.machine.Fingerprint();
+  // Energy per sample is read from the GPU, else the CPU packages (probe/energy.h); without either there is
+  // nothing to judge trials by.
+  if (o.objective == Objective::kEnergy && gpu_index < 0 && !session->sampling.first.host.cpu_energy_j)
+    return Error{"--objective energy needs an energy reading: a GPU (NVML's energy counter or power), or the CPU "
+                 "packages' RAPL counter (/sys/class/powercap/intel-rapl:N/energy_uj), and this machine offers "
+                 "neither to saturate"};
 
   auto knobs = ResolveKnobs(o.knob_flags, o.argv, MachineFacts{result.machine.usable_cores, result.machine.gpu_index >= 0});
   if (!knobs) return knobs.error();
@@ -136,6 +143,7 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
         return std::nullopt;
       }
       if (*found) {
+        ApplyObjective(**found, o.objective);
         ++result.trials_cached;
         if (auto_target.empty()) auto_target = (*found)->loader_key;
         if (o.on_event) {
@@ -206,6 +214,7 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
         return std::nullopt;
       }
     }
+    ApplyObjective(trial, o.objective);
     if (o.on_event)
       o.on_event(TrialEvent{false, id, &req, &trial, budget, telemetry::MonotonicSeconds() - t0, o.budget_s,
                             &knob_order, trial.too_slow ? "too slow to measure in this budget" : ""});
@@ -218,6 +227,7 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
   search.gpu = gpu_index >= 0;
   search.mem_target = o.mem_target;
   search.tolerance = o.tolerance;
+  search.objective = o.objective;
   search.batch_multiple = o.batch_multiple;
   // The confirmation needs one trial of the current length: once the budget left holds no more than that and one
   // more, the search stops and confirms.

@@ -18,6 +18,7 @@
 #include "telemetry/gpu.h"
 #include "tune/code_change.h"
 #include "tune/explain.h"
+#include "tune/objective.h"
 #include "tune/search.h"
 #include "util/result.h"
 
@@ -45,6 +46,8 @@ struct TuneOptions {
   double trial_budget_s = 0;            // one trial at most; 0: a fifteenth of the budget, 10 to 60 s
   double mem_target = 0.9;
   std::optional<double> price_per_gpu_hour;  // --price-per-hour: cost lines (flops.h CostLine)
+  // --objective: what trials are judged by (objective.h); energy needs a GPU, cost needs price_per_gpu_hour.
+  Objective objective = Objective::kThroughput;
   std::vector<probe::WhatIfTarget> what_if;  // --what-if: the report's section (flops.h WhatIfSection)
   double tolerance = 0.03;
   int64_t batch_multiple = 1;
@@ -75,6 +78,7 @@ struct TuneResult {
   double budget_s = 0, wall_s = 0;
   double mem_target = 0.9;
   std::optional<double> price_per_gpu_hour;  // --price-per-hour, as given
+  Objective objective = Objective::kThroughput;
   std::vector<probe::WhatIfTarget> what_if;  // --what-if, as given
   bool interrupted = false;    // Ctrl-C: what was measured is kept
   bool budget_spent = false;   // the search stopped because the budget ran out

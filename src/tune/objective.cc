@@ -44,8 +44,8 @@ void ApplyObjective(Trial& t, Objective objective) {
 
 ObjectiveWords WordsFor(Objective o) {
   if (o == Objective::kEnergy)
-    return {"frugal", "the most frugal", "more frugal", "costlier in energy", "energy saving", "cuts the energy per sample of full training"};
-  return {"fast", "the fastest", "faster", "slower", "speed-up", "speeds full training up"};
+    return {"frugal", "reaches", "the most frugal", "more frugal", "costlier in energy", "energy saving", "cuts the energy per sample of full training"};
+  return {"fast", "trains at", "the fastest", "faster", "slower", "speed-up", "speeds full training up"};
 }
 
 double GainShare(Objective o, double a, double b) { return o == Objective::kEnergy ? 1 - b / a : a / b - 1; }

@@ -34,6 +34,7 @@ void ApplyObjective(Trial& t, Objective objective);
 // The words a sentence about two trials uses under an objective.
 struct ObjectiveWords {
   std::string adjective;  // "fast", "frugal"
+  std::string reaches;    // "trains at", "reaches" (a figure follows)
   std::string best;       // "the fastest", "the most frugal"
   std::string better;     // "faster", "more frugal"
   std::string worse;      // "slower", "costlier in energy"

@@ -548,7 +548,7 @@ void Search::Confirm() {
   switch (Compare(*t, *base)) {
     case Order::kFaster:
       text = FasterBy(*t, *base, o_.gain)
-                 ? fmt::format("Confirmed: the recommendation trains at {}, {} the baseline's {}.",
+                 ? fmt::format("Confirmed: the recommendation {} {}, {} the baseline's {}.", words.reaches,
                                RateWithInterval(*t), FormatTimes(ScoreOf(*t).value / ScoreOf(*base).value),
                                RateWithInterval(*base))
                  : fmt::format("Confirmed at {}; the baseline's {} was already about as {} (less than {} apart): "

@@ -108,6 +108,7 @@ TEST(Search, TheEnergyObjectivePicksTheBatchWithTheFewestJoulesPerSample) {
   const std::string decisions = AllDecisions(frugal);
   EXPECT_THAT(decisions, HasSubstr("samples/J"));
   EXPECT_THAT(decisions, HasSubstr("the most frugal"));
+  EXPECT_THAT(decisions, HasSubstr("Confirmed: the recommendation reaches"));
   EXPECT_THAT(decisions, Not(HasSubstr("the fastest")));
   EXPECT_THAT(decisions, HasSubstr("the compute ceiling) 1,778 samples/s")) << "the ceilings compare pipes";
   // Loader-only trials keep their throughput: the workers step still matches the loader to the compute ceiling.

@@ -1,8 +1,7 @@
 #include "measure/instrumented_run.h"
 
-#include <algorithm>
-#include <chrono>
-#include <thread>
+#include <fmt/format.h>
+
 #include <utility>
 
 #include "telemetry/proc_maps.h"
@@ -49,10 +48,7 @@ Result<std::unique_ptr<InstrumentedRun>> InstrumentedRun::Start(InstrumentedLaun
 }
 
 Status InstrumentedRun::Drain(int timeout_ms, const std::function<void(const HelperMessage&)>& on_message) {
-  if (!own_channel_) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(std::max(timeout_ms, 0)));
-    return Status::Ok();
-  }
+  if (!own_channel_) return Error{fmt::format("run {} reports on a shared channel: its owner polls it", run_id_)};
   auto messages = own_channel_->Poll(timeout_ms);
   if (!messages) return messages.error();
   for (const HelperMessage& m : *messages) {

@@ -95,8 +95,8 @@ class InstrumentedRun {
   const std::string& channel_path() const { return channel_path_; }
 
   // Own channel: waits up to `timeout_ms` for a datagram, then hands each message of this run that arrived to
-  // `on_message` (after Accept), in arrival order. An error only for a failing socket. Without a channel of its
-  // own (a shared one) it only waits.
+  // `on_message` (after Accept), in arrival order. An error for a failing socket, and for a run on a shared
+  // channel, which only its owner polls.
   Status Drain(int timeout_ms, const std::function<void(const HelperMessage&)>& on_message);
 
   // A message from the channel: false when it is another run's; otherwise it counts in signs().

@@ -63,6 +63,7 @@ TEST(InstrumentedRun, OnASharedChannelTheCallerPollsAndAcceptSorts) {
   auto run = InstrumentedRun::Start(std::move(launch), "run-2", shared->get());
   ASSERT_TRUE(run) << run.error().message;
   EXPECT_EQ((*run)->channel_path(), (*shared)->path());
+  EXPECT_FALSE((*run)->Drain(0, {})) << "a shared channel is its owner's to poll";
   (void)(*run)->process().Wait();
   auto messages = (*shared)->Poll(2000);
   ASSERT_TRUE(messages) << messages.error().message;

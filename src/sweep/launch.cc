@@ -19,8 +19,10 @@ measure::InstrumentedLaunch LaunchSpec(const Launch& launch) {
   rs.term_grace_s = 5;
   if (launch.pattern != nullptr && launch.lines) {
     rs.on_line = [pattern = *launch.pattern, lines = launch.lines](run::Stream, std::string_view line) {
+      auto found = pattern.Match(line);
+      if (found.empty()) return;
       const double now = NowUnix();
-      for (auto& [name, value] : pattern.Match(line)) lines->Push(MetricPoint{std::move(name), value, std::nullopt, now});
+      for (auto& [name, value] : found) lines->Push(MetricPoint{std::move(name), value, std::nullopt, now});
     };
   }
   return out;

@@ -51,16 +51,10 @@ std::optional<double> RatioIfDistinguishable(const Trial& a, const Trial& b) {
 }
 
 std::string RateWithInterval(const Trial& t) {
-  if (!t.score) {
-    if (t.ci_high > t.ci_low && t.samples_per_s > 0)
-      return fmt::format("{} ±{}", FormatRate(t.samples_per_s),
-                         FormatShare((t.ci_high - t.ci_low) / 2 / t.samples_per_s));
-    return FormatRate(t.samples_per_s);
-  }
-  const TrialScore& s = *t.score;
-  if (s.value <= 0) return fmt::format("no {}", s.unit);
+  const TrialScore s = ScoreOf(t);
+  if (t.score && s.value <= 0) return fmt::format("no {}", s.unit);
   std::string text = fmt::format("{} {}", FormatNumber(s.value), s.unit);
-  if (s.high > s.low) text += fmt::format(" ±{}", FormatShare((s.high - s.low) / 2 / s.value));
+  if (s.high > s.low && s.value > 0) text += fmt::format(" ±{}", FormatShare((s.high - s.low) / 2 / s.value));
   return text;
 }
 

@@ -209,9 +209,9 @@ std::vector<std::string> Search::KnobOrder() const {
 
 const Trial* Search::Pipe(const Trial* t) const {
   if (t == nullptr || !t->score) return t;
-  pipes_.push_back(*t);
-  pipes_.back().score.reset();
-  return &pipes_.back();
+  auto [it, added] = pipes_.try_emplace(t->id, *t);
+  if (added) it->second.score.reset();
+  return &it->second;
 }
 
 bool Search::LoaderKeepsUp() const {

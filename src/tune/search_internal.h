@@ -90,7 +90,7 @@ class Search {
   bool workers_chosen_ = false;  // the workers step ran (the batch step re-checks its choice only then)
   std::set<std::string> warned_;  // knobs whose value did not reach the script, already said
   std::map<int, int> again_;      // trial id -> the id of its run again (Measure)
-  mutable std::deque<Trial> pipes_;  // Pipe's copies, at stable addresses
+  mutable std::map<int, Trial> pipes_;  // Pipe's copies by trial id, one each, at stable addresses
 };
 
 }  // namespace sat::tune::internal

@@ -51,6 +51,27 @@ Result<std::optional<double>> SummaryPrice(double flag, const std::optional<doub
   return *price ? *price : from_spec;
 }
 
+// What a sweep cost, after its table (`sweep` and `sweep status`): a paragraph of the GPU-hours (in money with a
+// price) and the energy, and one of the asked-vs-used report of its Slurm attempts; "" when none applies.
+Result<std::string> CostText(const sweep::SweepStatus& status, std::optional<double> price, bool all) {
+  std::string out = sweep::FormatGpuHours(status.gpu_hours, price) + sweep::FormatEnergy(status.energy);
+  if (!out.empty()) out = '\n' + out;
+  auto report = SlurmReportText(status.journal_path, all, price);
+  if (!report) return report.error();
+  if (!report->empty()) out += '\n' + *report;
+  return out;
+}
+
+// The same as members of `doc`: "gpu_hours", "energy", and "slurm" when the journal has Slurm attempts.
+Status AddCostJson(const sweep::SweepStatus& status, std::optional<double> price, nlohmann::json& doc) {
+  doc["gpu_hours"] = sweep::GpuHoursJson(status.gpu_hours, price);
+  doc["energy"] = sweep::EnergyJson(status.energy);
+  auto report = SlurmReportJsonOf(status.journal_path, price);
+  if (!report) return report.error();
+  if (!report->is_null()) doc["slurm"] = *report;
+  return Status::Ok();
+}
+
 size_t TerminalWidth() {
   if (const char* c = getenv("COLUMNS")) {
     if (auto v = ParseInt(c); v && *v > 0) return static_cast<size_t>(*v);
@@ -207,12 +228,7 @@ Status RunSweepCommand(const SweepCliOptions& c) {
     doc["wall_s"] = result->wall_s;
     doc["interrupted"] = result->interrupted;
     doc["held_degree"] = result->held;
-    doc["gpu_hours"] = sweep::GpuHoursJson(status->gpu_hours, *price);
-    if (slurm) {
-      auto report = SlurmReportJsonOf(journal, *price);
-      if (!report) return report.error();
-      doc["slurm"] = *report;
-    }
+    if (auto s = AddCostJson(*status, *price, doc); !s) return s;
     std::cout << JsonText(doc, 2) << '\n';
   } else {
     std::cout << fmt::format("sweep {} in {:.1f} s: {}\n", result->interrupted ? "interrupted" : "finished",
@@ -222,14 +238,9 @@ Status RunSweepCommand(const SweepCliOptions& c) {
                                shape.empty() ? "this sweep's runs" : shape);
     }
     std::cout << '\n' << sweep::ResultsTable(status->runs, status->sweep.metric, 20);
-    if (const std::string hours = sweep::FormatGpuHours(status->gpu_hours, *price); !hours.empty()) {
-      std::cout << '\n' << hours;
-    }
-    if (slurm) {
-      auto report = SlurmReportText(journal, false, *price);
-      if (!report) return report.error();
-      std::cout << '\n' << *report;
-    }
+    auto cost = CostText(*status, *price, false);
+    if (!cost) return cost.error();
+    std::cout << *cost;
   }
   std::cout.flush();
   if (result->interrupted) {
@@ -272,19 +283,13 @@ Status RunStatusCommand(const ReadCliOptions& c) {
   if (!price) return price.error();
   if (c.json) {
     nlohmann::json doc = sweep::StatusJson(*status);
-    doc["gpu_hours"] = sweep::GpuHoursJson(status->gpu_hours, *price);
-    auto report = SlurmReportJsonOf(*path, *price);
-    if (!report) return report.error();
-    if (!report->is_null()) doc["slurm"] = *report;
+    if (auto s = AddCostJson(*status, *price, doc); !s) return s;
     std::cout << JsonText(doc, 2) << '\n';
   } else {
     std::cout << sweep::FormatStatus(*status, c.all ? 0 : 20);
-    if (const std::string hours = sweep::FormatGpuHours(status->gpu_hours, *price); !hours.empty()) {
-      std::cout << '\n' << hours;
-    }
-    auto report = SlurmReportText(*path, c.all, *price);
-    if (!report) return report.error();
-    if (!report->empty()) std::cout << '\n' << *report;
+    auto cost = CostText(*status, *price, c.all);
+    if (!cost) return cost.error();
+    std::cout << *cost;
   }
   std::cout.flush();
   if (!status->problems.empty()) return Error{fmt::format("journal {} is inconsistent", *path)};

@@ -4,33 +4,32 @@
 
 #include "probe/stage.h"
 #include "probe/verdict.h"
-#include "telemetry/rapl.h"
+#include "telemetry/energy.h"
 
 namespace sat::probe {
-using telemetry::GpuOf;
 
 std::optional<EnergyReading> GpuEnergy(const std::vector<telemetry::Sample>& samples, int gpu_index) {
   if (gpu_index < 0 || samples.size() < 2) return std::nullopt;
-  const telemetry::GpuSample* first = GpuOf(samples.front(), gpu_index);
-  const telemetry::GpuSample* last = GpuOf(samples.back(), gpu_index);
-  const double span = samples.back().mono_s - samples.front().mono_s;
-  if (first && last && first->energy_j && last->energy_j && span > 0 && *last->energy_j >= *first->energy_j) {
-    return EnergyReading{*last->energy_j - *first->energy_j, span, "counter"};
+  const telemetry::EnergyReading first = telemetry::EnergyReadingOf(samples.front(), gpu_index);
+  const telemetry::EnergyReading last = telemetry::EnergyReadingOf(samples.back(), gpu_index);
+  if (first.counter_j && last.counter_j) {
+    if (auto j = telemetry::EnergyBetween(first.counter_j, last.counter_j); j && last.t > first.t) {
+      return EnergyReading{*j, last.t - first.t, "counter"};
+    }
   }
   // Power x time: trapezoids between consecutive samples that both carry a power reading.
   double joules = 0, seconds = 0;
-  const telemetry::Sample* prev = nullptr;
-  std::optional<double> prev_w;
+  std::optional<telemetry::EnergyReading> prev;
   for (const telemetry::Sample& s : samples) {
-    const telemetry::GpuSample* g = GpuOf(s, gpu_index);
-    std::optional<double> w = g ? g->power_draw_w : std::nullopt;
-    if (w && prev_w && s.mono_s > prev->mono_s) {
-      const double dt = s.mono_s - prev->mono_s;
-      joules += (*w + *prev_w) / 2 * dt;
-      seconds += dt;
+    telemetry::EnergyReading r = telemetry::EnergyReadingOf(s, gpu_index);
+    r.counter_j.reset();
+    if (prev) {
+      if (std::optional<double> j = telemetry::EnergyBetweenReadings(*prev, r)) {
+        joules += *j;
+        seconds += r.t - prev->t;
+      }
     }
-    prev = &s;
-    prev_w = w;
+    prev = r;
   }
   if (!(seconds > 0)) return std::nullopt;
   return EnergyReading{joules, seconds, "power x time"};

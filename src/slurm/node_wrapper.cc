@@ -12,12 +12,14 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <set>
 #include <sstream>
 
 #include "measure/instrumented_run.h"
 #include "run/interrupt.h"
 #include "run/runner.h"
 #include "sweep/attempt_watch.h"
+#include "sweep/energy_ledger.h"
 #include "sweep/launch.h"
 #include "sweep/meter.h"
 #include "sweep/metrics.h"
@@ -55,7 +57,9 @@ nlohmann::json MeasurementsJson(const Measurements& m) {
   return {{"throughput_samples_per_s", OrNull(m.throughput_samples_per_s)},
           {"peak_gpu_memory_bytes", OrNull(m.peak_gpu_memory_bytes)},
           {"cpu_pct", OrNull(m.cpu_pct)},
-          {"rss_bytes", OrNull(m.rss_bytes)}};
+          {"rss_bytes", OrNull(m.rss_bytes)},
+          {"energy_j", OrNull(m.energy_j)},
+          {"samples", OrNull(m.samples)}};
 }
 
 Measurements MeasurementsFromJson(const nlohmann::json& j) {
@@ -65,6 +69,8 @@ Measurements MeasurementsFromJson(const nlohmann::json& j) {
   m.peak_gpu_memory_bytes = Opt<uint64_t>(j, "peak_gpu_memory_bytes");
   m.cpu_pct = Opt<double>(j, "cpu_pct");
   m.rss_bytes = Opt<uint64_t>(j, "rss_bytes");
+  m.energy_j = Opt<double>(j, "energy_j");
+  m.samples = Opt<double>(j, "samples");
   return m;
 }
 
@@ -96,6 +102,38 @@ const telemetry::GpuSample* GpuOfTree(const telemetry::Sample& sample, const std
     if (g.memory_total_bytes && (!largest || *g.memory_total_bytes > *largest->memory_total_bytes)) largest = &g;
   }
   return largest;
+}
+
+// Every GPU holding one of the tree's processes (a run over several GPUs); else GpuOfTree's choice.
+std::vector<unsigned> GpusOfTree(const telemetry::Sample& sample, const std::vector<pid_t>& pids) {
+  std::vector<unsigned> out;
+  for (const telemetry::GpuSample& g : sample.gpus) {
+    for (const auto& p : g.processes) {
+      if (std::find(pids.begin(), pids.end(), static_cast<pid_t>(p.pid)) != pids.end()) {
+        out.push_back(g.index);
+        break;
+      }
+    }
+  }
+  if (out.empty()) {
+    if (const telemetry::GpuSample* g = GpuOfTree(sample, pids)) out.push_back(g->index);
+  }
+  return out;
+}
+
+// The energy of the GPUs the job held: each GPU the run used, over the whole job (its start-up held the GPU
+// too), times the share of a GPU the job asked for when it is a part of one (shard, MPS): Slurm charges the
+// fraction, and the rest of the GPU's energy belongs to the jobs beside it. Unknown when a GPU gave no reading.
+std::optional<double> JobGpuEnergy(const EnergyLedger& ledger, const std::set<unsigned>& gpus,
+                                   const SlurmRequest& request) {
+  if (gpus.empty()) return std::nullopt;
+  double joules = 0;
+  for (unsigned g : gpus) {
+    std::optional<double> j = ledger.DeviceJoules(static_cast<int>(g));
+    if (!j) return std::nullopt;
+    joules += *j;
+  }
+  return request.gpus > 0 ? joules : joules * std::min(1.0, request.gpu_fraction);
 }
 
 }  // namespace
@@ -285,13 +323,26 @@ Result<int> RunNodeJob(const std::string& job_path, const NodeOptions& options) 
     return util_n > 0 ? std::optional(util_sum / util_n) : std::nullopt;
   };
   bool footprint_written = false;
+  // Every GPU's energy from the job's start; the run's GPUs are known once its processes show on one.
+  EnergyLedger energy;
+  std::set<unsigned> run_gpus;
+  auto read_energy = [&](const telemetry::Sample& sample) {
+    for (const telemetry::GpuSample& g : sample.gpus) {
+      energy.Read(static_cast<int>(g.index), EnergyReadingOf(sample, static_cast<int>(g.index)));
+    }
+  };
+  read_energy((*sampler)->SampleOnce());
   while (!run.process().Poll()) {
     if (auto s = drain(50); !s) return s.error();
     const double now = telemetry::MonotonicSeconds();
     if (now < next_tick) continue;
     next_tick = now + options.tick_s;
     const telemetry::Sample sample = (*sampler)->SampleOnce();
+    read_energy(sample);
     const telemetry::ProcTreeSample tree = watch.ReadTree(run, sample, now);
+    if (on_gpu && !tree.pids.empty()) {
+      for (unsigned g : GpusOfTree(sample, tree.pids)) run_gpus.insert(g);
+    }
     if (const telemetry::GpuSample* g = on_gpu ? GpuOfTree(sample, tree.pids) : nullptr) {
       gpu_total = g->memory_total_bytes;
       // Training steps only: start-up leaves the GPU idle.
@@ -332,6 +383,9 @@ Result<int> RunNodeJob(const std::string& job_path, const NodeOptions& options) 
   outcome.duration_s = ended.duration_s;
   outcome.signalled = run::Interrupted();
   outcome.measurements = meter.Summary();
+  // Up to the end of the run.
+  read_energy((*sampler)->SampleOnce());
+  outcome.measurements.energy_j = JobGpuEnergy(energy, run_gpus, job.request);
   outcome.gpu_total_bytes = gpu_total;
   outcome.gpu_util_pct = util();
   outcome.metrics = metrics.Points();

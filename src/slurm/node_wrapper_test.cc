@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "sweep/test_dir.h"
+#include "telemetry/sampler.h"
 #include "util/atomic_file.h"
 
 namespace sat::slurm {
@@ -35,6 +36,22 @@ std::string WriteJob(const NodeJob& job) {
   return path;
 }
 
+// One GPU drawing 300 W, its energy counter that power times CLOCK_MONOTONIC's seconds (as the NVML stand-in's);
+// no process list, so the wrapper takes it for the job's GPU (a job confined to its GPU sees only that one). It
+// stands at the GpuBackend seam, where NVML would be: the node has no GPU.
+class OneGpuAt300W : public telemetry::GpuBackend {
+ public:
+  unsigned DeviceCount() const override { return 1; }
+  std::vector<telemetry::GpuSample> Sample(const std::vector<unsigned>&) override {
+    telemetry::GpuSample g;
+    g.memory_total_bytes = 80ull << 30;
+    g.power_draw_w = 300;
+    g.energy_j = 300 * telemetry::MonotonicSeconds();
+    return {g};
+  }
+  std::string Description() const override { return "one GPU at 300 W"; }
+};
+
 NodeOutcome ReadOutcome(const NodeJob& job) {
   auto file = ReadJsonFile(job.log_dir + "/" + kOutcomeFile);
   EXPECT_TRUE(file.ok() && *file);
@@ -63,6 +80,8 @@ TEST(NodeWrapper, OutcomesRoundTripThroughJson) {
   o.signalled = true;
   o.measurements.cpu_pct = 150;
   o.measurements.peak_gpu_memory_bytes = 5;
+  o.measurements.energy_j = 1250.5;
+  o.measurements.samples = 640;
   o.gpu_total_bytes = 80;
   o.metrics = {MetricPoint{"loss", 0.5, 10, 1.5}};
   auto back = NodeOutcomeFromJson(NodeOutcomeToJson(o));
@@ -70,6 +89,9 @@ TEST(NodeWrapper, OutcomesRoundTripThroughJson) {
   EXPECT_EQ(back->exit_class, run::ExitClass::kGpuOom);
   EXPECT_TRUE(back->signalled);
   EXPECT_EQ(back->measurements.cpu_pct, 150);
+  EXPECT_EQ(back->measurements.energy_j, 1250.5);
+  EXPECT_EQ(back->measurements.samples, 640);
+  EXPECT_FALSE(back->measurements.rss_bytes);
   EXPECT_EQ(back->Usage().gpu_total_bytes, 80u);
   ASSERT_EQ(back->metrics.size(), 1u);
   EXPECT_EQ(back->metrics[0].step, 10);
@@ -95,6 +117,26 @@ TEST(NodeWrapper, RunsTheCommandAndWritesStartedAndOutcome) {
   std::string line;
   std::getline(log, line);
   EXPECT_EQ(line, "hello loss=0.25");
+  EXPECT_FALSE(o.measurements.energy_j) << "no GPU: energy unknown, not 0";
+}
+
+TEST(NodeWrapper, AJobIsChargedItsGpusEnergyTimesTheShareItAskedFor) {
+  OneGpuAt300W gpu;
+  for (const double fraction : {1.0, 0.25}) {
+    TempDir dir;
+    NodeJob job = Job(dir, {"/bin/sh", "-c", "sleep 1"});
+    job.request.gpus = fraction == 1 ? 1 : 0;
+    job.request.shards = fraction == 1 ? 0 : 2;
+    job.request.gpu_fraction = fraction;
+    auto code = RunNodeJob(WriteJob(job), NodeOptions{.gpu = &gpu, .tick_s = 0.2});
+    ASSERT_TRUE(code) << code.error().message;
+    const NodeOutcome o = ReadOutcome(job);
+    ASSERT_TRUE(o.measurements.energy_j) << fraction;
+    // The whole job held the GPU: at least the run's own second, and not much more.
+    const double seconds = *o.measurements.energy_j / (300 * fraction);
+    EXPECT_GE(seconds, o.duration_s * 0.99) << fraction;
+    EXPECT_LE(seconds, o.duration_s + 0.3) << fraction;
+  }
 }
 
 TEST(NodeWrapper, AFailingRunIsAnOutcomeNotAnError) {

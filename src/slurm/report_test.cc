@@ -88,12 +88,13 @@ TEST(SlurmReport, OlderJournalsAreMigrated) {
                     .ok());
     ASSERT_TRUE((*journal)->BeginAttempt("k0", std::nullopt, 0, dir.File("a1")));
   }
-  // Back to the schema before the Slurm columns.
+  // Back to the schema before the Slurm columns (and the energy columns after them).
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
   ASSERT_EQ(sqlite3_exec(db,
                          "ALTER TABLE attempts DROP COLUMN slurm_job; ALTER TABLE attempts DROP COLUMN slurm_request; "
-                         "UPDATE schema_version SET version = 2;",
+                         "ALTER TABLE attempts DROP COLUMN energy_j; ALTER TABLE runs DROP COLUMN energy_j; "
+                         "ALTER TABLE runs DROP COLUMN samples; UPDATE schema_version SET version = 2;",
                          nullptr, nullptr, nullptr),
             SQLITE_OK)
       << sqlite3_errmsg(db);

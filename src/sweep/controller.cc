@@ -15,6 +15,7 @@
 #include "run/runner.h"
 #include "sweep/attempt_watch.h"
 #include "sweep/bayes.h"
+#include "sweep/energy_ledger.h"
 #include "sweep/launch.h"
 #include "sweep/leftovers.h"
 #include "sweep/metrics.h"
@@ -129,6 +130,7 @@ class Controller final : public RateSource {
   std::optional<Packer> packer_;
   MeterOptions meter_;
   LinkSpeeds links_;
+  EnergyLedger energy_;  // the live attempts' energy, by journal attempt id; devices by packer device number
 
   struct Planned {
     int64_t index = 0;
@@ -359,7 +361,12 @@ Status Controller::Tick(double now, bool sample_now) {
   // Between ticks (a run just ended) the last readings serve: tree rates over a few milliseconds are noise.
   const telemetry::Sample sample =
       sample_now ? sampler_->SampleOnce() : sampler_->Latest().value_or(telemetry::Sample{});
-  if (sample_now) ReadTrees(sample, now);
+  if (sample_now) {
+    for (size_t i = 0; i < packer_->devices().size(); ++i) {
+      energy_.Read(static_cast<int>(i), EnergyReadingOf(sample, packer_->devices()[i].gpu_index));
+    }
+    ReadTrees(sample, now);
+  }
   if (!bands_.empty()) TerminateEarly();
 
   // Attempts whose command is over: the journal first, so that a crash right after loses nothing.
@@ -479,6 +486,7 @@ Status Controller::Start(const Admission& admission, double now) {
   const std::string log_dir = fmt::format("{}/{}-{}/attempt-{}", o_.log_dir, planned.index, admission.key, number);
   auto id = journal_->BeginAttempt(admission.key, on_gpu ? std::optional(device.gpu_index) : std::nullopt, 0, log_dir);
   if (!id) return not_started(id.error());
+  const double begun = telemetry::MonotonicSeconds();  // the energy ledger's start, beside the journal's
 
   auto a = std::make_unique<Attempt>(now, on_gpu, meter_, fmt::format("{}-{}-{}", getpid(), admission.key, number),
                                      spec_.saturate.auto_instrumentation, spec_.metric);
@@ -515,6 +523,7 @@ Status Controller::Start(const Admission& admission, double now) {
     return started.error();
   }
   a->run = std::move(*started);
+  energy_.Begin(a->id, admission.device, begun);
   ++result_.started;
   const int degree = static_cast<int>(packer_->View()[admission.device].runs.size());
   Emit(SweepEvent::Kind::kStarted, a.get(),
@@ -545,7 +554,9 @@ Status Controller::End(Attempt& a, const run::RunOutcome& outcome) {
   ended.error_line = LastErrorLine(outcome.stderr_tail, outcome.stdout_tail);
   if (!bands_.empty()) histories_[a.key] = a.history;
   const RetryPolicy policy{spec_.saturate.retries};
-  auto state = journal_->EndAttempt(a.id, ended, a.metrics.Points(), a.watch.meter().Summary(), policy);
+  Measurements measurements = a.watch.meter().Summary();
+  measurements.energy_j = energy_.End(a.id, telemetry::MonotonicSeconds());
+  auto state = journal_->EndAttempt(a.id, ended, a.metrics.Points(), measurements, policy);
   if (!state) return state.error();
 
   std::string text;

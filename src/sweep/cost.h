@@ -7,9 +7,13 @@
 // attempts with one GPU each, at the speeds they had here. Packed runs share a GPU and may run slower than alone,
 // so the difference (what packing saved) is an upper bound; saturate packs only while no resource is saturated,
 // which keeps that slowdown small. Every attempt counts, failed and retried ones too: their time was paid for.
+//
+// energy: the joules the journal's ended attempts used (their share of their device's energy, see
+// sweep/energy_ledger.h; a Slurm attempt's from its node), failed and retried ones too.
 // Pure functions.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,5 +41,21 @@ std::string FormatGpuHours(const GpuHours& hours, std::optional<double> price_pe
 // {"gpu_hours_held", "gpu_hours_one_per_attempt", "attempts", "gpus", "price_per_gpu_hour", "cost_held",
 // "cost_one_per_attempt"}; the price and costs null without a price.
 nlohmann::json GpuHoursJson(const GpuHours& hours, std::optional<double> price_per_gpu_hour);
+
+struct SweepEnergy {
+  double joules = 0;     // summed over the attempts with a reading
+  int attempts = 0;      // ended attempts with a reading
+  int without = 0;       // ended attempts without one (no counter or power on their device, or interrupted)
+  std::map<int, double> by_gpu;  // joules of this machine's attempts per GPU index (not Slurm's)
+};
+
+SweepEnergy EnergyOf(const std::vector<AttemptRecord>& attempts);
+
+// "Energy: 0.125 kWh (450.0 kJ) over 12 attempts, 2 without a reading: gpu0 300.0 kJ, gpu1 150.0 kJ" (the parts
+// after the count when they apply); "" when no attempt has a reading.
+std::string FormatEnergy(const SweepEnergy& energy);
+// {"joules", "kwh", "attempts", "attempts_without_reading", "by_gpu": {"0": joules, ...}}; joules and kwh null
+// when no attempt has a reading.
+nlohmann::json EnergyJson(const SweepEnergy& energy);
 
 }  // namespace sat::sweep

@@ -55,5 +55,45 @@ TEST(GpuHours, NoGpuAttemptsSayNothing) {
   EXPECT_EQ(GpuHoursOf({On(0, 100, 50)}, 200).attempts, 0);
 }
 
+AttemptRecord WithEnergy(std::optional<int> gpu, std::optional<double> joules, std::string slurm_job = "") {
+  AttemptRecord a = On(gpu, 0, 10);
+  a.energy_j = joules;
+  a.slurm_job = std::move(slurm_job);
+  return a;
+}
+
+TEST(SweepEnergy, SumsEndedAttemptsPerGpuAndCountsThoseWithoutAReading) {
+  AttemptRecord running = WithEnergy(0, std::nullopt);
+  running.ended_unix.reset();
+  const SweepEnergy e = EnergyOf({WithEnergy(0, 900e3), WithEnergy(0, 300e3), WithEnergy(1, 600e3),
+                                  WithEnergy(1, std::nullopt), WithEnergy(0, 1.8e6, "41_2"), running});
+  EXPECT_DOUBLE_EQ(e.joules, 3.6e6);
+  EXPECT_EQ(e.attempts, 4);
+  EXPECT_EQ(e.without, 1);  // the running one is not counted yet
+  ASSERT_EQ(e.by_gpu.size(), 2u);
+  EXPECT_DOUBLE_EQ(e.by_gpu.at(0), 1.2e6);  // the Slurm attempt's GPU 0 is another machine's
+  EXPECT_EQ(FormatEnergy(e),
+            "Energy: 1.000 kWh (3600.0 kJ) over 4 attempts, 1 without a reading: gpu0 1200.0 kJ, gpu1 600.0 kJ\n");
+  const nlohmann::json j = EnergyJson(e);
+  EXPECT_DOUBLE_EQ(j["kwh"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(j["by_gpu"]["1"].get<double>(), 600e3);
+  EXPECT_EQ(j["attempts_without_reading"], 1);
+}
+
+TEST(SweepCost, SmallAmountsKeepTwoSignificantDigitsInsteadOfReadingZero) {
+  // A 4-second sweep: 0.0012 GPU-hours, 1.1 kJ.
+  const GpuHours h = GpuHoursOf({On(0, 0, 4.32)}, 10);
+  EXPECT_NE(FormatGpuHours(h, std::nullopt).find("GPU-hours: 0.0012 held on 1 GPU"), std::string::npos)
+      << FormatGpuHours(h, std::nullopt);
+  EXPECT_EQ(FormatEnergy(EnergyOf({WithEnergy(0, 1118)})), "Energy: 0.00031 kWh (1.1 kJ) over 1 attempt: gpu0 1.1 kJ\n");
+}
+
+TEST(SweepEnergy, NoReadingSaysNothingAndIsNullNotZero) {
+  const SweepEnergy e = EnergyOf({WithEnergy(std::nullopt, std::nullopt)});
+  EXPECT_EQ(FormatEnergy(e), "");
+  EXPECT_TRUE(EnergyJson(e)["joules"].is_null());
+  EXPECT_EQ(EnergyJson(e)["attempts_without_reading"], 1);
+}
+
 }  // namespace
 }  // namespace sat::sweep

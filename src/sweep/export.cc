@@ -64,7 +64,7 @@ std::string ResultsCsv(const std::vector<RunRecord>& runs, const std::optional<M
   for (const auto& p : params) header.push_back("param." + p);
   for (const auto& m : others) header.push_back("metric." + m);
   for (const char* c : {"throughput_samples_per_s", "peak_gpu_memory_bytes", "cpu_pct", "rss_bytes", "gpu",
-                        "started_unix", "finished_unix"}) {
+                        "started_unix", "finished_unix", "samples", "energy_j", "joules_per_sample"}) {
     header.emplace_back(c);
   }
   auto write_row = [](const std::vector<std::string>& cells, std::string* out) {
@@ -90,7 +90,8 @@ std::string ResultsCsv(const std::vector<RunRecord>& runs, const std::optional<M
     const Measurements& ms = r.measurements;
     for (const std::string& cell :
          {Cell(ms.throughput_samples_per_s), Cell(ms.peak_gpu_memory_bytes), Cell(ms.cpu_pct), Cell(ms.rss_bytes),
-          Cell(r.gpu_index), Cell(r.started_unix), Cell(r.finished_unix)}) {
+          Cell(r.gpu_index), Cell(r.started_unix), Cell(r.finished_unix), Cell(ms.samples), Cell(ms.energy_j),
+          Cell(JoulesPerSample(ms))}) {
       row.push_back(cell);
     }
     write_row(row, &out);
@@ -120,7 +121,10 @@ nlohmann::json ResultsJson(const std::vector<RunRecord>& runs, const std::option
                            {"rss_bytes", JsonOrNull(ms.rss_bytes)},
                            {"gpu", JsonOrNull(r.gpu_index)},
                            {"started_unix", JsonOrNull(r.started_unix)},
-                           {"finished_unix", JsonOrNull(r.finished_unix)}});
+                           {"finished_unix", JsonOrNull(r.finished_unix)},
+                           {"samples", JsonOrNull(ms.samples)},
+                           {"energy_j", JsonOrNull(ms.energy_j)},
+                           {"joules_per_sample", JsonOrNull(JoulesPerSample(ms))}});
   }
   return out;
 }

@@ -84,6 +84,10 @@ CREATE INDEX metrics_by_run ON metrics (run_key);
     // The Slurm backend (slurm/backend.h): each attempt's job id and what it asked Slurm for.
     "ALTER TABLE attempts ADD COLUMN slurm_job TEXT NOT NULL DEFAULT '';"
     "ALTER TABLE attempts ADD COLUMN slurm_request TEXT NOT NULL DEFAULT '';",
+    // Energy (sweep/energy_ledger.h): each attempt's joules; on the run, its latest attempt's joules and samples.
+    "ALTER TABLE attempts ADD COLUMN energy_j REAL;"
+    "ALTER TABLE runs ADD COLUMN energy_j REAL;"
+    "ALTER TABLE runs ADD COLUMN samples REAL;",
 };
 constexpr int kSchemaVersion = static_cast<int>(std::size(kMigrations));
 
@@ -93,11 +97,12 @@ constexpr std::string_view kStoppedEarly = "stopped_early";
 constexpr const char* kRunColumns =
     "key, idx, params_json, state, attempts, failures, best_metrics_json, throughput_samples_per_s, "
     "peak_gpu_memory_bytes, cpu_pct, rss_bytes, gpu_index, started_unix, finished_unix, "
-    "(SELECT exit_class FROM attempts WHERE run_key = runs.key ORDER BY attempt_no DESC LIMIT 1) = 'stopped_early'";
+    "(SELECT exit_class FROM attempts WHERE run_key = runs.key ORDER BY attempt_no DESC LIMIT 1) = 'stopped_early', "
+    "energy_j, samples";
 
 constexpr const char* kAttemptColumns =
     "id, run_key, attempt_no, started_unix, ended_unix, exit_class, exit_code, signal, detail, log_dir, gpu_index, "
-    "pid, owner_pid, owner_start_ticks, owner_boot_id, error_line, slurm_job, slurm_request";
+    "pid, owner_pid, owner_start_ticks, owner_boot_id, error_line, slurm_job, slurm_request, energy_j";
 
 std::optional<RunState> RunStateFromName(std::string_view name) {
   for (RunState s : {RunState::kQueued, RunState::kRunning, RunState::kDone, RunState::kFailed, RunState::kRetrying}) {
@@ -161,6 +166,8 @@ RunRecord ReadRun(const Stmt& s) {
   r.started_unix = s.OptReal(12);
   r.finished_unix = s.OptReal(13);
   r.stopped_early = s.Int(14) != 0;
+  r.measurements.energy_j = s.OptReal(15);
+  r.measurements.samples = s.OptReal(16);
   return r;
 }
 
@@ -184,6 +191,7 @@ AttemptRecord ReadAttempt(const Stmt& s) {
   a.error_line = s.Text(15);
   a.slurm_job = s.Text(16);
   a.slurm_request = s.Text(17);
+  a.energy_j = s.OptReal(18);
   return a;
 }
 
@@ -488,11 +496,12 @@ Result<RunState> Journal::EndAttempt(int64_t attempt_id, const AttemptOutcome& o
     const double now = NowUnix();
     Stmt end(h,
              "UPDATE attempts SET ended_unix = ?, exit_class = ?, exit_code = ?, signal = ?, detail = ?, "
-             "error_line = ? WHERE id = ?");
+             "error_line = ?, energy_j = ? WHERE id = ?");
     end.Bind(1, now).Bind(2, exit_class);
     end.Bind(3, outcome.exit_code >= 0 ? std::optional(outcome.exit_code) : std::nullopt);
     end.Bind(4, outcome.term_signal > 0 ? std::optional(outcome.term_signal) : std::nullopt);
-    if (end.Bind(5, detail).Bind(6, error_line).Bind(7, attempt_id).Step() != SQLITE_DONE) {
+    end.Bind(5, detail).Bind(6, error_line).Bind(7, measurements.energy_j);
+    if (end.Bind(8, attempt_id).Step() != SQLITE_DONE) {
       return db_->Fail("cannot end the attempt");
     }
     for (const auto& m : metrics) {
@@ -504,12 +513,12 @@ Result<RunState> Journal::EndAttempt(int64_t attempt_id, const AttemptOutcome& o
     Stmt update(h,
                 "UPDATE runs SET state = ?, failures = failures + ?, best_metrics_json = ?, "
                 "throughput_samples_per_s = ?, peak_gpu_memory_bytes = ?, cpu_pct = ?, rss_bytes = ?, "
-                "finished_unix = ? WHERE key = ?");
+                "energy_j = ?, samples = ?, finished_unix = ? WHERE key = ?");
     update.Bind(1, RunStateName(next)).Bind(2, CountsAsFailure(outcome) ? 1 : 0);
     update.Bind(3, JsonText(Summarise(metrics, metric))).Bind(4, measurements.throughput_samples_per_s);
     update.Bind(5, measurements.peak_gpu_memory_bytes).Bind(6, measurements.cpu_pct);
-    update.Bind(7, measurements.rss_bytes).Bind(8, now);
-    if (update.Bind(9, key).Step() != SQLITE_DONE) return db_->Fail("cannot update the run");
+    update.Bind(7, measurements.rss_bytes).Bind(8, measurements.energy_j).Bind(9, measurements.samples);
+    if (update.Bind(10, now).Bind(11, key).Step() != SQLITE_DONE) return db_->Fail("cannot update the run");
     return Status::Ok();
   });
   if (!s) return s.error();

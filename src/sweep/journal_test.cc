@@ -65,6 +65,17 @@ AttemptOutcome Ended(ExitClass c, int exit_code = -1, int signal = 0) {
   return o;
 }
 
+// Runs `statements` on the database file at `path` on a connection of its own, as another program (or an older
+// saturate) would.
+void ExecSql(const std::string& path, std::initializer_list<const char*> statements) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK) << path;
+  for (const char* sql : statements) {
+    EXPECT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sql << ": " << sqlite3_errmsg(db);
+  }
+  sqlite3_close(db);
+}
+
 // One value of a query on a separate connection, as another process (`sweep status`) would see it.
 std::string QueryText(const std::string& path, const char* sql) {
   sqlite3* db = nullptr;
@@ -86,7 +97,7 @@ TEST(Journal, CreatesSchemaInWalMode) {
   ASSERT_TRUE(journal);
   EXPECT_EQ(journal->path(), path);
   EXPECT_EQ(QueryText(path, "PRAGMA journal_mode"), "wal");
-  EXPECT_EQ(QueryText(path, "SELECT version FROM schema_version"), "3");
+  EXPECT_EQ(QueryText(path, "SELECT version FROM schema_version"), "4");
   auto sweep = journal->Sweep();
   ASSERT_TRUE(sweep);
   EXPECT_FALSE(*sweep);
@@ -95,27 +106,42 @@ TEST(Journal, CreatesSchemaInWalMode) {
   EXPECT_TRUE(MustOpen(path));  // reopening migrates nothing
 }
 
+TEST(Journal, MigratesAJournalFromBeforeEnergyKeepingItsRuns) {
+  TempDir dir;
+  const std::string path = dir.File("old.db");
+  {
+    auto journal = OpenWithPlan(path, 2);
+    ASSERT_TRUE(journal);
+  }
+  // The schema of version 3: no energy columns.
+  ExecSql(path, {"ALTER TABLE attempts DROP COLUMN energy_j", "ALTER TABLE runs DROP COLUMN energy_j",
+                 "ALTER TABLE runs DROP COLUMN samples", "UPDATE schema_version SET version = 3"});
+  auto journal = MustOpen(path);
+  ASSERT_TRUE(journal);
+  EXPECT_EQ(QueryText(path, "SELECT version FROM schema_version"), "4");
+  auto runs = journal->Runs();
+  ASSERT_TRUE(runs) << runs.error().message;
+  ASSERT_EQ(runs->size(), 2u);
+  EXPECT_FALSE((*runs)[0].measurements.energy_j);
+  EXPECT_FALSE(JoulesPerSample((*runs)[0].measurements));
+}
+
 TEST(Journal, RefusesFilesThatAreNotJournals) {
   TempDir dir;
   std::ofstream(dir.File("text.db")) << "not a database, just some text that is long enough to have a header\n";
   EXPECT_FALSE(Journal::Open(dir.File("text.db")));
 
-  sqlite3* db = nullptr;
-  sqlite3_open(dir.File("other.db").c_str(), &db);
-  sqlite3_exec(db, "CREATE TABLE customers (id INTEGER)", nullptr, nullptr, nullptr);
-  sqlite3_close(db);
+  ExecSql(dir.File("other.db"), {"CREATE TABLE customers (id INTEGER)"});
   auto other = Journal::Open(dir.File("other.db"));
   ASSERT_FALSE(other);
   EXPECT_EQ(other.error().message, dir.File("other.db") + " is an SQLite database but not a saturate sweep journal");
 
   { auto journal = MustOpen(dir.File("new.db")); }
-  sqlite3_open(dir.File("new.db").c_str(), &db);
-  sqlite3_exec(db, "UPDATE schema_version SET version = 99", nullptr, nullptr, nullptr);
-  sqlite3_close(db);
+  ExecSql(dir.File("new.db"), {"UPDATE schema_version SET version = 99"});
   auto newer = Journal::Open(dir.File("new.db"));
   ASSERT_FALSE(newer);
   EXPECT_EQ(newer.error().message,
-            "journal " + dir.File("new.db") + " was written by a newer saturate (schema 99; this one knows up to 3)");
+            "journal " + dir.File("new.db") + " was written by a newer saturate (schema 99; this one knows up to 4)");
 }
 
 TEST(Journal, EnsureRunsIsIdempotentAndRefusesAnotherPlan) {
@@ -177,6 +203,8 @@ TEST(Journal, AttemptLifecycleRecordsEverything) {
   ms.throughput_samples_per_s = 850.5;
   ms.peak_gpu_memory_bytes = 12ULL << 30;
   ms.rss_bytes = 3ULL << 30;
+  ms.samples = 12000;
+  ms.energy_j = 3000;
   auto state = journal->EndAttempt(*attempt, Ended(ExitClass::kFinished, 0), metrics, ms, RetryPolicy{});
   ASSERT_TRUE(state) << state.error().message;
   EXPECT_EQ(*state, RunState::kDone);
@@ -188,6 +216,9 @@ TEST(Journal, AttemptLifecycleRecordsEverything) {
   EXPECT_EQ(done.measurements.peak_gpu_memory_bytes, 12ULL << 30);
   EXPECT_FALSE(done.measurements.cpu_pct);
   EXPECT_EQ(done.measurements.rss_bytes, 3ULL << 30);
+  EXPECT_EQ(done.measurements.samples, 12000);
+  EXPECT_EQ(done.measurements.energy_j, 3000);
+  EXPECT_EQ(JoulesPerSample(done.measurements), 0.25);
   EXPECT_TRUE(done.finished_unix);
 
   const auto attempts = *journal->Attempts("key1000");
@@ -197,6 +228,7 @@ TEST(Journal, AttemptLifecycleRecordsEverything) {
   EXPECT_EQ(attempts[0].exit_code, 0);
   EXPECT_FALSE(attempts[0].term_signal);
   EXPECT_EQ(attempts[0].log_dir, "logs/key1000/1");
+  EXPECT_EQ(attempts[0].energy_j, 3000);
   EXPECT_EQ(attempts[0].pid, 4321);
   EXPECT_EQ(attempts[0].owner_pid, getpid());
   EXPECT_GT(attempts[0].owner_start_ticks, 0u);
@@ -455,10 +487,7 @@ TEST(Journal, VerifyReportsBrokenInvariants) {
   const std::string path = dir.File("j.db");
   auto journal = OpenWithPlan(path, 2);
   ASSERT_TRUE(journal);
-  sqlite3* db = nullptr;
-  sqlite3_open(path.c_str(), &db);
-  sqlite3_exec(db, "UPDATE runs SET attempts = 2, state = 'running' WHERE key = 'key1001'", nullptr, nullptr, nullptr);
-  sqlite3_close(db);
+  ExecSql(path, {"UPDATE runs SET attempts = 2, state = 'running' WHERE key = 'key1001'"});
   Status s = journal->Verify();
   ASSERT_FALSE(s);
   EXPECT_EQ(s.message(), "journal " + path +
@@ -557,6 +586,8 @@ std::vector<RunRecord> Records() {
   runs[1].measurements.throughput_samples_per_s = 900.0;
   runs[1].measurements.peak_gpu_memory_bytes = 1024;
   runs[1].gpu_index = 0;
+  runs[1].measurements.samples = 4000;
+  runs[1].measurements.energy_j = 1000;
   runs[3].stopped_early = true;
   return runs;
 }
@@ -579,12 +610,12 @@ TEST(Export, CsvHasOneColumnPerParameterAndMetric) {
   const std::string csv = ResultsCsv(SortByMetric(Records(), min), min);
   const std::string header =
       "rank,key,index,state,stopped_early,attempts,metric.loss,param.lr,param.opt,metric.acc,throughput_samples_per_s,"
-      "peak_gpu_memory_bytes,cpu_pct,rss_bytes,gpu,started_unix,finished_unix\r\n";
+      "peak_gpu_memory_bytes,cpu_pct,rss_bytes,gpu,started_unix,finished_unix,samples,energy_j,joules_per_sample\r\n";
   EXPECT_EQ(csv, header +
-                     "1,k1,1,done,false,1,0.25,0.2,sgd,,900.0,1024,,,0,,\r\n"
-                     "2,k0,0,done,false,1,0.5,0.1,sgd,0.8,,,,,,,\r\n"
-                     "3,k3,3,done,true,1,0.75,0.4,sgd,,,,,,,,\r\n"
-                     "4,k2,2,failed,false,1,,0.30000000000000004,\"adam,w\",,,,,,,,\r\n");
+                     "1,k1,1,done,false,1,0.25,0.2,sgd,,900.0,1024,,,0,,,4000.0,1000.0,0.25\r\n"
+                     "2,k0,0,done,false,1,0.5,0.1,sgd,0.8,,,,,,,,,,\r\n"
+                     "3,k3,3,done,true,1,0.75,0.4,sgd,,,,,,,,,,,\r\n"
+                     "4,k2,2,failed,false,1,,0.30000000000000004,\"adam,w\",,,,,,,,,,,\r\n");
 }
 
 TEST(Export, JsonHasNullsForMissingValues) {
@@ -598,6 +629,8 @@ TEST(Export, JsonHasNullsForMissingValues) {
   EXPECT_EQ(out["runs"][0]["rank"], 1);
   EXPECT_EQ(out["runs"][2]["throughput_samples_per_s"], 900.0);
   EXPECT_EQ(out["runs"][2]["gpu"], 0);
+  EXPECT_EQ(out["runs"][2]["joules_per_sample"], 0.25);
+  EXPECT_TRUE(out["runs"][0]["energy_j"].is_null());
   EXPECT_TRUE(out["runs"][0]["gpu"].is_null());
   EXPECT_EQ(out["runs"][3]["state"], "failed");
   EXPECT_EQ(out["runs"][3]["params"]["opt"], "adam,w");

@@ -180,6 +180,7 @@ Measurements RunMeter::Summary() const {
   if (on_gpu_ && (seen_gpu_mem_ || footprint().mem_bytes > 0)) m.peak_gpu_memory_bytes = footprint().mem_bytes;
   if (cpu_n_all_ > 0) m.cpu_pct = footprint().cpu_pct;
   if (seen_rss_) m.rss_bytes = max_rss_;
+  if (progress_.totals().processes > 0) m.samples = progress_.totals().samples;
   return m;
 }
 

@@ -100,7 +100,8 @@ class RunMeter {
   Footprint footprint() const;
 
   // For the journal: steady throughput (samples after the warm-up over the training time since), the peak GPU
-  // memory, the mean tree CPU and the peak RSS; unset fields were not seen.
+  // memory, the mean tree CPU, the peak RSS and the samples trained; unset fields were not seen. Not energy: the
+  // controller's EnergyLedger gives that.
   Measurements Summary() const;
 
   // The helper's totals over every process (steps, samples, CUDA memory, ...).

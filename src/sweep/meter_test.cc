@@ -173,10 +173,11 @@ TEST(RunMeter, AGpuRunIsMeasuredOnlyOnceItStepsOrHoldsGpuMemory) {
 TEST(RunMeter, SummaryUsesTheSteadyPart) {
   RunMeter m(100, false, Options(), kRun);
   // 100 samples/s during the two warm-up seconds, then 1000 samples/s.
-  double samples = 0;
+  double samples = 0, reported = 0;
   int64_t steps = 0;
   for (double t = 101; t <= 110 + 1e-9; t += 0.5) {
     m.Add(Progress(t, {.steps = ++steps, .samples = samples, .reserved = {}}));
+    reported = samples;
     samples += t < 103 ? 50 : 500;
   }
   m.AddTree(Reading(101, 50, 100 * kMiB));
@@ -187,6 +188,8 @@ TEST(RunMeter, SummaryUsesTheSteadyPart) {
   EXPECT_EQ(s.rss_bytes, 300 * kMiB);
   EXPECT_DOUBLE_EQ(s.cpu_pct.value(), 100);
   EXPECT_FALSE(s.peak_gpu_memory_bytes);
+  EXPECT_DOUBLE_EQ(s.samples.value(), reported) << "every sample trained, warm-up included";
+  EXPECT_FALSE(RunMeter(100, false, Options(), kRun).Summary().samples) << "nothing reported";
 }
 
 }  // namespace

@@ -6,6 +6,11 @@ namespace sat::sweep {
 
 double NowUnix() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
 
+std::optional<double> JoulesPerSample(const Measurements& m) {
+  if (!m.energy_j || !m.samples || !(*m.samples > 0)) return std::nullopt;
+  return *m.energy_j / *m.samples;
+}
+
 std::string_view RunStateName(RunState s) {
   switch (s) {
     case RunState::kQueued: return "queued";

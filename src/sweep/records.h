@@ -25,7 +25,14 @@ struct Measurements {
   std::optional<uint64_t> peak_gpu_memory_bytes;
   std::optional<double> cpu_pct;  // 100 = one core busy
   std::optional<uint64_t> rss_bytes;
+  // The attempt's share of its device's energy (sweep/energy_ledger.h: a GPU's, or the CPU packages' for a CPU
+  // run), start-up included; unset when the device reports no energy.
+  std::optional<double> energy_j;
+  std::optional<double> samples;  // samples the attempt trained, over all its processes (helper reports)
 };
+
+// The attempt's joules per sample trained, start-up included: what a sample cost; nullopt without both.
+std::optional<double> JoulesPerSample(const Measurements& m);
 
 // Seconds since the Unix epoch (wall clock): the time stamps of journal rows and metric points.
 double NowUnix();
@@ -70,6 +77,7 @@ struct AttemptRecord {
   std::string owner_boot_id;
   std::string slurm_job;      // the Slurm job id ("1234", or "1234_5" in an array); empty for a local attempt
   std::string slurm_request;  // JSON of what the job asked Slurm for (slurm/right_size.h); empty when local
+  std::optional<double> energy_j;  // Measurements::energy_j of an ended attempt
 };
 
 // How an attempt ended, from run::RunOutcome.

@@ -36,6 +36,7 @@ Result<SweepStatus> ReadStatus(const std::string& path) {
     attempts.insert(attempts.end(), of_run->begin(), of_run->end());
   }
   status.gpu_hours = GpuHoursOf(attempts, static_cast<double>(std::time(nullptr)));
+  status.energy = EnergyOf(attempts);
   status.runs = SortByMetric(std::move(records), status.sweep.metric);
   if (Status verified = (*journal)->Verify(); !verified) status.problems = verified.message();
   return status;

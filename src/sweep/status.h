@@ -19,6 +19,7 @@ struct SweepStatus {
   std::vector<RunRecord> runs;  // best first by the sweep's metric (SortByMetric)
   std::string problems;         // Journal::Verify's findings; empty when consistent
   GpuHours gpu_hours;           // over every attempt so far, running ones up to now (sweep/cost.h)
+  SweepEnergy energy;           // over the ended attempts (sweep/cost.h)
 };
 
 // Reads the journal at `path`. Usage error when there is no such file or it holds no sweep (it is never

@@ -103,6 +103,9 @@ std::string ResultsTable(const std::vector<RunRecord>& runs, const std::optional
   if (metric) header.push_back(metric->name + (metric->goal == Goal::kMinimize ? " (min)" : " (max)"));
   header.insert(header.end(), params.begin(), params.end());
   for (const char* c : {"samples/s", "peak mem", "CPU %"}) header.emplace_back(c);
+  // Energy only where a device reported it (a GPU's NVML, the CPUs' RAPL).
+  const bool energy = std::any_of(runs.begin(), runs.end(), [](const RunRecord& r) { return r.measurements.energy_j; });
+  if (energy) header.emplace_back("J/sample");
 
   std::vector<std::vector<std::string>> rows;
   const size_t shown = max_rows == 0 ? runs.size() : std::min(runs.size(), max_rows);
@@ -121,6 +124,7 @@ std::string ResultsTable(const std::vector<RunRecord>& runs, const std::optional
     const std::optional<uint64_t> mem = m.peak_gpu_memory_bytes ? m.peak_gpu_memory_bytes : m.rss_bytes;
     row.push_back(mem ? FormatBytes(*mem) : "");
     row.push_back(Optional(m.cpu_pct, "{:.0f}"));
+    if (energy) row.push_back(Optional(JoulesPerSample(m), "{:.4g}"));
     rows.push_back(std::move(row));
   }
   std::vector<size_t> widths(header.size());

@@ -40,6 +40,17 @@ TEST(ResultsTable, BestFirstWithParametersAndMeasurements) {
   const std::string two = ResultsTable(Runs(), std::nullopt, 2);
   EXPECT_NE(two.find("... 1 more (--all shows every run)\n"), std::string::npos);
   EXPECT_EQ(two.find("loss"), std::string::npos);
+  EXPECT_EQ(table.find("J/sample"), std::string::npos) << "no device reported energy";
+}
+
+TEST(ResultsTable, JoulesPerSampleWhereADeviceReportedEnergy) {
+  std::vector<RunRecord> runs = Runs();
+  runs[1].measurements.energy_j = 5000;
+  runs[1].measurements.samples = 40000;
+  runs[0].measurements.energy_j = 100;  // trained no samples it reported: no J/sample
+  const std::string table = ResultsTable(runs, std::nullopt, 0);
+  EXPECT_NE(table.find("CPU %  J/sample\n"), std::string::npos) << table;
+  EXPECT_NE(table.find("812.2      300 MiB   97     0.125\n"), std::string::npos) << table;
 }
 
 TEST(LiveLines, CountsDevicesAndRuns) {

@@ -68,9 +68,4 @@ std::optional<double> RaplCounter::Read() {
   return total_j_;
 }
 
-std::optional<double> EnergyBetween(const std::optional<double>& first, const std::optional<double>& last) {
-  if (!first || !last || *last < *first) return std::nullopt;
-  return *last - *first;
-}
-
 }  // namespace sat::telemetry

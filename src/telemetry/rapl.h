@@ -36,8 +36,4 @@ class RaplCounter {
   FileReader reader_;
 };
 
-// The energy counter's growth between two readings of it, in joules; nullopt when either is missing or it went
-// backwards (a new counter).
-std::optional<double> EnergyBetween(const std::optional<double>& first, const std::optional<double>& last);
-
 }  // namespace sat::telemetry

@@ -65,12 +65,5 @@ TEST(Rapl, AnUnreadableDomainIsNotAZero) {
   EXPECT_FALSE(RaplCounter(testing::TempDir() + "/no-such-sys").Read().has_value());
 }
 
-TEST(Rapl, EnergyBetweenNeedsBothReadingsAndGrowth) {
-  EXPECT_EQ(EnergyBetween(10.0, 25.5), 15.5);
-  EXPECT_FALSE(EnergyBetween(std::nullopt, 25.5));
-  EXPECT_FALSE(EnergyBetween(10.0, std::nullopt));
-  EXPECT_FALSE(EnergyBetween(30.0, 25.5));
-}
-
 }  // namespace
 }  // namespace sat::telemetry

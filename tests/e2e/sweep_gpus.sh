@@ -2,7 +2,8 @@
 # With GPUs (the NVML stand-in: two fake H200s), every GPU is a device: runs are spread over them, each run sees
 # only its GPU (CUDA_VISIBLE_DEVICES in NVML's PCI order), -i picks GPUs, and --mps without NVIDIA's MPS control
 # program is an error that names it. The summary's GPU-hours (held, and with one GPU per attempt) match the
-# journal's attempt times, and --price-per-hour gives them in money.
+# journal's attempt times, and --price-per-hour gives them in money. The energy per attempt adds up to the stand-in's
+# power over the time its GPU held attempts.
 set -euo pipefail
 source "$(dirname "$0")/lib.bash"
 source "$(dirname "$0")/sweep_lib.bash"
@@ -22,33 +23,53 @@ journal="$WORK/gpus.journal"
 cat "$WORK/err" "$WORK/out"
 expect_contains "$(cat "$WORK/out")" "GPU-hours: "
 expect_contains "$(cat "$WORK/out")" "At 2.50 per GPU-hour: "
-# The GPU-hours from the journal's own rows, computed here: per GPU the union of its attempts' intervals.
+expect_contains "$(cat "$WORK/out")" "Energy: "
+expect_contains "$(cat "$WORK/out")" "J/sample"
+# The GPU-hours from the journal's own rows, computed here: per GPU the union of its attempts' intervals. Energy:
+# the stand-in's GPU i draws 250 + i W, so the joules of the attempts on a GPU add up to that power times the same
+# union, and each run's joules per sample is its joules over the samples it reported (20 steps of 1).
 "$SATURATE" sweep status --journal "$journal" --price-per-hour 2.50 --json >"$WORK/status.json"
-journal_query "$journal" "SELECT gpu_index, started_unix, ended_unix FROM attempts" >"$WORK/attempts"
-"$PY" - "$WORK/status.json" "$WORK/attempts" <<'PY'
+"$SATURATE" sweep export --json --journal "$journal" >"$WORK/export.json"
+journal_query "$journal" "SELECT gpu_index, started_unix, ended_unix, energy_j FROM attempts" >"$WORK/attempts"
+"$PY" - "$WORK/status.json" "$WORK/attempts" "$WORK/export.json" <<'PY'
 import json, sys
-hours = json.load(open(sys.argv[1]))["gpu_hours"]
+status = json.load(open(sys.argv[1]))
+hours, energy = status["gpu_hours"], status["energy"]
 rows = [line.split("|") for line in open(sys.argv[2]).read().split()]
+runs = json.load(open(sys.argv[3]))["runs"]
 by_gpu, alone = {}, 0.0
-for gpu, start, end in rows:
-    by_gpu.setdefault(gpu, []).append((float(start), float(end)))
+for gpu, start, end, joules in rows:
+    assert joules, f"an attempt on GPU {gpu} has no energy"
+    by_gpu.setdefault(int(gpu), []).append((float(start), float(end), float(joules)))
     alone += float(end) - float(start)
-held = 0.0
-for intervals in by_gpu.values():
-    intervals.sort()
-    lo, hi = intervals[0]
-    for s, e in intervals[1:]:
+held, total = 0.0, 0.0
+for gpu, attempts in by_gpu.items():
+    spans = sorted((s, e) for s, e, _ in attempts)
+    gpu_held, (lo, hi) = 0.0, spans[0]
+    for s, e in spans[1:]:
         if s > hi:
-            held += hi - lo
+            gpu_held += hi - lo
             lo = s
         hi = max(hi, e)
-    held += hi - lo
+    gpu_held += hi - lo
+    held += gpu_held
+    joules = sum(j for _, _, j in attempts)
+    expected = (250 + gpu) * gpu_held
+    assert abs(joules - expected) < 0.02 * expected, (gpu, joules, expected)
+    assert abs(energy["by_gpu"][str(gpu)] - joules) < 1e-6 * joules, (energy, joules)
+    total += joules
 assert hours["attempts"] == len(rows) == 4, hours
 assert hours["gpus"] == 2, hours
 assert abs(hours["gpu_hours_held"] - held / 3600) < 1e-9, (hours, held / 3600)
 assert abs(hours["gpu_hours_one_per_attempt"] - alone / 3600) < 1e-9, (hours, alone / 3600)
 assert abs(hours["cost_held"] - 2.5 * held / 3600) < 1e-9, hours
+assert energy["attempts"] == 4 and energy["attempts_without_reading"] == 0, energy
+assert abs(energy["joules"] - total) < 1e-6 * total, (energy, total)
+for run in runs:
+    assert run["samples"] == 20, run
+    assert abs(run["joules_per_sample"] - run["energy_j"] / 20) < 1e-9, run
 print("ok: GPU-hours held", round(held / 3600, 6), "one per attempt", round(alone / 3600, 6))
+print("ok: energy", round(total, 1), "J, each GPU's attempts = its power x the time they held it")
 PY
 expect_exit 2 "$SATURATE" sweep status --journal "$journal" --price-per-hour -1
 expect_contains "$ERR" "--price-per-hour -1"

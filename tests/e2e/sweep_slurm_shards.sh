@@ -81,6 +81,25 @@ expect_contains "$(scontrol -o show job "${retry%%|*}")" "TresPerNode=gres:shard
 expect_contains "$(cat "$WORK/g.out")" "with one GPU per run"
 saved=$("$SATURATE" sweep status --json "$WORK/g.yaml" | "$PY" -c 'import json, sys; print(json.load(sys.stdin)["slurm"]["gpu_hours_saved"] > 0)')
 [ "$saved" = True ] || fail "no GPU-hours saved"
+# Energy on the node: a job is charged its GPU's energy over the whole job, times the share of the GPU it asked for
+# (1 for gpu:1, 2 or 3 of 8 shards); the stand-in's GPU 0 draws 250 W, and the run's own duration (the runner's
+# clock, in outcome.json) is the least the job lasted.
+journal_query "$journal" "SELECT log_dir, energy_j FROM attempts" >"$WORK/energy"
+"$PY" - "$WORK/energy" <<'PY'
+import json, sys
+for line in open(sys.argv[1]).read().split():
+    log_dir, joules = line.split("|")
+    job = json.load(open(f"{log_dir}/job.json"))
+    outcome = json.load(open(f"{log_dir}/outcome.json"))
+    request = job["request"]
+    share = 1.0 if request.get("gpus", 0) > 0 else request["gpu_fraction"]
+    assert joules, f"{log_dir}: no energy"
+    seconds = float(joules) / (250 * share)
+    assert outcome["measurements"]["energy_j"] == float(joules), (outcome, joules)
+    assert 0.98 * outcome["duration_s"] <= seconds <= outcome["duration_s"] + 0.5, (log_dir, seconds, outcome["duration_s"], share)
+print("ok: each job's energy is 250 W x its GPU share x its duration")
+PY
+expect_contains "$("$SATURATE" sweep status "$WORK/g.yaml")" "Energy: "
 
 # Asking for a GRES the partition does not define is an error that says what it has.
 sed -i 's/share: shard/share: mps/' "$WORK/g.yaml"

@@ -634,6 +634,7 @@ SweepSnapshot Controller::Snapshot(const telemetry::Sample& sample, double now) 
       d.util_pct = g->util_gpu_pct;
       d.mem_used_bytes = g->memory_used_bytes;
       d.mem_total_bytes = g->memory_total_bytes;
+      d.power_w = g->power_draw_w;
     }
     for (const Packer::RunView& r : view.runs) {
       const Attempt& a = *live_.at(r.key);

@@ -69,6 +69,7 @@ struct DeviceSnapshot {
   std::vector<LiveRunView> runs;
   std::optional<double> util_pct;  // GPU utilisation, or host CPU for the CPU device
   std::optional<uint64_t> mem_used_bytes, mem_total_bytes;
+  std::optional<double> power_w;  // a GPU's power draw now
 };
 
 struct SweepSnapshot {

@@ -38,6 +38,7 @@ std::string DeviceLine(const DeviceSnapshot& d) {
   if (d.mem_used_bytes && d.mem_total_bytes) {
     line += fmt::format("  mem {}/{}", FormatBytes(*d.mem_used_bytes), FormatBytes(*d.mem_total_bytes));
   }
+  if (d.power_w) line += fmt::format("  {:.0f} W", *d.power_w);
   line += fmt::format("  {} run{}, proven {}", d.runs.size(), d.runs.size() == 1 ? "" : "s", d.proven);
   if (d.cap) line += fmt::format(", capped at {} after out of memory", *d.cap);
   if (d.probing) line += ", judging the last admission";

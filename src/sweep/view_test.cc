@@ -76,6 +76,13 @@ TEST(LiveLines, CountsDevicesAndRuns) {
   EXPECT_EQ(lines[3], "  #5    def     1.5s            50% CPU   100 MiB (measuring)  lr=0.2");
   EXPECT_EQ(lines[4], "held: 3 runs per device for this sweep's runs");
   EXPECT_EQ(LiveLines(s, 20)[1], "cpu  CPU 87%  mem...");
+  DeviceSnapshot gpu;
+  gpu.name = "gpu0";
+  gpu.util_pct = 96;
+  gpu.power_w = 412.4;
+  s.devices = {gpu};
+  EXPECT_EQ(LiveLines(s, 200)[1], "gpu0  util 96%  412 W  0 runs, proven 1");
+  s.devices = {cpu};
   // A parameter value with a two-byte character right at the cut: the line is cut before it, never inside.
   s.devices[0].runs[0].params = json{{"name", "x\xc3\xa9t\xc3\xa9"}};
   for (size_t width = 40; width < 60; ++width) {

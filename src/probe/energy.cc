@@ -12,10 +12,8 @@ std::optional<EnergyReading> GpuEnergy(const std::vector<telemetry::Sample>& sam
   if (gpu_index < 0 || samples.size() < 2) return std::nullopt;
   const telemetry::EnergyReading first = telemetry::EnergyReadingOf(samples.front(), gpu_index);
   const telemetry::EnergyReading last = telemetry::EnergyReadingOf(samples.back(), gpu_index);
-  if (first.counter_j && last.counter_j) {
-    if (auto j = telemetry::EnergyBetween(first.counter_j, last.counter_j); j && last.t > first.t) {
-      return EnergyReading{*j, last.t - first.t, "counter"};
-    }
+  if (auto j = telemetry::EnergyBetween(first.counter_j, last.counter_j); j && last.t > first.t) {
+    return EnergyReading{*j, last.t - first.t, "counter"};
   }
   // Power x time: trapezoids between consecutive samples that both carry a power reading.
   double joules = 0, seconds = 0;

@@ -91,14 +91,19 @@ std::string HostName() {
   return name;
 }
 
+// Whether one of `pids` is in the GPU's process list.
+bool HoldsAnyOf(const telemetry::GpuSample& g, const std::vector<pid_t>& pids) {
+  return std::any_of(g.processes.begin(), g.processes.end(), [&](const telemetry::GpuProcess& p) {
+    return std::find(pids.begin(), pids.end(), p.pid) != pids.end();
+  });
+}
+
 // The GPU holding the tree's processes; else the first of the largest GPUs sampled (a job confined to its GPU
 // sees only that one).
 const telemetry::GpuSample* GpuOfTree(const telemetry::Sample& sample, const std::vector<pid_t>& pids) {
   const telemetry::GpuSample* largest = nullptr;
   for (const telemetry::GpuSample& g : sample.gpus) {
-    for (const auto& p : g.processes) {
-      if (std::find(pids.begin(), pids.end(), static_cast<pid_t>(p.pid)) != pids.end()) return &g;
-    }
+    if (HoldsAnyOf(g, pids)) return &g;
     if (g.memory_total_bytes && (!largest || *g.memory_total_bytes > *largest->memory_total_bytes)) largest = &g;
   }
   return largest;
@@ -108,12 +113,7 @@ const telemetry::GpuSample* GpuOfTree(const telemetry::Sample& sample, const std
 std::vector<unsigned> GpusOfTree(const telemetry::Sample& sample, const std::vector<pid_t>& pids) {
   std::vector<unsigned> out;
   for (const telemetry::GpuSample& g : sample.gpus) {
-    for (const auto& p : g.processes) {
-      if (std::find(pids.begin(), pids.end(), static_cast<pid_t>(p.pid)) != pids.end()) {
-        out.push_back(g.index);
-        break;
-      }
-    }
+    if (HoldsAnyOf(g, pids)) out.push_back(g.index);
   }
   if (out.empty()) {
     if (const telemetry::GpuSample* g = GpuOfTree(sample, pids)) out.push_back(g->index);

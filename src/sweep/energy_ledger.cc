@@ -1,7 +1,6 @@
 #include "sweep/energy_ledger.h"
 
 #include <algorithm>
-#include <cmath>
 
 namespace sat::sweep {
 
@@ -10,10 +9,10 @@ void EnergyLedger::Begin(int64_t attempt, int device, double t) {
   accounts_[attempt] = Account{.device = device};
 }
 
-void EnergyLedger::Credit(const Device& d, double t0, double t1, double power_w) {
+void EnergyLedger::Credit(const std::vector<Presence>& presences, double t0, double t1, double power_w) {
   // The instants where the number of attempts present changes cut [t0, t1] into segments of one split each.
   std::vector<double> cuts{t0, t1};
-  for (const Presence& p : d.presences) {
+  for (const Presence& p : presences) {
     if (p.from > t0 && p.from < t1) cuts.push_back(p.from);
     if (p.to && *p.to > t0 && *p.to < t1) cuts.push_back(*p.to);
   }
@@ -22,9 +21,9 @@ void EnergyLedger::Credit(const Device& d, double t0, double t1, double power_w)
     const double a = cuts[i], b = cuts[i + 1];
     if (!(b > a)) continue;
     auto covers = [&](const Presence& p) { return p.from <= a && (!p.to || *p.to >= b); };
-    const auto n = std::count_if(d.presences.begin(), d.presences.end(), covers);
+    const auto n = std::count_if(presences.begin(), presences.end(), covers);
     if (n == 0) continue;
-    for (const Presence& p : d.presences) {
+    for (const Presence& p : presences) {
       if (!covers(p) || p.to) continue;
       Account& acc = accounts_[p.attempt];
       acc.joules += power_w * (b - a) / static_cast<double>(n);
@@ -40,7 +39,7 @@ void EnergyLedger::Read(int device, const EnergyReading& reading) {
     if (!(reading.t > d.last->t)) return;
     if (std::optional<double> joules = telemetry::EnergyBetweenReadings(*d.last, reading)) {
       const double watts = *joules / (reading.t - d.last->t);
-      Credit(d, d.last->t, reading.t, watts);
+      Credit(d.presences, d.last->t, reading.t, watts);
       d.watts = watts;
       d.total_j = d.total_j.value_or(0) + *joules;
     }
@@ -65,8 +64,8 @@ std::optional<double> EnergyLedger::End(int64_t attempt, double t) {
     if (d.last && d.watts && *p->to > d.last->t) {
       // Only this attempt is credited; the others present then count in the split, credited at the next reading.
       const double to = *p->to;
-      Device tail = d;
-      for (Presence& x : tail.presences) {
+      std::vector<Presence> tail = d.presences;
+      for (Presence& x : tail) {
         if (x.attempt == attempt) {
           x.to.reset();
         } else if (!x.to) {

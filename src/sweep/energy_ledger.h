@@ -59,7 +59,7 @@ class EnergyLedger {
   };
   // Credits `power_w` over [t0, t1] to the live presences covering it, split equally at each instant among all
   // the presences covering it (an ended one counts in the split, and gets nothing).
-  void Credit(const Device& d, double t0, double t1, double power_w);
+  void Credit(const std::vector<Presence>& presences, double t0, double t1, double power_w);
 
   std::map<int, Device> devices_;
   std::map<int64_t, Account> accounts_;

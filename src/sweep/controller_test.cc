@@ -193,7 +193,10 @@ double SecondRunJoinsAfter(const std::string& preamble) {
     if (e.kind == SweepEvent::Kind::kStarted) started.push_back(e.elapsed_s);
   }
   EXPECT_EQ(started.size(), 2u);
-  for (const RunRecord& r : *OpenJournal(o.journal_path)->Runs()) {
+  // Held in a variable: a range-for over `*journal->Runs()` would read a temporary already destroyed.
+  auto runs = OpenJournal(o.journal_path)->Runs();
+  EXPECT_TRUE(runs);
+  for (const RunRecord& r : runs.ok() ? *runs : std::vector<RunRecord>{}) {
     EXPECT_TRUE(r.measurements.throughput_samples_per_s) << r.key;
     EXPECT_GT(r.measurements.throughput_samples_per_s.value_or(0), 100) << "training only: 8 samples per 10 ms";
   }

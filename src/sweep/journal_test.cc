@@ -498,7 +498,9 @@ TEST(Journal, VerifyReportsBrokenInvariants) {
 // The crash-consistency claim: a child loops through attempts on a real file and is killed with SIGKILL at a
 // random instant, again and again; after each kill the journal must open, hold its invariants, and resume.
 // Begins and ends attempts until killed; writes a byte to `progress_fd` after each attempt ends.
-void AttemptLoop(const std::string& path, unsigned seed, int progress_fd) {
+// Begins and ends attempts, writing '+' after each end. With `hold_after` > 0, the attempt after that many is left
+// open: 'b' is written once it has begun, and the child waits for its kill there.
+void AttemptLoop(const std::string& path, unsigned seed, int progress_fd, int hold_after) {
   auto journal = Journal::Open(path);
   if (!journal) _exit(3);
   std::mt19937 rng(seed);
@@ -510,6 +512,10 @@ void AttemptLoop(const std::string& path, unsigned seed, int progress_fd) {
     if (!*next) pause();  // all done: wait for the kill like a busy child would
     auto id = (*journal)->BeginAttempt((*next)->key, 0, 1, "logs");
     if (!id) _exit(5);
+    if (hold_after > 0 && hold_after-- == 1) {
+      if (write(progress_fd, "b", 1) != 1) _exit(7);
+      pause();
+    }
     const std::vector<MetricPoint> metrics = {{"loss", static_cast<double>(rng() % 100), 1, 1.0}};
     Measurements ms;
     ms.throughput_samples_per_s = 100;
@@ -531,14 +537,22 @@ TEST(JournalCrash, KillNineAtRandomInstantsLeavesAConsistentJournal) {
   for (int round = 0; round < 30; ++round) {
     int progress[2];
     ASSERT_EQ(pipe(progress), 0);
-    const pid_t child = Fork([&] { AttemptLoop(path, static_cast<unsigned>(round), progress[1]); });
-    close(progress[1]);
     // Let the child end one to three attempts (however slow the disk), then kill it at a random instant of the
-    // next ones.
+    // next ones; every third round, while the next one is certainly open (on a busy machine a random instant may
+    // always find the child between attempts, where it was when it last wrote).
     const int wanted = 1 + static_cast<int>(pick() % 3);
+    const bool hold = round % 3 == 0;
+    const pid_t child =
+        Fork([&] { AttemptLoop(path, static_cast<unsigned>(round), progress[1], hold ? wanted + 1 : 0); });
+    close(progress[1]);
     char byte;
     for (int i = 0; i < wanted; ++i) ASSERT_EQ(read(progress[0], &byte, 1), 1);
-    usleep(pick() % 15000);
+    if (hold) {
+      ASSERT_EQ(read(progress[0], &byte, 1), 1);
+      ASSERT_EQ(byte, 'b');
+    } else {
+      usleep(pick() % 15000);
+    }
     kill(child, SIGKILL);
     close(progress[0]);
     attempts_seen += wanted;

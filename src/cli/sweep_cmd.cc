@@ -20,6 +20,7 @@
 #include "util/atomic_file.h"
 #include "util/json_text.h"
 #include "util/range.h"
+#include "util/bytes.h"
 #include "util/strings.h"
 
 namespace sat::cli {
@@ -27,8 +28,9 @@ namespace {
 
 struct SweepCliOptions {
   std::vector<std::string> args;  // the spec file, or with --grid the command
-  std::vector<std::string> grid, shape;
+  std::vector<std::string> grid, shape, stage;
   std::string journal, gpus, timeout, warmup, window, metric, metric_pattern;
+  std::string stage_policy, stage_dir, stage_cap;  // empty: the spec's
   bool maximize = false, resume = false, cpu = false, mps = false, json = false, quiet = false, no_auto = false;
   int retries = -1, max_per_gpu = 0;
   double min_gain = 0.05;
@@ -108,6 +110,20 @@ Result<sweep::Spec> BuildSpec(const SweepCliOptions& c) {
   }
   if (!c.metric_pattern.empty()) o.metric_pattern = c.metric_pattern;
   if (c.no_auto) o.auto_instrumentation = false;
+  for (const std::string& path : c.stage) o.stage.paths.push_back(path);
+  if (!c.stage_policy.empty()) {
+    auto policy = sweep::ParseStagePolicy(c.stage_policy);
+    if (!policy) return UsageError(fmt::format("--stage-policy: '{}' is not auto, always or never", c.stage_policy));
+    o.stage.policy = *policy;
+  }
+  if (!c.stage_dir.empty()) o.stage.dir = c.stage_dir;
+  if (!c.stage_cap.empty()) {
+    auto bytes = ParseBytes(c.stage_cap);
+    if (!bytes || *bytes == 0) {
+      return UsageError(fmt::format("--stage-cap: '{}' is not a size above 0 like 200GiB or 50G", c.stage_cap));
+    }
+    o.stage.cap_bytes = *bytes;
+  }
   if (!c.metric.empty()) {
     spec->metric = sweep::MetricSpec{c.metric, c.maximize ? sweep::Goal::kMaximize : sweep::Goal::kMinimize, {}};
   }
@@ -241,6 +257,7 @@ Status RunSweepCommand(const SweepCliOptions& c) {
     auto cost = CostText(*status, *price, false);
     if (!cost) return cost.error();
     std::cout << *cost;
+    if (result->staging) std::cout << sweep::StagingText(*result->staging);
   }
   std::cout.flush();
   if (result->interrupted) {
@@ -351,6 +368,16 @@ Action SetupSweep(CLI::App& app) {
                  "what one GPU-hour costs (e.g. 2.50): the summary's GPU-hours in money (default: the spec's "
                  "saturate.price_per_gpu_hour)")
       ->type_name("PRICE");
+  app.add_option("--stage", c->stage,
+                 "a file or folder the runs read, copied once to a local drive and given to each run in its place "
+                 "(as saturate.stage; repeatable), e.g. --stage /nfs/imagenet")
+      ->allow_extra_args(false);
+  app.add_option("--stage-policy", c->stage_policy,
+                 "when to copy: auto (when the first run's loader waits on storage; the default), always, never");
+  app.add_option("--stage-dir", c->stage_dir,
+                 "the local store of staged copies (default: ~/.cache/saturate/stage; on Slurm the node's scratch)");
+  app.add_option("--stage-cap", c->stage_cap,
+                 "the store's size at most, e.g. 200GiB: the least recently used copies nobody reads are evicted");
   app.add_flag("--json", c->json, "print the final status as JSON");
   app.add_flag("-q,--quiet", c->quiet, "no live view or event lines");
   AddServeFlag(app, c->serve, "and each running run's samples/s");

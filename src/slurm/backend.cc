@@ -441,6 +441,7 @@ Status SlurmController::SubmitGroup(const SlurmRequest& request, const std::vect
     job.warmup_s = warmup_s_;
     job.window_s = window_s_;
     job.request = request;
+    job.stage = spec_.saturate.stage;
     std::error_code ec;
     std::filesystem::create_directories(f.dir, ec);
     const std::string job_file = f.dir + "/" + kJobFile;

@@ -153,7 +153,8 @@ nlohmann::json NodeJobToJson(const NodeJob& job) {
           {"time_limit_s", job.time_limit_s},
           {"warmup_s", job.warmup_s},
           {"window_s", job.window_s},
-          {"request", job.request.ToJson()}};
+          {"request", job.request.ToJson()},
+          {"stage", StageOptionsJson(job.stage)}};
 }
 
 Result<NodeJob> NodeJobFromJson(const nlohmann::json& j) {
@@ -176,6 +177,7 @@ Result<NodeJob> NodeJobFromJson(const nlohmann::json& j) {
     job.warmup_s = j.value("warmup_s", 1.0);
     job.window_s = j.value("window_s", 1.0);
     job.request = SlurmRequest::FromJson(j.value("request", nlohmann::json::object()));
+    job.stage = StageOptionsFromJson(j.value("stage", nlohmann::json::object()));
     if (job.argv.empty()) return Error{"the job has no command"};
     return job;
   } catch (const nlohmann::json::exception& e) {
@@ -208,6 +210,7 @@ nlohmann::json NodeOutcomeToJson(const NodeOutcome& o) {
           {"error_line", o.error_line},
           {"duration_s", o.duration_s},
           {"signalled", o.signalled},
+          {"start_transient", o.start_transient},
           {"measurements", MeasurementsJson(o.measurements)},
           {"gpu_total_bytes", OrNull(o.gpu_total_bytes)},
           {"gpu_util_pct", OrNull(o.gpu_util_pct)},
@@ -228,6 +231,7 @@ Result<NodeOutcome> NodeOutcomeFromJson(const nlohmann::json& j) {
     o.error_line = j.value("error_line", "");
     o.duration_s = j.value("duration_s", 0.0);
     o.signalled = j.value("signalled", false);
+    o.start_transient = j.value("start_transient", false);
     o.measurements = MeasurementsFromJson(j.value("measurements", nlohmann::json::object()));
     o.gpu_total_bytes = Opt<uint64_t>(j, "gpu_total_bytes");
     o.gpu_util_pct = Opt<double>(j, "gpu_util_pct");
@@ -263,7 +267,7 @@ Result<int> RunNodeJob(const std::string& job_path, const NodeOptions& options) 
   }
   auto parsed = NodeJobFromJson(**read);
   if (!parsed) return Error{fmt::format("{}: {}", job_path, parsed.error().message)};
-  const NodeJob& job = *parsed;
+  NodeJob& job = *parsed;
   const std::string dir = std::filesystem::path(job_path).parent_path().string();
   const std::string job_id = SlurmJobId();
 
@@ -271,6 +275,29 @@ Result<int> RunNodeJob(const std::string& job_path, const NodeOptions& options) 
   const nlohmann::json started = {
       {"attempt_id", job.attempt_id}, {"job_id", job_id}, {"node", HostName()}, {"started_unix", NowUnix()}};
   if (auto s = WriteFileAtomically(dir + "/" + kStartedFile, JsonText(started) + "\n"); !s) return s.error();
+
+  // The data on this node's drive before the run starts; a node that cannot stage it ends the attempt as a
+  // transient start failure (retried), and the run never reads a half copy.
+  std::vector<stage::Lease> staged;  // held until the run ends: the copies are not evicted under it
+  if (!job.stage.paths.empty()) {
+    auto staging = StageOnNode(job.stage, &staged);
+    if (!staging) {
+      NodeOutcome failed;
+      failed.attempt_id = job.attempt_id;
+      failed.job_id = job_id;
+      failed.node = HostName();
+      failed.exit_class = run::ExitClass::kStartFailed;
+      failed.start_transient = true;
+      failed.signalled = run::Interrupted();
+      failed.detail = fmt::format("staging failed on node {}: {}", HostName(), staging.error().message);
+      if (auto s = WriteFileAtomically(dir + "/" + kOutcomeFile, JsonText(NodeOutcomeToJson(failed)) + "\n"); !s) {
+        return s.error();
+      }
+      return 1;
+    }
+    PointAtSources(staging->sources, staging->on_copy, &job.argv, &job.env);
+    fmt::print(stderr, "saturate: {}\n", staging->note);
+  }
 
   telemetry::SamplerOptions sampler_options;
   sampler_options.interval_s = options.tick_s;

@@ -23,6 +23,7 @@
 
 #include "run/exit_class.h"
 #include "sweep/records.h"
+#include "sweep/staging.h"
 #include "slurm/right_size.h"
 #include "telemetry/gpu.h"
 #include "util/result.h"
@@ -45,6 +46,8 @@ struct NodeJob {
   double time_limit_s = 0;
   double warmup_s = 1, window_s = 1;
   SlurmRequest request;
+  // Data to stage on the node before the run starts (sweep/staging.h StageOnNode); no paths: none.
+  StageOptions stage;
 };
 nlohmann::json NodeJobToJson(const NodeJob& job);
 Result<NodeJob> NodeJobFromJson(const nlohmann::json& j);
@@ -58,6 +61,9 @@ struct NodeOutcome {
   std::string detail, error_line;
   double duration_s = 0;
   bool signalled = false;  // the wrapper itself got SIGTERM/SIGINT (Slurm ended the job)
+  // The run could not start for a reason of this node's, not the command's (its staging failed): retried within
+  // the retry budget as a transient start failure.
+  bool start_transient = false;
   Measurements measurements;
   std::optional<uint64_t> gpu_total_bytes;  // memory of the GPU the run used
   // The GPU's mean utilisation while the run trained alone on it (a whole-GPU request); unset otherwise.

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "sweep/retry.h"
 #include "sweep/test_dir.h"
 #include "telemetry/sampler.h"
 #include "util/atomic_file.h"
@@ -167,6 +168,65 @@ TEST(NodeWrapper, ReadsJsonFiles) {
   ASSERT_TRUE(j.ok() && *j);
   EXPECT_EQ((**j)["a"], 2);
   EXPECT_FALSE(*ReadJsonFile(dir.File("none.json")));
+}
+
+}  // namespace
+}  // namespace sat::slurm
+
+namespace sat::slurm {
+namespace {
+
+// The node stages the job's data into its store before the run starts, and the run reads the copy.
+TEST(NodeWrapper, StagesTheDataOnTheNodeAndPointsTheRunAtTheCopy) {
+  TempDir dir;
+  std::filesystem::create_directories(dir.File("ds"));
+  std::ofstream(dir.File("ds/sample.txt")) << "one sample";
+  NodeJob job = Job(dir, {"/bin/sh", "-c", "echo \"data=$1 env=$SATURATE_STAGED_0\"; cat \"$1/sample.txt\"", "sh",
+                          dir.File("ds")});
+  job.stage.paths = {dir.File("ds")};
+  job.stage.policy = StagePolicy::kAlways;
+  job.stage.dir = dir.File("node-store");
+  auto back = NodeJobFromJson(NodeJobToJson(job));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->stage.paths, job.stage.paths);
+  EXPECT_EQ(back->stage.policy, StagePolicy::kAlways);
+  EXPECT_EQ(back->stage.dir, job.stage.dir);
+
+  auto code = RunNodeJob(WriteJob(job), NodeOptions{});
+  ASSERT_TRUE(code) << code.error().message;
+  EXPECT_EQ(*code, 0);
+  std::ifstream log(job.log_dir + "/stdout.log");
+  std::string line, content;
+  std::getline(log, line);
+  std::getline(log, content);
+  EXPECT_TRUE(line.starts_with("data=" + dir.File("node-store") + "/ds-")) << line;
+  EXPECT_NE(line.find(" env=" + dir.File("node-store") + "/ds-"), std::string::npos) << line;
+  EXPECT_EQ(content, "one sample");
+}
+
+// A node that cannot stage ends the attempt as a transient start failure, so the run is retried, never run on the
+// source or a half copy.
+TEST(NodeWrapper, ANodeThatCannotStageEndsTheAttemptForARetry) {
+  TempDir dir;
+  std::filesystem::create_directories(dir.File("ds"));
+  std::ofstream(dir.File("ds/sample.txt")) << "one sample";
+  std::ofstream(dir.File("not-a-folder")) << "x";
+  NodeJob job = Job(dir, {"/bin/sh", "-c", "echo ran"});
+  job.stage.paths = {dir.File("ds")};
+  job.stage.policy = StagePolicy::kAlways;
+  job.stage.dir = dir.File("not-a-folder");
+  auto code = RunNodeJob(WriteJob(job), NodeOptions{});
+  ASSERT_TRUE(code) << code.error().message;
+  EXPECT_EQ(*code, 1);
+  const NodeOutcome o = ReadOutcome(job);
+  EXPECT_EQ(o.exit_class, run::ExitClass::kStartFailed);
+  EXPECT_TRUE(o.start_transient);
+  EXPECT_NE(o.detail.find("staging failed on node"), std::string::npos) << o.detail;
+  EXPECT_FALSE(std::filesystem::exists(job.log_dir + "/stdout.log")) << "the run must not start";
+  AttemptOutcome as_journaled;
+  as_journaled.exit_class = o.exit_class;
+  as_journaled.start_transient = o.start_transient;
+  EXPECT_EQ(StateAfterOutcome(as_journaled, 0, RetryPolicy{2}), RunState::kRetrying);
 }
 
 }  // namespace

@@ -24,6 +24,7 @@ bool IsOom(run::ExitClass c) { return c == run::ExitClass::kGpuOom || c == run::
 ReconcileDecision FromOutcome(const NodeOutcome& o, bool sized) {
   ReconcileDecision d = End(o.exit_class, o.detail, o.exit_code, o.term_signal);
   d.outcome.error_line = o.error_line;
+  d.outcome.start_transient = o.start_transient;
   d.oom = IsOom(o.exit_class);
   d.outcome.oom_while_packed = d.oom && sized;
   return d;

@@ -12,6 +12,8 @@
 namespace sat::sweep {
 namespace {
 
+constexpr std::string_view kStageMacro = "${stage:";
+
 // W&B's ${envvar:NAME} (NAME of [A-Z0-9_]), anywhere in an item; an unset variable leaves NAME.
 std::string ReplaceEnvVars(std::string_view item, const CommandContext& context) {
   constexpr std::string_view kOpen = "${envvar:";
@@ -100,6 +102,11 @@ Result<std::string> FillPlaceholders(std::string_view item,
     if ((c == '{' || c == '}') && i + 1 < item.size() && item[i + 1] == c) {
       out += c;
       ++i;
+    } else if (c == '$' && item.substr(i).starts_with(kStageMacro) && item.find('}', i) != std::string_view::npos) {
+      // ${stage:N}: a staged path, filled in when the run starts (sweep/staging.h).
+      const size_t close = item.find('}', i);
+      out += item.substr(i, close - i + 1);
+      i = close;
     } else if (c == '{') {
       const size_t close = item.find('}', i);
       if (close == std::string_view::npos) {

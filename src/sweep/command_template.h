@@ -44,7 +44,8 @@ struct CommandContext {
   static CommandContext FromSystem();
 };
 
-// Replaces each {name} in `item` with lookup(name); {{ and }} are literal braces. Errors (exit code 2) for an
+// Replaces each {name} in `item` with lookup(name); {{ and }} are literal braces; ${stage:N} (a staged path, which
+// sweep/staging.h fills in when the run starts) is kept as it is. Errors (exit code 2) for an
 // unbalanced brace and for a name lookup does not know (suggesting the closest of `names`).
 Result<std::string> FillPlaceholders(std::string_view item,
                                      const std::function<std::optional<std::string>(std::string_view)>& lookup,

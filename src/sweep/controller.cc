@@ -21,8 +21,11 @@
 #include "sweep/metrics.h"
 #include "sweep/plan.h"
 #include "sweep/retry.h"
+#include "sweep/staging.h"
 #include "telemetry/proc_tree.h"
 #include "telemetry/sampler.h"
+#include "util/atomic_file.h"
+#include "util/json_text.h"
 #include "util/strings.h"
 
 namespace sat::sweep {
@@ -85,6 +88,8 @@ struct Attempt {
   AttemptWatch watch;  // its meter, tree readings, helper metrics and matched lines
   MetricLog metrics;
   bool measured = false;
+  bool on_copy = false;    // its command was pointed at the staged copy (sweep/staging.h)
+  unsigned processes = 1;  // in its tree at the latest reading
   std::vector<double> history;  // the sweep metric's values this attempt reported, in order (Hyperband's iterations)
   std::string stopped_early;    // why early termination stopped it; empty while it may go on
 };
@@ -119,6 +124,11 @@ class Controller final : public RateSource {
   void Emit(SweepEvent::Kind kind, const Attempt* a, std::string text);
   SweepSnapshot Snapshot(const telemetry::Sample& sample, double now) const;
   std::vector<DeviceState> DeviceStates(const telemetry::Sample& sample) const;
+  // Staging (sweep/staging.h): the admissions of this tick that may start, the first run's judgement, the
+  // account `sweep status` reads.
+  std::vector<Admission> Admissions(double now, const telemetry::Sample& sample);
+  void JudgeStaging(const Attempt& a);
+  void WriteStaging() const;
 
   const Spec& spec_;
   const SweepOptions& o_;
@@ -131,6 +141,7 @@ class Controller final : public RateSource {
   MeterOptions meter_;
   LinkSpeeds links_;
   EnergyLedger energy_;  // the live attempts' energy, by journal attempt id; devices by packer device number
+  std::unique_ptr<Stager> stager_;  // null: the spec stages nothing
 
   struct Planned {
     int64_t index = 0;
@@ -282,7 +293,53 @@ Status Controller::Prepare() {
     }
   }
   if (auto s = OpenInstruments(gpu_indices); !s) return s;
+  if (!spec_.saturate.stage.paths.empty()) {
+    auto stager = Stager::Start(spec_.saturate.stage);
+    if (!stager) return stager.error();
+    stager_ = std::move(*stager);
+    WriteStaging();
+  }
   return Status::Ok();
+}
+
+std::vector<Admission> Controller::Admissions(double now, const telemetry::Sample& sample) {
+  if (stager_ && !stager_->MayStart(live_.size(), result_.started)) return {};
+  std::vector<Admission> admissions = packer_->Admit(now, DeviceStates(sample), HostOf(sample.host, links_));
+  // Until the first run has shown whether its loader waits on storage, it runs alone: the others go back to the
+  // queue, to start on the copy if one is made.
+  if (stager_ && stager_->Undecided() && admissions.size() > 1) {
+    for (size_t i = 1; i < admissions.size(); ++i) {
+      const Planned& planned = plan_.at(admissions[i].key);
+      packer_->Left(admissions[i].key, LeaveReason::kOther, Footprint{});
+      packer_->Enqueue(admissions[i].key, planned.index, ShapeOf(spec_, planned.params));
+    }
+    admissions.resize(1);
+  }
+  return admissions;
+}
+
+void Controller::JudgeStaging(const Attempt& a) {
+  if (!stager_ || !stager_->Undecided()) return;
+  FetchSignals signals;
+  signals.wait_share = a.watch.meter().totals().WaitShare();
+  signals.cpu_pct = a.watch.meter().footprint().cpu_pct;
+  signals.processes = std::max(1u, a.processes);
+  signals.cores = static_cast<unsigned>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  stager_->Judge(signals);
+  const StagingReport report = stager_->Report();
+  Emit(SweepEvent::Kind::kNote, nullptr,
+       fmt::format("staging: {}: {}", report.decision == "copying" ? "copying the data to a local drive"
+                                                                    : "the runs read the source",
+                   report.reason));
+  WriteStaging();
+}
+
+// `sweep status` reads it beside the runs' logs; a failure to write it costs the status line, not the sweep.
+void Controller::WriteStaging() const {
+  if (!stager_) return;
+  std::error_code ec;
+  std::filesystem::create_directories(o_.log_dir, ec);
+  (void)WriteFileAtomically(o_.log_dir + "/staging.json", JsonText(StagingJson(stager_->Report()), 1) + "\n");
 }
 
 Result<SweepResult> Controller::Execute() {
@@ -313,6 +370,10 @@ Result<SweepResult> Controller::Execute() {
   result_.wall_s = now - t0_;
   result_.interrupted = interrupted_;
   result_.held = packer_->HeldDegrees();
+  if (stager_) {
+    result_.staging = stager_->Report();
+    WriteStaging();
+  }
   auto counts = journal_->Counts();
   if (!counts) return counts.error();
   result_.counts = *counts;
@@ -351,7 +412,8 @@ Status Controller::Drain(int timeout_ms) {
 
 void Controller::ReadTrees(const telemetry::Sample& sample, double now) {
   for (auto& [key, a] : live_) {
-    a->watch.ReadTree(*a->run, sample, now);
+    const telemetry::ProcTreeSample tree = a->watch.ReadTree(*a->run, sample, now);
+    if (tree.process_count > 0) a->processes = tree.process_count;
     for (MetricPoint& p : a->watch.TakeLines()) AddMetric(*a, std::move(p));
     packer_->Update(key, a->watch.meter().footprint());
   }
@@ -394,14 +456,22 @@ Status Controller::Tick(double now, bool sample_now) {
     if (a->measured || !a->watch.meter().Measured(now)) continue;
     a->measured = true;
     packer_->Measured(key, now, a->watch.meter().footprint(), *this);
+    JudgeStaging(*a);
   }
 
+  if (stager_) {
+    auto note = stager_->Poll();
+    if (!note) return note.error();
+    if (*note) {
+      Emit(SweepEvent::Kind::kNote, nullptr, std::move(**note));
+      WriteStaging();
+    }
+  }
   if (!interrupted_ && !failed_) {
-    const HostState host = HostOf(sample.host, links_);
     // After a start fails, the rest of this round's admissions leave the packer unstarted (they stay queued in
     // the journal), so the packer never holds a run the controller does not.
     Status started;
-    for (const Admission& admission : packer_->Admit(now, DeviceStates(sample), host)) {
+    for (const Admission& admission : Admissions(now, sample)) {
       if (started) {
         started = Start(admission, now);
       } else {
@@ -411,9 +481,10 @@ Status Controller::Tick(double now, bool sample_now) {
     if (!started) return started;
   }
   for (std::string& note : packer_->TakeNotes()) Emit(SweepEvent::Kind::kNote, nullptr, std::move(note));
-  if (o_.on_snapshot && now - last_snapshot_ >= 1) {
+  if (now - last_snapshot_ >= 1) {
     last_snapshot_ = now;
-    o_.on_snapshot(Snapshot(sample, now));
+    if (o_.on_snapshot) o_.on_snapshot(Snapshot(sample, now));
+    if (stager_ && stager_->Report().decision == "copying") WriteStaging();
   }
   return Status::Ok();
 }
@@ -501,6 +572,7 @@ Status Controller::Start(const Admission& admission, double now) {
   launch.argv = RenderCommand(spec_, RunParams{planned.index, admission.key, planned.params});
   launch.env = spec_.saturate.env;
   for (const auto& [name, value] : o_.env) launch.env[name] = value;
+  if (stager_) a->on_copy = stager_->Rewrite(&launch.argv, &launch.env);
   if (on_gpu) {
     // NVML numbers GPUs in PCI bus order; CUDA does too with this setting.
     launch.env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
@@ -558,6 +630,11 @@ Status Controller::End(Attempt& a, const run::RunOutcome& outcome) {
   measurements.energy_j = energy_.End(a.id, telemetry::MonotonicSeconds());
   auto state = journal_->EndAttempt(a.id, ended, a.metrics.Points(), measurements, policy);
   if (!state) return state.error();
+  if (stager_) {
+    // A first run that ended before it was measured judges with what it showed.
+    JudgeStaging(a);
+    if (measurements.throughput_samples_per_s) stager_->AddRate(a.on_copy, *measurements.throughput_samples_per_s);
+  }
 
   std::string text;
   switch (*state) {
@@ -617,6 +694,7 @@ SweepSnapshot Controller::Snapshot(const telemetry::Sample& sample, double now) 
   snap.elapsed_s = now - t0_;
   if (auto counts = journal_->Counts(); counts) snap.counts = *counts;
   snap.held = packer_->HeldDegrees();
+  if (stager_) snap.staging = stager_->Report();
   for (const Packer::DeviceView& view : packer_->View()) {
     DeviceSnapshot d;
     d.name = view.info.name;

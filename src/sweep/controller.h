@@ -32,6 +32,7 @@
 #include "sweep/meter.h"
 #include "sweep/packing.h"
 #include "sweep/spec.h"
+#include "sweep/staging.h"
 #include "telemetry/gpu.h"
 #include "util/result.h"
 
@@ -77,6 +78,7 @@ struct SweepSnapshot {
   StateCounts counts;
   std::vector<DeviceSnapshot> devices;
   std::map<std::string, int> held;  // shape -> degree held (Packer::HeldDegrees)
+  std::optional<StagingReport> staging;  // when the spec stages data
 };
 
 // Measurement defaults per device kind. A CPU process is steady within a second of its first report; a GPU run
@@ -113,6 +115,7 @@ struct SweepResult {
   double wall_s = 0;
   std::map<std::string, int> held;
   std::vector<std::string> warnings;  // the controller's own (the spec's are in Spec::warnings)
+  std::optional<StagingReport> staging;  // when the spec stages data
 };
 
 // Runs the sweep until no run is queued or running, or until an interrupt. Errors: a journal that cannot be

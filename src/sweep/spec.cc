@@ -15,6 +15,7 @@
 #include "sweep/metrics.h"
 #include "sweep/plan.h"
 #include "util/json_text.h"
+#include "util/bytes.h"
 #include "util/strings.h"
 
 namespace sat::sweep {
@@ -55,7 +56,8 @@ const std::vector<std::string> kEarlyTerminateKeys = {"type", "min_iter", "max_i
 const std::vector<std::string> kMetricKeys = {"name", "goal", "target", "impute", "impute_while_running"};
 const std::vector<std::string> kSaturateKeys = {"gpus", "max_per_gpu", "memory_margin", "timeout", "retries",
                                                 "metric_pattern", "env", "seed", "runs", "shape", "auto",
-                                                "backend", "slurm", "price_per_gpu_hour"};
+                                                "backend", "slurm", "price_per_gpu_hour", "stage",
+                                                "stage_policy", "stage_dir", "stage_cap"};
 
 // W&B's rule for parameter names: ^[A-Za-z_][A-Za-z0-9_.-]*$.
 bool IsValidName(std::string_view name) {
@@ -503,6 +505,53 @@ class Parser {
     return true;
   }
 
+  // stage: a path, a list of paths, or a list of {path: P}; stage_policy, stage_dir, stage_cap.
+  bool ParseStage(const YAML::Node& n) {
+    StageOptions& o = spec_.saturate.stage;
+    if (const YAML::Node stage = n["stage"]) {
+      auto add = [&](const YAML::Node& item) {
+        // (YAML::Node's assignment writes into the node it refers to, hence one const binding.)
+        if (item.IsMap() && !CheckKeys(item, "saturate.stage", {"path"})) return false;
+        const YAML::Node path = item.IsMap() ? item["path"] : item;
+        if (!path) return Fail(item, "saturate.stage", "each entry needs a 'path', e.g. {path: /nfs/dataset}");
+        std::string text;
+        if (!ReadString(path, "saturate.stage", &text)) return false;
+        if (text.empty()) return Fail(path, "saturate.stage", "a path to stage is empty");
+        o.paths.push_back(std::move(text));
+        return true;
+      };
+      if (stage.IsSequence()) {
+        for (const auto& item : stage) {
+          if (!add(item)) return false;
+        }
+      } else if (!stage.IsNull() && !add(stage)) {
+        return false;
+      }
+    }
+    if (const YAML::Node policy = n["stage_policy"]) {
+      std::string text;
+      if (!ReadString(policy, "saturate.stage_policy", &text)) return false;
+      auto parsed = ParseStagePolicy(text);
+      if (!parsed) {
+        return Fail(policy, "saturate", fmt::format("unknown stage_policy '{}'; use auto, always or never", text));
+      }
+      o.policy = *parsed;
+    }
+    if (const YAML::Node dir = n["stage_dir"]) {
+      if (!ReadString(dir, "saturate.stage_dir", &o.dir)) return false;
+    }
+    if (const YAML::Node cap = n["stage_cap"]) {
+      std::string text;
+      if (!ReadString(cap, "saturate.stage_cap", &text)) return false;
+      auto bytes = ParseBytes(text);
+      if (!bytes || *bytes == 0) {
+        return Fail(cap, "saturate", fmt::format("'stage_cap' must be a size above 0 like 200GiB or 50G, not '{}'", text));
+      }
+      o.cap_bytes = *bytes;
+    }
+    return true;
+  }
+
   bool ParseSaturate(const YAML::Node& n) {
     if (!ExpectMap(n, "saturate", "settings") || !CheckKeys(n, "saturate", kSaturateKeys)) return false;
     SaturateOptions& o = spec_.saturate;
@@ -583,6 +632,7 @@ class Parser {
       }
       o.slurm = std::move(*parsed);
     }
+    if (!ParseStage(n)) return false;
     if (const YAML::Node shape = n["shape"]) {
       // One name, or a list of names.
       if (shape.IsScalar()) {
@@ -701,6 +751,22 @@ std::string_view MethodName(Method m) {
 }
 
 std::string_view GoalName(Goal g) { return g == Goal::kMinimize ? "minimize" : "maximize"; }
+
+std::string_view StagePolicyName(StagePolicy p) {
+  switch (p) {
+    case StagePolicy::kAuto: return "auto";
+    case StagePolicy::kAlways: return "always";
+    case StagePolicy::kNever: return "never";
+  }
+  return "auto";
+}
+
+std::optional<StagePolicy> ParseStagePolicy(std::string_view text) {
+  for (StagePolicy p : {StagePolicy::kAuto, StagePolicy::kAlways, StagePolicy::kNever}) {
+    if (text == StagePolicyName(p)) return p;
+  }
+  return std::nullopt;
+}
 
 Result<Spec> ParseSpec(std::string_view yaml, std::string_view source) {
   YAML::Node root;

@@ -10,7 +10,9 @@
 //   saturate: {gpus: [0, 1] | "all", max_per_gpu: 4, memory_margin: 0.1, timeout: "30m" | none, retries: 2,
 //              metric_pattern: 'val_loss=(?P<val_loss>[0-9.e+-]+)', env: {NAME: value}, seed: 7, runs: 20,
 //              shape: [batch_size, model], auto: false, backend: local | slurm, slurm: {...} (sweep/slurm_spec.h),
-//              price_per_gpu_hour: 2.50 (the summary's GPU-hours in money, sweep/cost.h; --price-per-hour wins)}
+//              price_per_gpu_hour: 2.50 (the summary's GPU-hours in money, sweep/cost.h; --price-per-hour wins),
+//              stage: [{path: /nfs/ds}] | [/nfs/ds] | /nfs/ds, stage_policy: auto | always | never,
+//              stage_dir: /local/cache, stage_cap: 200GiB (sweep/staging.h)}
 // Parameters take value | values [+ probabilities] | distribution with min, max, q, mu, sigma, or a nested
 // `parameters:` block; nested names are flattened with dots ("optimizer.lr"), so `${args}` gives
 // `--optimizer.lr=0.001` (W&B itself passes the whole dict as one `--optimizer={'lr': 0.001}`).
@@ -50,6 +52,22 @@ struct MetricSpec {
   std::optional<double> target;  // W&B stops the sweep once a run reaches it
 };
 
+// Whether a sweep copies its data to a local drive (sweep/staging.h).
+enum class StagePolicy {
+  kAuto,    // when the first run's loader waits on storage (its fetch stalls)
+  kAlways,  // before the first run
+  kNever,
+};
+std::string_view StagePolicyName(StagePolicy p);  // "auto", "always", "never"
+std::optional<StagePolicy> ParseStagePolicy(std::string_view text);
+
+struct StageOptions {
+  std::vector<std::string> paths;  // files or folders the runs read, as given; empty: nothing is staged
+  StagePolicy policy = StagePolicy::kAuto;
+  std::string dir;         // the node's store (stage/store.h); empty: stage::DefaultStoreRoot()
+  uint64_t cap_bytes = 0;  // the store's size at most; 0: free space decides
+};
+
 struct SaturateOptions {
   std::vector<unsigned> gpus;              // GPU indices to use; empty: all
   int max_per_gpu = 0;                     // runs sharing one device at most; 0: as measurement decides
@@ -72,6 +90,7 @@ struct SaturateOptions {
   // `backend: slurm`: runs are Slurm jobs (slurm/backend.h), submitted as `slurm` says.
   bool slurm_backend = false;
   SlurmSpec slurm;
+  StageOptions stage;
 };
 
 struct Spec {

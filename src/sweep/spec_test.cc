@@ -656,3 +656,48 @@ TEST(ParseSpec, SeededRandomSpecs) {
 
 }  // namespace
 }  // namespace sat::sweep
+
+namespace sat::sweep {
+namespace {
+
+TEST(Spec, StageTakesAPathAListOrEntriesWithAPath) {
+  const std::string head = "program: t.py\nmethod: grid\nparameters:\n  lr: {value: 1}\n";
+  EXPECT_TRUE(MustParse(head).saturate.stage.paths.empty());
+  EXPECT_EQ(MustParse(head).saturate.stage.policy, StagePolicy::kAuto);
+  EXPECT_EQ(MustParse(head + "saturate:\n  stage: /nfs/ds\n").saturate.stage.paths,
+            std::vector<std::string>{"/nfs/ds"});
+  const Spec spec = MustParse(head +
+                              "saturate:\n  stage: [{path: /nfs/a}, /nfs/b]\n  stage_policy: always\n"
+                              "  stage_dir: /scratch/me\n  stage_cap: 20GiB\n");
+  EXPECT_EQ(spec.saturate.stage.paths, (std::vector<std::string>{"/nfs/a", "/nfs/b"}));
+  EXPECT_EQ(spec.saturate.stage.policy, StagePolicy::kAlways);
+  EXPECT_EQ(spec.saturate.stage.dir, "/scratch/me");
+  EXPECT_EQ(spec.saturate.stage.cap_bytes, 20ull << 30);
+}
+
+TEST(Spec, StageErrorsNameTheSetting) {
+  const std::string head = "program: t.py\nmethod: grid\nparameters:\n  lr: {value: 1}\nsaturate:\n";
+  EXPECT_EQ(ErrorOf(head + "  stage_policy: sometimes\n"),
+            "sweep.yaml:6:17: saturate: unknown stage_policy 'sometimes'; use auto, always or never");
+  EXPECT_NE(ErrorOf(head + "  stage_cap: lots\n").find("'stage_cap' must be a size above 0"), std::string::npos);
+  EXPECT_NE(ErrorOf(head + "  stage: [{paht: /x}]\n").find("paht"), std::string::npos);
+  EXPECT_NE(ErrorOf(head + "  stage: [{}]\n").find("needs a 'path'"), std::string::npos);
+  EXPECT_NE(ErrorOf(head + "  stage: ['']\n").find("empty"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sat::sweep
+
+namespace sat::sweep {
+namespace {
+
+TEST(SpecFromGrid, AStagedPathMacroIsKeptForTheRunToFill) {
+  auto spec = SpecFromGrid({"lr=0.1"}, {"python3", "t.py", "--data=${stage:0}/train", "--lr", "{lr}"});
+  ASSERT_TRUE(spec) << spec.error().message;
+  const auto runs = MustExpand(*spec);
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(RenderCommand(*spec, runs[0])[2], "--data=${stage:0}/train");
+}
+
+}  // namespace
+}  // namespace sat::sweep

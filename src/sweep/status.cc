@@ -5,6 +5,9 @@
 #include <ctime>
 #include <filesystem>
 
+#include <fstream>
+
+#include "sweep/controller.h"
 #include "sweep/export.h"
 
 namespace sat::sweep {
@@ -39,6 +42,11 @@ Result<SweepStatus> ReadStatus(const std::string& path) {
   status.energy = EnergyOf(attempts);
   status.runs = SortByMetric(std::move(records), status.sweep.metric);
   if (Status verified = (*journal)->Verify(); !verified) status.problems = verified.message();
+  // A staging account cut short or edited is left out: it describes the data, not the runs.
+  if (std::ifstream in(LogDirFor(path) + "/staging.json"); in) {
+    const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+    if (!j.is_discarded()) status.staging = StagingFromJson(j);
+  }
   return status;
 }
 

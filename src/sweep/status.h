@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "sweep/cost.h"
+#include "sweep/staging.h"
 #include "sweep/journal.h"
 #include "util/result.h"
 
@@ -20,6 +21,8 @@ struct SweepStatus {
   std::string problems;         // Journal::Verify's findings; empty when consistent
   GpuHours gpu_hours;           // over every attempt so far, running ones up to now (sweep/cost.h)
   SweepEnergy energy;           // over the ended attempts (sweep/cost.h)
+  // What the sweep staged, from <logs>/staging.json (the controller writes it); nullopt when it staged nothing.
+  std::optional<StagingReport> staging;
 };
 
 // Reads the journal at `path`. Usage error when there is no such file or it holds no sweep (it is never

@@ -78,6 +78,11 @@ std::vector<std::string> LiveLines(const SweepSnapshot& snapshot, size_t width) 
     lines.push_back(Cut(DeviceLine(d), width));
     for (const LiveRunView& r : d.runs) lines.push_back(Cut(RunLine(r), width));
   }
+  if (snapshot.staging && snapshot.staging->decision == "copying") {
+    std::string text = StagingText(*snapshot.staging);
+    text.pop_back();
+    lines.push_back(Cut(text, width));
+  }
   for (const auto& [shape, degree] : snapshot.held) {
     lines.push_back(Cut(fmt::format("held: {} run{} per device for {}", degree, degree == 1 ? "" : "s",
                                     shape.empty() ? "this sweep's runs" : shape),
@@ -152,6 +157,7 @@ std::string FormatStatus(const SweepStatus& s, size_t max_rows) {
   std::string out = fmt::format("journal {} (spec {}, plan {})\n{}\n", s.journal_path, s.sweep.spec_path,
                                 s.sweep.spec_hash, CountsLine(s.counts));
   if (!s.problems.empty()) out += fmt::format("INCONSISTENT: {}\n", s.problems);
+  if (s.staging) out += StagingText(*s.staging);
   return out + "\n" + ResultsTable(s.runs, s.sweep.metric, max_rows);
 }
 
@@ -167,6 +173,7 @@ nlohmann::json StatusJson(const SweepStatus& s) {
   const nlohmann::json results = ResultsJson(s.runs, s.sweep.metric);
   doc["metric"] = results["metric"];
   doc["runs"] = results["runs"];
+  doc["staging"] = s.staging ? StagingJson(*s.staging) : nlohmann::json(nullptr);
   return doc;
 }
 

@@ -236,6 +236,58 @@ expect_contains "$(cat "$WORK/u2.out")" "8 done, 0 failed"
 expect_contains "$(cat "$WORK/u2.err")" "resuming: 1 attempt left in flight"
 [ "$(journal_query "$WORK/u.journal" "SELECT max(attempts) FROM runs")" = 1 ] || fail "a run was submitted twice: $(journal_query "$WORK/u.journal" "SELECT run_key, attempt_no, exit_class, slurm_job, detail FROM attempts") $(cat "$WORK/u2.err")"
 
+# Staging on the nodes: each job copies the data into the node's store (one copy, shared by the sweep's jobs there)
+# and its run reads the copy; a node that cannot stage ends the attempt as a transient start failure, retried, and the
+# run never starts on the source.
+mkdir -p "$WORK/ds"
+echo "one sample" >"$WORK/ds/sample.txt"
+cat >"$WORK/stage_train.py" <<'PY'
+import argparse, os
+p = argparse.ArgumentParser()
+p.add_argument("--data", required=True)
+p.add_argument("--i", type=int, required=True)
+p.add_argument("--out", required=True)
+a = p.parse_args()
+with open(os.path.join(a.data, "sample.txt")) as f, open(f"{a.out}.{a.i}", "w") as out:
+    out.write(f"{a.data} {os.environ.get('SATURATE_STAGED_0')} {f.read().strip()}\n")
+PY
+stage_spec() {  # $1: the spec file, $2: the store folder, $3: retries
+  cat >"$1" <<YAML
+program: $WORK/stage_train.py
+method: grid
+command: ["$PY", "\${program}", "--data", "$WORK/ds", "\${args}", "--out", "$1.out"]
+parameters:
+  i: {values: [1, 2]}
+saturate:
+  backend: slurm
+  retries: $3
+  stage: [{path: $WORK/ds}]
+  stage_policy: always
+  stage_dir: $2
+  slurm: {poll: 300ms}
+YAML
+}
+stage_spec "$WORK/st.yaml" "$WORK/nodestore" 2
+"$SATURATE" sweep "$WORK/st.yaml" >"$WORK/st.out" 2>"$WORK/st.err" || fail "staged Slurm sweep: $(cat "$WORK/st.err")"
+expect_contains "$(cat "$WORK/st.out")" "2 done, 0 failed"
+for i in 1 2; do
+  read -r data env text <"$WORK/st.yaml.out.$i"
+  case "$data" in "$WORK/nodestore/ds-"*) ;; *) fail "run $i read $data, not the node's copy";; esac
+  [ "$env" = "$data" ] || fail "run $i: SATURATE_STAGED_0=$env, --data $data"
+  [ "$text" = "one sample" ] || fail "run $i read '$text' from the copy"
+done
+[ "$(ls -d "$WORK"/nodestore/*.data | wc -l)" = 1 ] || fail "one copy per node: $(ls "$WORK/nodestore")"
+echo "x" >"$WORK/not-a-folder"
+stage_spec "$WORK/sf.yaml" "$WORK/not-a-folder" 1
+set +e
+"$SATURATE" sweep "$WORK/sf.yaml" >"$WORK/sf.out" 2>"$WORK/sf.err"
+rc=$?
+set -e
+[ "$rc" = 1 ] || fail "a sweep whose nodes cannot stage should fail, got exit $rc: $(cat "$WORK/sf.err")"
+[ ! -e "$WORK/sf.yaml.out.1" ] || fail "a run started without its staged data"
+[ "$(journal_query "$WORK/sf.journal" "SELECT count(*) FROM attempts WHERE detail LIKE '%staging failed on node%'")" = 4 ] ||
+  fail "each run should have been tried twice, each attempt saying staging failed: $(journal_query "$WORK/sf.journal" "SELECT run_key, attempt_no, exit_class, detail FROM attempts")"
+
 # A sweep folder the nodes cannot see (as a node-local /tmp on a real cluster): saturate runs in a private mount
 # namespace with a tmpfs over the folder, which slurmd and its jobs do not share.
 if unshare -m --propagation private true 2>/dev/null; then

@@ -17,12 +17,21 @@ import sys as _sys
 _HERE = _os.path.dirname(_os.path.abspath(__file__))
 
 
+def _is_helper_folder(path):
+    """Whether `path` is a saturate helper folder: this one, or another install's (saturate run inside saturate,
+    two versions on PYTHONPATH). Their sitecustomize would chain back here, round and round."""
+    folder = _os.path.abspath(path or _os.curdir)
+    return folder == _HERE or (_os.path.isfile(_os.path.join(folder, "sitecustomize.py")) and
+                               _os.path.isfile(_os.path.join(folder, "saturate", "_auto.py")))
+
+
 def _chain_to_shadowed():
-    """Runs the next `sitecustomize` on sys.path after this folder, under that name, as site.py would have."""
+    """Runs the first `sitecustomize` on sys.path that is not saturate's, under that name, as site.py would
+    have."""
     import importlib.machinery
     import importlib.util
 
-    rest = [p for p in _sys.path if _os.path.abspath(p or _os.curdir) != _HERE]
+    rest = [p for p in _sys.path if not _is_helper_folder(p)]
     spec = importlib.machinery.PathFinder.find_spec("sitecustomize", rest)
     if spec is None or spec.loader is None:
         return

@@ -60,7 +60,7 @@ class Auto(Patches, Loaders, Steps, Model):
 
     # Slots, not a __dict__: each attribute read on the per-batch and per-step paths is then a fixed offset (more
     # than 30 attributes would put a dict-backed instance off CPython 3.11's fast attribute paths). Every attribute
-    # any mixin sets is listed here; python/tests/test_auto.py checks that none is missing.
+    # any mixin sets is listed here; tests/python/test_auto.py checks that none is missing.
     __slots__ = ("state", "torch", "active", "mode", "takes_over", "target", "samples_flag", "site_counts",
                  "loaders_built", "inject_untargeted", "optimizers", "latest_optimizer", "scaler", "script_amp",
                  "inside_our_autocast", "module_hook", "amp_request", "amp_applied", "amp_error", "compiled",

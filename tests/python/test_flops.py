@@ -1,7 +1,7 @@
 """Tests of the FLOP count (saturate._flops) against hand-computed figures, of the `flops` message from both the
 explicit helper and the automatic instrumentation, and of the profiler trace (SATURATE_TRACE, saturate._trace).
 
-Run: /usr/bin/python3 -m unittest discover -s python/tests   (skipped without torch)
+Run: /usr/bin/python3 -m unittest discover -s tests/python   (skipped without torch)
 """
 
 import importlib.util

@@ -11,8 +11,8 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from test_saturate import HAVE_TORCH, HelperTest, of_type, saturate_env  # noqa: E402  (puts python/ on sys.path)
 import saturate  # noqa: E402
-from test_saturate import HAVE_TORCH, HelperTest, of_type, saturate_env  # noqa: E402
 
 # The hook as _auto.install sets it up when the script imports torch (torch itself is left out: seconds a test).
 SCRIPT = """

@@ -1,7 +1,7 @@
 """Tests of the automatic instrumentation (sitecustomize + saturate._auto) on unmodified scripts, each run in a
 child /usr/bin/python3 with saturate's folder on PYTHONPATH, against a real bound datagram socket.
 
-Run: /usr/bin/python3 -m unittest discover -s python/tests   (torch cases skip without torch)
+Run: /usr/bin/python3 -m unittest discover -s tests/python   (torch cases skip without torch)
 """
 
 import importlib.util
@@ -13,7 +13,7 @@ import tempfile
 import textwrap
 import unittest
 
-from test_saturate import Receiver, of_type, saturate_env
+from test_saturate import PYTHON_DIR, Receiver, of_type, saturate_env
 
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
 
@@ -407,6 +407,38 @@ class StartUpTest(unittest.TestCase):
             self.assertEqual(word, "ran")
             self.assertEqual(os.path.dirname(path), theirs)
 
+    def test_two_helper_folders_chain_to_the_users_sitecustomize_once(self):
+        # saturate inside saturate, or two installs: the second helper folder must not chain back to the first.
+        import shutil
+        with tempfile.TemporaryDirectory() as other, tempfile.TemporaryDirectory() as theirs:
+            helper = saturate_env()["PYTHONPATH"].split(os.pathsep)[0]
+            shutil.copytree(os.path.join(helper, "saturate"), os.path.join(other, "saturate"))
+            shutil.copy(os.path.join(helper, "sitecustomize.py"), other)
+            with open(os.path.join(theirs, "sitecustomize.py"), "w") as f:
+                f.write("import builtins\nbuiltins.USER_SITECUSTOMIZE = getattr(builtins, 'USER_SITECUSTOMIZE', 0) + 1\n")
+            body = """
+            import builtins, sitecustomize
+            print(getattr(builtins, "USER_SITECUSTOMIZE", "missing"), sitecustomize.__file__)
+            """
+            for order in ([helper, other, theirs], [other, helper, theirs]):
+                rc, out, _ = run(self.receiver, body, PYTHONPATH=os.pathsep.join(order))
+                self.assertEqual(rc, 0, out)
+                self.assertNotIn("Error in sitecustomize", out)
+                word, path = out.split()
+                self.assertEqual(word, "1", "the user's sitecustomize runs exactly once")
+                self.assertEqual(os.path.dirname(path), theirs)
+
+    def test_the_helper_folder_adds_only_saturate_and_sitecustomize(self):
+        # A script's own `import tests` (or `import bench`) must never find a folder of saturate's.
+        self.assertEqual(sorted(n for n in os.listdir(PYTHON_DIR) if n != "__pycache__"),
+                         ["saturate", "sitecustomize.py"])
+        body = """
+        import importlib.util
+        print([m for m in ("tests", "bench", "examples") if importlib.util.find_spec(m) is not None])
+        """
+        rc, out, _ = run(self.receiver, body)
+        self.assertEqual((rc, out.strip()), (0, "[]"), out)
+
     def test_failing_sitecustomize_is_reported_and_the_script_runs(self):
         with tempfile.TemporaryDirectory() as theirs:
             with open(os.path.join(theirs, "sitecustomize.py"), "w") as f:
@@ -429,7 +461,7 @@ class AutoSlotsTest(unittest.TestCase):
     def test_every_attribute_set_on_the_auto_is_a_slot(self):
         import ast
 
-        folder = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "saturate")
+        folder = os.path.join(PYTHON_DIR, "saturate")
         sys.path.insert(0, os.path.dirname(folder))
         try:
             from saturate import _auto

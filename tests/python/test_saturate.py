@@ -1,6 +1,6 @@
 """Tests of the saturate helper against a real bound AF_UNIX datagram socket.
 
-Run: /usr/bin/python3 -m unittest discover -s python/tests   (torch-dependent cases skip without torch)
+Run: /usr/bin/python3 -m unittest discover -s tests/python   (torch-dependent cases skip without torch)
 """
 
 import collections
@@ -18,7 +18,9 @@ import threading
 import time
 import unittest
 
-PYTHON_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir)
+# The helper folder saturate puts on PYTHONPATH: only `saturate` and `sitecustomize` in it (these tests live
+# elsewhere, so that a script's `import tests` never finds them).
+PYTHON_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, "python")
 sys.path.insert(0, PYTHON_DIR)
 
 import saturate  # noqa: E402

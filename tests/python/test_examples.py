@@ -1,7 +1,7 @@
 """Smoke tests of the example scripts in examples/, run as saturate runs them: a child process with the helper's
 environment and a real receiver socket.
 
-Run: /usr/bin/python3 -m unittest discover -s python/tests   (the trainer's test skips without torch)
+Run: /usr/bin/python3 -m unittest discover -s tests/python   (the trainer's test skips without torch)
 """
 
 import importlib.util

@@ -4,7 +4,7 @@ accumulation, two optimizers per batch, closures and framework-owned loops. Each
 in tests/e2e/scripts in a child /usr/bin/python3 against a real bound datagram socket, and compares what saturate
 counted with the script's own count (the first step is start-up, so saturate counts from the second).
 
-Run: /usr/bin/python3 -m unittest discover -s python/tests   (torch cases skip without torch)
+Run: /usr/bin/python3 -m unittest discover -s tests/python   (torch cases skip without torch)
 """
 
 import collections
@@ -16,7 +16,7 @@ import sys
 import unittest
 
 from test_auto import ChannelTest
-from test_saturate import saturate_env
+from test_saturate import PYTHON_DIR, saturate_env
 
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
 SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "e2e", "scripts")
@@ -169,7 +169,7 @@ class RankOfProcessTest(unittest.TestCase):
     """Where a rank learns its place before (or without) torch.distributed: each launcher's variables."""
 
     def test_launchers_variables(self):
-        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+        sys.path.insert(0, PYTHON_DIR)
         from saturate._state import rank_of_process
 
         cases = [

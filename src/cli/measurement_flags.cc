@@ -3,8 +3,11 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <set>
 
 #include "cli/options.h"
+#include "probe/stage.h"
+#include "run/leftovers.h"
 #include "util/range.h"
 #include "util/strings.h"
 
@@ -64,6 +67,15 @@ Result<CheckedMeasurement> CheckMeasurementFlags(const MeasurementFlags& f) {
     c.what_if = std::move(*targets);
   }
   return c;
+}
+
+void StopRunsOfKilledMeasurements() {
+  std::set<pid_t> owners;
+  const std::vector<pid_t> orphans = run::FindOrphans(probe::kStageRunIdPrefix, &owners);
+  if (orphans.empty()) return;
+  const int stopped = run::StopProcesses(orphans, 3);
+  fmt::print(stderr, "saturate: stopped {} process{} left running by a probe or tune that was killed (saturate pid {})\n",
+             stopped, stopped == 1 ? "" : "es", fmt::join(owners, ", "));
 }
 
 }  // namespace sat::cli

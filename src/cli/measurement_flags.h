@@ -46,4 +46,9 @@ struct CheckedMeasurement {
 };
 Result<CheckedMeasurement> CheckMeasurementFlags(const MeasurementFlags& flags);
 
+// Before a probe or tune measures anything: stops what an earlier probe or tune that was killed (kill -9, a lost
+// machine session) left running, its DataLoader workers and launcher ranks, which would share the machine with this
+// measurement, and says so on stderr. Their ids are "probe-<pid>-..." (probe/stage.cc); a live probe's are left.
+void StopRunsOfKilledMeasurements();
+
 }  // namespace sat::cli

@@ -61,6 +61,7 @@ Status RunProbeCommand(const ProbeCliOptions& c) {
   o.live = exporter->figures.get();
 
   run::InstallInterruptHandlers();
+  StopRunsOfKilledMeasurements();
   auto result = probe::RunProbe(o, gpus->backend.get());
   if (!result) return result.error();
   if (c.json) {

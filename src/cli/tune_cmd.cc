@@ -117,6 +117,7 @@ Status RunTuneCommand(const TuneCliOptions& c) {
   o.live = exporter->figures.get();
 
   run::InstallInterruptHandlers();
+  StopRunsOfKilledMeasurements();
   auto result = tune::RunTune(o, gpus->backend.get());
   if (!result) return result.error();
   if (c.json) {

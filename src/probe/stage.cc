@@ -140,7 +140,7 @@ Result<StageResult> RunStage(StageKind kind, const StageOptions& o, telemetry::S
     if (!p) return p.error();
     parser = std::move(*p);
   }
-  const std::string run_id = fmt::format("probe-{}-{}", getpid(), StageName(kind));
+  const std::string run_id = fmt::format("{}{}-{}", kStageRunIdPrefix, getpid(), StageName(kind));
 
   measure::InstrumentedLaunch launch;
   run::RunSpec& spec = launch.spec;

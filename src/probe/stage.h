@@ -126,6 +126,10 @@ struct StageOptions {
 std::vector<telemetry::Sample> SteadySamples(const std::vector<telemetry::Sample>& samples, double t0, double end,
                                             double from, double to);
 
+// Every stage's processes carry SATURATE_RUN_ID "probe-<saturate's pid>-<stage>" (probe's and tune's alike), by
+// which a later probe or tune finds what a killed one left running (run/leftovers.h FindOrphans).
+inline constexpr std::string_view kStageRunIdPrefix = "probe-";
+
 // Runs one stage to completion. `sampler` must be running (its thread); the stage watches its tree on it and
 // reads its samples back. Error only for problems of saturate's own (cannot open the channel, cannot start).
 Result<StageResult> RunStage(StageKind kind, const StageOptions& options, telemetry::Sampler& sampler);

@@ -351,7 +351,7 @@ Result<int> RunNodeJob(const std::string& job_path, const NodeOptions& options) 
   };
   bool footprint_written = false;
   // Every GPU's energy from the job's start; the run's GPUs are known once its processes show on one.
-  EnergyLedger energy;
+  EnergyLedger energy(std::max(2.0, 4 * options.tick_s));
   std::set<unsigned> run_gpus;
   auto read_energy = [&](const telemetry::Sample& sample) {
     for (const telemetry::GpuSample& g : sample.gpus) {

@@ -96,7 +96,9 @@ struct Attempt {
 
 class Controller final : public RateSource {
  public:
-  Controller(const Spec& spec, const SweepOptions& options) : spec_(spec), o_(options) {}
+  // A power reading stands for the power since for a few ticks at most (sweep/energy_ledger.h).
+  Controller(const Spec& spec, const SweepOptions& options)
+      : spec_(spec), o_(options), energy_(std::max(2.0, 4 * options.tick_s)) {}
 
   Result<SweepResult> Execute();
   WindowRates Rates(const std::string& key, double t0, double t1) const override;
@@ -147,8 +149,16 @@ class Controller final : public RateSource {
     int64_t index = 0;
     nlohmann::json params;
     int attempts = 0;
+    int transient_starts = 0;  // this session's attempts that could not start for want of a resource
   };
   std::map<std::string, Planned> plan_;
+  // Runs waiting out a delay after a transient start failure (TransientStartDelay) before they queue again.
+  struct Deferred {
+    double ready_t = 0;
+    std::string key;
+  };
+  std::vector<Deferred> deferred_;
+  std::mt19937 jitter_{std::random_device{}()};
   std::map<std::string, std::unique_ptr<Attempt>> live_;
   std::map<std::string, std::string> by_run_id_;  // SATURATE_RUN_ID -> key
   // Early termination: its bands, and the sweep metric's values of every run's latest ended attempt.
@@ -189,8 +199,8 @@ Status Controller::OpenJournal() {
     auto requeued = journal_->RequeueInterrupted();
     if (!requeued) return requeued.error();
     result_.requeued = *requeued;
-    if (const auto pids = FindMarkedProcesses(left_by_dead); !pids.empty()) {
-      const int stopped = StopProcesses(pids, o_.stop_grace_s);
+    if (const auto pids = run::FindMarkedProcesses(left_by_dead); !pids.empty()) {
+      const int stopped = run::StopProcesses(pids, o_.stop_grace_s);
       Emit(SweepEvent::Kind::kNote, nullptr,
            fmt::format("stopped {} process{} left running by the interrupted controller before running their runs "
                        "again",
@@ -354,7 +364,7 @@ Result<SweepResult> Controller::Execute() {
            fmt::format("interrupted: stopping {} run{}; they stay queued for --resume", live_.size(),
                        live_.size() == 1 ? "" : "s"));
     }
-    if (live_.empty() && (interrupted_ || failed_ || packer_->queued() == 0)) break;
+    if (live_.empty() && (interrupted_ || failed_ || (packer_->queued() == 0 && deferred_.empty()))) break;
     // Wake often enough that a run's end frees its place at once, not at the next tick.
     const double before = telemetry::MonotonicSeconds();
     const int wait_ms = static_cast<int>(std::clamp((next_tick - before) * 1000, 0.0, 50.0));
@@ -459,6 +469,13 @@ Status Controller::Tick(double now, bool sample_now) {
     JudgeStaging(*a);
   }
 
+  // Runs whose start-failure delay is over queue again.
+  std::erase_if(deferred_, [&](const Deferred& d) {
+    if (d.ready_t > now) return false;
+    const Planned& planned = plan_.at(d.key);
+    packer_->Enqueue(d.key, planned.index, ShapeOf(spec_, planned.params));
+    return true;
+  });
   if (stager_) {
     auto note = stager_->Poll();
     if (!note) return note.error();
@@ -650,6 +667,14 @@ Status Controller::End(Attempt& a, const run::RunOutcome& outcome) {
       break;
     case RunState::kRetrying:
       text = fmt::format("{} ({}): will retry", run::ExitClassName(outcome.exit_class), outcome.detail);
+      if (ended.start_transient && ended.exit_class == run::ExitClass::kStartFailed) {
+        // Nothing to start it with now (processes, descriptors): wait, longer each time, before the next try.
+        const int n = ++plan_.at(a.key).transient_starts;
+        const double delay = TransientStartDelay(n, std::uniform_real_distribution<double>(0.5, 1.5)(jitter_));
+        text += fmt::format(" in {:.1f} s (start failure {} of at most {}, not counted against its retries)", delay,
+                            n, policy.transient_starts);
+        if (!interrupted_ && !failed_) deferred_.push_back({telemetry::MonotonicSeconds() + delay, a.key});
+      }
       break;
     default: {
       // The journal's detail says why a retry was refused.
@@ -664,7 +689,8 @@ Status Controller::End(Attempt& a, const run::RunOutcome& outcome) {
     if (best && *state == RunState::kDone) text += fmt::format(", {} {:g}", spec_.metric->name, *best);
   }
   Emit(SweepEvent::Kind::kEnded, &a, std::move(text));
-  if ((*state == RunState::kQueued || *state == RunState::kRetrying) && !interrupted_ && !failed_) {
+  const bool deferred = std::any_of(deferred_.begin(), deferred_.end(), [&](const Deferred& d) { return d.key == a.key; });
+  if ((*state == RunState::kQueued || *state == RunState::kRetrying) && !interrupted_ && !failed_ && !deferred) {
     packer_->Enqueue(a.key, a.index, a.shape);
   }
   return Status::Ok();

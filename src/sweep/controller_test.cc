@@ -168,15 +168,17 @@ TEST(RunSweep, ThroughputAndMetricsComeFromTheHelper) {
   EXPECT_TRUE(r.measurements.rss_bytes);
 }
 
-// Two runs of a script that prepares data for 1.5 s at a full core before its first training step, after
+// Two runs of a script that prepares data for 2.5 s at a full core before its first training step, after
 // `preamble` made its steps expected. Returns the seconds between the two runs' starts: a run judged by its CPU
-// would be measured 0.2 s in, and the second run would join it during the first one's start-up.
+// would be measured 1.1 s in, and the second run would join it during the first one's start-up. (The warm-up
+// leaves a loaded machine a second to start python and send the hello or map torch: with 0.1 s, a slow start-up
+// was judged by its CPU before the preamble ran, and the test failed under ctest -j2.)
 double SecondRunJoinsAfter(const std::string& preamble) {
   TempDir dir;
   const std::string script = dir.File("train.py");
   std::ofstream(script) << preamble
                         << "import time, saturate\n"
-                           "end = time.monotonic() + 1.5\n"
+                           "end = time.monotonic() + 2.5\n"
                            "while time.monotonic() < end:\n"
                            "    pass\n"
                            "for batch in saturate.track([[0] * 8] * 40):\n"
@@ -184,7 +186,8 @@ double SecondRunJoinsAfter(const std::string& preamble) {
   auto spec = SpecFromGrid({"seed=1,2"}, {"/usr/bin/python3", script, "--seed", "{seed}"});
   EXPECT_TRUE(spec);
   std::vector<SweepEvent> events;
-  const SweepOptions o = Options(dir, &events);
+  SweepOptions o = Options(dir, &events);
+  o.warmup_s = 1;
   auto result = RunSweep(*spec, o);
   EXPECT_TRUE(result) << result.error().message;
   EXPECT_EQ(result->counts.done, 2);
@@ -210,9 +213,9 @@ TEST(RunSweep, ARunStartingUpIsNotMeasuredSoNoNeighbourJoinsIt) {
                                 "         'pid': os.getpid(), 't': time.monotonic(), 'auto': True}\n"
                                 "socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).sendto(\n"
                                 "    json.dumps(hello).encode(), os.environ['SATURATE_CHANNEL'])\n"),
-            1.5);
+            2.5);
   // Nothing sent before the first step, but torch is loaded: its steps will come.
-  EXPECT_GE(SecondRunJoinsAfter("import torch\n"), 1.5);
+  EXPECT_GE(SecondRunJoinsAfter("import torch\n"), 2.5);
 }
 
 TEST(RunSweep, AutoOffReachesTheRunsEnvironment) {

@@ -37,11 +37,14 @@ void EnergyLedger::Read(int device, const EnergyReading& reading) {
   Device& d = devices_[device];
   if (d.last) {
     if (!(reading.t > d.last->t)) return;
-    if (std::optional<double> joules = telemetry::EnergyBetweenReadings(*d.last, reading)) {
+    if (std::optional<double> joules = telemetry::EnergyBetweenReadings(*d.last, reading, max_gap_s_)) {
       const double watts = *joules / (reading.t - d.last->t);
       Credit(d.presences, d.last->t, reading.t, watts);
       d.watts = watts;
       d.total_j = d.total_j.value_or(0) + *joules;
+    } else {
+      MarkGap(d.presences, reading.t);
+      d.watts = reading.power_w;
     }
   } else if (reading.power_w) {
     d.watts = reading.power_w;
@@ -60,8 +63,10 @@ std::optional<double> EnergyLedger::End(int64_t attempt, double t) {
                         [&](const Presence& x) { return x.attempt == attempt && !x.to; });
   if (p != d.presences.end()) {
     p->to = std::max(t, p->from);
-    // Its last part, since the latest reading, at the latest power, as shared with those live now.
-    if (d.last && d.watts && *p->to > d.last->t) {
+    // Its last part, since the latest reading, at the latest power, as shared with those live now; not when that
+    // reading is too old to stand for the power since.
+    if (d.last && *p->to - d.last->t > max_gap_s_) acc->second.gap = true;
+    if (d.last && d.watts && *p->to > d.last->t && !acc->second.gap) {
       // Only this attempt is credited; the others present then count in the split, credited at the next reading.
       const double to = *p->to;
       std::vector<Presence> tail = d.presences;
@@ -77,7 +82,14 @@ std::optional<double> EnergyLedger::End(int64_t attempt, double t) {
   }
   const Account done = acc->second;
   accounts_.erase(acc);
-  return done.known ? std::optional(done.joules) : std::nullopt;
+  return done.known && !done.gap ? std::optional(done.joules) : std::nullopt;
+}
+
+void EnergyLedger::MarkGap(const std::vector<Presence>& presences, double t1) {
+  for (const Presence& p : presences) {
+    if (p.to || p.from >= t1) continue;
+    if (auto acc = accounts_.find(p.attempt); acc != accounts_.end()) acc->second.gap = true;
+  }
 }
 
 std::optional<double> EnergyLedger::DeviceJoules(int device) const {

@@ -11,8 +11,11 @@
 // those estimated last parts.
 //
 // Readings become joules through telemetry/energy.h. A reading without a counter or power (NVML failed once) is
-// skipped: the next one covers the gap. A device that
-// never gave a reading while an attempt lived leaves that attempt's energy unknown (n/a, never 0).
+// skipped: the next one covers the gap, exactly by a counter, by power only when the gap is at most max_gap_s. A
+// longer silence of a power-only device, or an attempt ending longer than max_gap_s after its device's latest
+// reading, is not estimated from a power that old: the attempts it covers have unknown energy (n/a, and the
+// sweep's Energy line counts them as without a reading). A device that never gave a reading while an attempt lived
+// leaves that attempt's energy unknown too (never 0).
 //
 // Times are CLOCK_MONOTONIC seconds, in order per device. Plain data and arithmetic: no I/O, not thread-safe.
 #pragma once
@@ -30,6 +33,9 @@ using telemetry::EnergyReading;
 
 class EnergyLedger {
  public:
+  // `max_gap_s`: the longest silence a power reading is carried over (a few of the caller's sampling intervals).
+  explicit EnergyLedger(double max_gap_s = 5) : max_gap_s_(max_gap_s) {}
+
   // Attempt `attempt` runs on `device` (any key: the sweep's device number) from `t`.
   void Begin(int64_t attempt, int device, double t);
   // A reading of `device`. The first one of a device only sets where its energy counts from.
@@ -56,13 +62,17 @@ class EnergyLedger {
     int device = 0;
     double joules = 0;
     bool known = false;  // some interval or estimate was credited
+    bool gap = false;    // part of its time had no reading to go by: its energy is unknown
   };
+  // The live presences that began before `t1` lose their energy: the device was silent too long up to t1.
+  void MarkGap(const std::vector<Presence>& presences, double t1);
   // Credits `power_w` over [t0, t1] to the live presences covering it, split equally at each instant among all
   // the presences covering it (an ended one counts in the split, and gets nothing).
   void Credit(const std::vector<Presence>& presences, double t0, double t1, double power_w);
 
   std::map<int, Device> devices_;
   std::map<int64_t, Account> accounts_;
+  double max_gap_s_;
 };
 
 }  // namespace sat::sweep

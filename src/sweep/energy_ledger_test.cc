@@ -83,5 +83,34 @@ TEST(EnergyLedger, PowerOnlyDevicesIntegrateTheDrawAndADeviceWithoutReadingsGive
   EXPECT_FALSE(ledger.End(99, 2));  // never begun
 }
 
+// A GPU that stops reporting is not charged its last power for the whole silence: the attempts it covers have
+// unknown energy. A counter still measures a long gap exactly.
+TEST(EnergyLedger, APowerReadingOlderThanTheGapLimitIsNotCarriedForward) {
+  EnergyLedger ledger(2);
+  ledger.Read(0, PowerAt(0, 300));
+  ledger.Begin(1, 0, 0);
+  ledger.Read(0, PowerAt(1, 300));
+  for (double t = 2; t < 60; t += 1) ledger.Read(0, NothingAt(t));  // silent from here
+  EXPECT_FALSE(ledger.End(1, 60)) << "59 s at a power read a minute ago";
+
+  // Silent, then reporting again: the silence between two powers is not interpolated either.
+  ledger.Begin(2, 0, 60);
+  ledger.Read(0, PowerAt(61, 300));
+  ledger.Read(0, PowerAt(62, 300));
+  EXPECT_FALSE(ledger.End(2, 62));
+
+  // Within the limit the latest power stands, as before.
+  ledger.Begin(3, 0, 62);
+  ledger.Read(0, PowerAt(63, 300));
+  EXPECT_NEAR(*ledger.End(3, 64.5), 300 * 2.5, 1e-9);
+
+  EnergyLedger counted(2);
+  counted.Read(0, CounterAt(0, 200));
+  counted.Begin(1, 0, 0);
+  counted.Read(0, NothingAt(30));
+  counted.Read(0, CounterAt(60, 200));
+  EXPECT_NEAR(*counted.End(1, 60), 200 * 60, 1e-9);
+}
+
 }  // namespace
 }  // namespace sat::sweep

@@ -471,7 +471,11 @@ Result<RunState> Journal::EndAttempt(int64_t attempt_id, const AttemptOutcome& o
       return Error{fmt::format("journal {}: run {} is {}, not running", db_->path(), key, get.Text(2))};
     }
     const int failures = static_cast<int>(get.Int(3));
-    next = StateAfterOutcome(outcome, failures, policy);
+    // A run's earlier start failures were all transient: one that was not failed the run.
+    Stmt starts(h, "SELECT count(*) FROM attempts WHERE run_key = ? AND exit_class = ? AND id != ?");
+    starts.Bind(1, key).Bind(2, std::string(run::ExitClassName(run::ExitClass::kStartFailed)));
+    if (starts.Bind(3, attempt_id).Step() != SQLITE_ROW) return db_->Fail("cannot count the run's start failures");
+    next = StateAfterOutcome(outcome, failures, policy, static_cast<int>(starts.Int(0)));
     const std::string exit_class(outcome.stopped_early ? kStoppedEarly : run::ExitClassName(outcome.exit_class));
     const FailureFacts facts{exit_class, outcome.term_signal, outcome.oom_while_packed, outcome.error_line};
     const std::string error_line = RepeatableFailure(facts) ? outcome.error_line : "";

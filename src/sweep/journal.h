@@ -73,7 +73,7 @@ class Journal {
                                std::string_view log_dir);
 
   // Ends a running attempt: records the outcome, its metric points and measurements, and moves the run on
-  // (StateAfterOutcome), in one transaction. Returns the run's new state. A failure that would be retried but
+  // (StateAfterOutcome, with the run's earlier start failures as its transient ones), in one transaction. Returns the run's new state. A failure that would be retried but
   // repeats the previous attempt's (SameFailureAgain, sweep/retry.h) fails the run instead, and the attempt's
   // detail ends with the reason.
   Result<RunState> EndAttempt(int64_t attempt_id, const AttemptOutcome& outcome,

@@ -377,15 +377,26 @@ TEST(StateAfterOutcome, OutOfMemoryWhilePackedIsRequeuedWithoutCharge) {
   EXPECT_TRUE(CountsAsFailure(crash));
 }
 
-// fork or pipe failing for want of processes or descriptors passes; a missing program does not.
-TEST(StateAfterOutcome, ATransientStartFailureIsRetried) {
-  const RetryPolicy two{2};
+// fork or pipe failing for want of processes or descriptors is retried apart from the retry budget, up to its own
+// bound, counted from the journal's attempts; a missing program fails at once.
+TEST(Journal, TransientStartFailuresAreRetriedUpToTheirOwnBound) {
+  TempDir dir;
+  auto journal = OpenWithPlan(dir.File("j.db"), 1);
+  ASSERT_TRUE(journal);
   AttemptOutcome busy = Ended(ExitClass::kStartFailed, -1);
-  EXPECT_EQ(StateAfterOutcome(busy, 0, two), RunState::kFailed);
   busy.start_transient = true;
-  EXPECT_EQ(StateAfterOutcome(busy, 0, two), RunState::kRetrying);
-  EXPECT_EQ(StateAfterOutcome(busy, 2, two), RunState::kFailed) << "still bounded by the retries";
-  EXPECT_TRUE(CountsAsFailure(busy));
+  RetryPolicy policy{0};
+  policy.transient_starts = 3;
+  std::vector<RunState> states;
+  for (int i = 0; i < 4; ++i) {
+    auto id = journal->BeginAttempt("key1000", std::nullopt, 10, "logs");
+    ASSERT_TRUE(id) << id.error().message;
+    states.push_back(*journal->EndAttempt(*id, busy, {}, {}, policy));
+  }
+  EXPECT_EQ(states, (std::vector<RunState>{RunState::kRetrying, RunState::kRetrying, RunState::kRetrying,
+                                           RunState::kFailed}));
+  EXPECT_EQ((*journal->Run("key1000"))->failures, 0) << "not counted against the retries";
+  EXPECT_EQ(StateAfterOutcome(Ended(ExitClass::kStartFailed, -1), 0, RetryPolicy{2}), RunState::kFailed);
 }
 
 TEST(Journal, OutOfMemoryWhilePackedRunsAgainWithoutUsingARetry) {

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "util/strings.h"
 
 namespace sat::sweep {
@@ -42,19 +45,31 @@ namespace {
 bool OomWhilePacked(const AttemptOutcome& o) {
   return o.oom_while_packed && (o.exit_class == run::ExitClass::kGpuOom || o.exit_class == run::ExitClass::kHostOom);
 }
+
+bool TransientStart(const AttemptOutcome& o) {
+  return o.exit_class == run::ExitClass::kStartFailed && o.start_transient;
+}
+
 }  // namespace
 
 bool CountsAsFailure(const AttemptOutcome& outcome) {
-  return !outcome.stopped_early && !OomWhilePacked(outcome) && CountsAsFailure(outcome.exit_class);
+  return !outcome.stopped_early && !OomWhilePacked(outcome) && !TransientStart(outcome) &&
+         CountsAsFailure(outcome.exit_class);
 }
 
-RunState StateAfterOutcome(const AttemptOutcome& outcome, int failures_before, const RetryPolicy& policy) {
+RunState StateAfterOutcome(const AttemptOutcome& outcome, int failures_before, const RetryPolicy& policy,
+                           int transient_before) {
   if (outcome.stopped_early) return RunState::kDone;
   if (OomWhilePacked(outcome)) return RunState::kQueued;
-  if (outcome.exit_class == run::ExitClass::kStartFailed && outcome.start_transient) {
-    return StateAfterAttempt(run::ExitClass::kFailed, failures_before, policy);
+  if (TransientStart(outcome)) {
+    return transient_before + 1 <= policy.transient_starts ? RunState::kRetrying : RunState::kFailed;
   }
   return StateAfterAttempt(outcome.exit_class, failures_before, policy);
+}
+
+double TransientStartDelay(int n, double jitter) {
+  const double base = std::min(10.0, 0.25 * std::pow(2.0, std::clamp(n, 1, 16) - 1));
+  return base * std::clamp(jitter, 0.5, 1.5);
 }
 
 RunState StateAfterAttempt(run::ExitClass c, int failures_before, const RetryPolicy& policy) {

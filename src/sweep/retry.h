@@ -44,7 +44,15 @@ std::optional<std::string> SameFailureAgain(const FailureFacts& previous, int pr
 
 struct RetryPolicy {
   int retries = 2;  // how many failed attempts of a run are tried again
+  // How many attempts of a run may fail to start for want of a resource (a transient start_failed: no process or
+  // descriptor to be had) before the run fails. They do not count against `retries`: the command is not at fault.
+  int transient_starts = 8;
 };
+
+// The wait before a run is tried again after its `n`-th (n >= 1) transient start failure: 0.25 s doubled per
+// failure up to 10 s, times `jitter` (in [0.5, 1.5)), so that runs that failed together do not retry together and
+// a machine short of processes gets time to free some.
+double TransientStartDelay(int n, double jitter);
 
 // The state a run moves to after an attempt ended with `c`, when `failures_before` earlier attempts failed:
 //   finished -> done;
@@ -57,8 +65,11 @@ RunState StateAfterAttempt(run::ExitClass c, int failures_before, const RetryPol
 bool CountsAsFailure(run::ExitClass c);
 
 // The state a run moves to after `outcome`: done when stopped early, queued for an out-of-memory failure while
-// packed, else StateAfterAttempt; and whether the attempt counts against the retry budget.
-RunState StateAfterOutcome(const AttemptOutcome& outcome, int failures_before, const RetryPolicy& policy);
+// packed, retrying after a transient start failure while `transient_before` (the run's earlier ones) stays under
+// policy.transient_starts, else StateAfterAttempt; and whether the attempt counts against the retry budget (a
+// transient start failure does not).
+RunState StateAfterOutcome(const AttemptOutcome& outcome, int failures_before, const RetryPolicy& policy,
+                           int transient_before = 0);
 bool CountsAsFailure(const AttemptOutcome& outcome);
 
 }  // namespace sat::sweep

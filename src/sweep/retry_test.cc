@@ -45,3 +45,34 @@ TEST(RetryTest, LastErrorLinePrefersStderr) {
 
 }  // namespace
 }  // namespace sat::sweep
+
+namespace sat::sweep {
+namespace {
+
+TEST(StateAfterOutcome, TransientStartFailuresHaveABoundOfTheirOwn) {
+  AttemptOutcome busy;
+  busy.exit_class = run::ExitClass::kStartFailed;
+  busy.start_transient = true;
+  const RetryPolicy none{0};
+  EXPECT_FALSE(CountsAsFailure(busy)) << "the command is not at fault";
+  EXPECT_EQ(StateAfterOutcome(busy, 0, none, 0), RunState::kRetrying) << "retries: 0 still retries a busy machine";
+  EXPECT_EQ(StateAfterOutcome(busy, 0, none, none.transient_starts - 1), RunState::kRetrying);
+  EXPECT_EQ(StateAfterOutcome(busy, 0, none, none.transient_starts), RunState::kFailed);
+  AttemptOutcome missing;
+  missing.exit_class = run::ExitClass::kStartFailed;
+  EXPECT_EQ(StateAfterOutcome(missing, 0, RetryPolicy{5}, 0), RunState::kFailed) << "a missing program fails at once";
+}
+
+TEST(TransientStartDelay, GrowsWithJitterUpToACap) {
+  EXPECT_DOUBLE_EQ(TransientStartDelay(1, 1.0), 0.25);
+  EXPECT_DOUBLE_EQ(TransientStartDelay(2, 1.0), 0.5);
+  EXPECT_DOUBLE_EQ(TransientStartDelay(4, 1.0), 2.0);
+  EXPECT_DOUBLE_EQ(TransientStartDelay(20, 1.0), 10.0);
+  EXPECT_DOUBLE_EQ(TransientStartDelay(3, 0.5), 0.5);
+  EXPECT_DOUBLE_EQ(TransientStartDelay(3, 1.49), 1.49);
+  EXPECT_DOUBLE_EQ(TransientStartDelay(3, 7.0), 1.5) << "jitter is clamped";
+  EXPECT_DOUBLE_EQ(TransientStartDelay(0, 1.0), 0.25);
+}
+
+}  // namespace
+}  // namespace sat::sweep

@@ -21,10 +21,11 @@ std::optional<double> EnergyBetween(const std::optional<double>& first, const st
   return *last - *first;
 }
 
-std::optional<double> EnergyBetweenReadings(const EnergyReading& a, const EnergyReading& b) {
+std::optional<double> EnergyBetweenReadings(const EnergyReading& a, const EnergyReading& b, double max_power_gap_s) {
   const double dt = b.t - a.t;
   if (!(dt > 0)) return std::nullopt;
   if (std::optional<double> j = EnergyBetween(a.counter_j, b.counter_j)) return j;
+  if (dt > max_power_gap_s) return std::nullopt;
   if (a.power_w && b.power_w && std::isfinite(*a.power_w) && std::isfinite(*b.power_w)) {
     return (*a.power_w + *b.power_w) / 2 * dt;
   }

@@ -3,6 +3,7 @@
 // probe's stages (probe/energy.h), the sweep's attempts (sweep/energy_ledger.h) and the Slurm node wrapper. Pure.
 #pragma once
 
+#include <limits>
 #include <optional>
 
 #include "telemetry/sample.h"
@@ -25,7 +26,9 @@ EnergyReading EnergyReadingOf(const Sample& s, int gpu_index);
 std::optional<double> EnergyBetween(const std::optional<double>& first, const std::optional<double>& last);
 
 // The energy between two readings: the counter's growth when both carry it and it grew, else the mean of their
-// powers times the time between (trapezoid); nullopt when neither applies or b is not after a.
-std::optional<double> EnergyBetweenReadings(const EnergyReading& a, const EnergyReading& b);
+// powers times the time between (trapezoid) when they are at most `max_power_gap_s` apart (two powers minutes
+// apart say nothing of the power between them); nullopt when neither applies or b is not after a.
+std::optional<double> EnergyBetweenReadings(const EnergyReading& a, const EnergyReading& b,
+                                            double max_power_gap_s = std::numeric_limits<double>::infinity());
 
 }  // namespace sat::telemetry

@@ -49,6 +49,25 @@ expect_contains "$(cat "$WORK/fork.err")" "Resource temporarily unavailable"
   || fail "expected one start_failed attempt: $(journal_query "$journal" "SELECT run_key, exit_class FROM attempts")"
 expect_each_finished_once "$journal" 2
 
+# Four forks failing in a row with no retries allowed: transient start failures have a bound of their own (they
+# are not the command's fault) and each waits longer than the one before (0.25 s doubled, times 0.5-1.5 jitter),
+# instead of burning attempts in a fraction of a second.
+journal="$WORK/forks.journal"
+SWEEP_SECONDS=0.5 LD_PRELOAD="$FAIL_FORK" FAIL_FORK_COUNT=4 "$SATURATE" sweep --journal "$journal" --retries 0 \
+  --warmup 0.3s --window 0.3s --grid i=1 -- "$PY" "$WORK/train.py" --i '{i}' >"$WORK/forks.out" 2>"$WORK/forks.err" \
+  || fail "a sweep whose first four forks failed: $(cat "$WORK/forks.err")"
+expect_contains "$(cat "$WORK/forks.out")" "1 done, 0 failed"
+expect_contains "$(cat "$WORK/forks.err")" "not counted against its retries"
+starts=$(journal_query "$journal" "SELECT started_unix FROM attempts ORDER BY attempt_no")
+"$PY" - "$starts" <<'PY'
+import sys
+t = [float(v) for v in sys.argv[1].split()]
+assert len(t) == 5, f"four start failures and the attempt that ran: {t}"
+gaps = [b - a for a, b in zip(t, t[1:])]
+print("gaps between attempts:", ", ".join(f"{g:.2f} s" for g in gaps))
+assert gaps[0] >= 0.12 and gaps[-1] >= 1.0 and gaps[-1] > gaps[0], gaps
+PY
+
 # nohup: the sweep ignores the hangup its terminal sends when it closes, and finishes.
 journal="$WORK/nohup.journal"
 SWEEP_SECONDS=2 nohup "$SATURATE" sweep --journal "$journal" --warmup 0.3s --window 0.3s --grid i=1,2 \

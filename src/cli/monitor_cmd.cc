@@ -18,6 +18,7 @@
 #include "cli/command.h"
 #include "cli/gpu_setup.h"
 #include "cli/serve_flag.h"
+#include "cli/terminal.h"
 #include "monitor/fields.h"
 #include "monitor/format.h"
 #include "monitor/presenter.h"
@@ -47,17 +48,10 @@ struct MonitorOptions {
 std::string TreeCommand(const MonitorOptions& o) {
   std::vector<std::string> argv = o.command;
   if (argv.empty() && o.pid > 0) {
-    std::ifstream in(fmt::format("/proc/{}/cmdline", o.pid));
+    std::ifstream in(fmt::format("{}/{}/cmdline", o.proc_root, o.pid));
     for (std::string word; std::getline(in, word, '\0');) argv.push_back(word);
   }
   return JoinNonEmpty(argv, " ");
-}
-
-size_t TerminalWidth() {
-  if (const char* c = getenv("COLUMNS")) {
-    if (auto v = ParseInt(c); v && *v > 0) return static_cast<size_t>(*v);
-  }
-  return 120;
 }
 
 Status RunMonitor(const MonitorOptions& o) {
@@ -135,7 +129,7 @@ Status RunMonitor(const MonitorOptions& o) {
   human.gpu_backend = gpu->backend != nullptr;
   human.no_backend_reason = gpu->note;
   const bool tty = o.filename.empty() && isatty(STDOUT_FILENO);
-  human.width = tty ? TerminalWidth() : 0;
+  human.width = tty ? TerminalWidth(STDOUT_FILENO) : 0;
   std::unique_ptr<monitor::Presenter> presenter;
   if (!silent) presenter = monitor::MakePresenter(*query, format, human, tty && o.command.empty());
   if (exporter->figures) exporter->figures->SetTreeCommand(TreeCommand(o));

@@ -10,6 +10,7 @@
 #include "cli/options.h"
 #include "cli/serve_flag.h"
 #include "cli/sweep_slurm.h"
+#include "cli/terminal.h"
 #include "monitor/human_view.h"
 #include "run/interrupt.h"
 #include "sweep/controller.h"
@@ -72,13 +73,6 @@ Status AddCostJson(const sweep::SweepStatus& status, std::optional<double> price
   if (!report) return report.error();
   if (!report->is_null()) doc["slurm"] = *report;
   return Status::Ok();
-}
-
-size_t TerminalWidth() {
-  if (const char* c = getenv("COLUMNS")) {
-    if (auto v = ParseInt(c); v && *v > 0) return static_cast<size_t>(*v);
-  }
-  return 120;
 }
 
 Result<sweep::Spec> LoadSpec(const SweepCliOptions& c) {
@@ -144,7 +138,7 @@ class LiveOutput {
   void Snapshot(const sweep::SweepSnapshot& s) {
     if (!redraw_) return;
     std::string out = monitor::RedrawPrefix(block_.size());
-    block_ = sweep::LiveLines(s, TerminalWidth() - 1);
+    block_ = sweep::LiveLines(s, TerminalWidth(STDERR_FILENO) - 1);
     for (const auto& line : block_) out += line + "\n";
     fmt::print(stderr, "{}", out);
   }

@@ -30,16 +30,6 @@ std::optional<std::string> Scalar(const YAML::Node& n) {
 
 }  // namespace
 
-std::string_view GpuShareName(GpuShare s) {
-  switch (s) {
-    case GpuShare::kAuto: return "auto";
-    case GpuShare::kShard: return "shard";
-    case GpuShare::kMps: return "mps";
-    case GpuShare::kGpu: return "gpu";
-  }
-  return "?";
-}
-
 std::optional<uint64_t> ParseSlurmMemory(std::string_view text) {
   text = Trim(text);
   if (text.empty()) return std::nullopt;

@@ -38,7 +38,6 @@ namespace sat::sweep {
 // How a sized run asks for part of a GPU. kAuto: shard where the partition's nodes define the `shard` GRES,
 // else mps where they define `mps`, else a whole GPU.
 enum class GpuShare { kAuto, kShard, kMps, kGpu };
-std::string_view GpuShareName(GpuShare s);  // "auto", "shard", "mps", "gpu"
 
 struct SlurmSpec {
   std::string partition, account, qos;

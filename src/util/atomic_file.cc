@@ -13,8 +13,10 @@ namespace sat {
 Status WriteFileAtomically(const std::string& path, const std::string& text, mode_t mode) {
   const std::string tmp = fmt::format("{}.tmp.{}", path, getpid());
   // A file left by an earlier process with this pid goes first: O_EXCL then gives the new file `mode`, not its bits.
+  // The folder may be shared: O_EXCL with O_NOFOLLOW never writes through a link planted at the temporary name
+  // (unlink removes a link, not its target), and rename replaces a link at `path` instead of following it.
   unlink(tmp.c_str());
-  const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+  const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
   int open_fd = fd;
   auto failed = [&](int err) {
     if (open_fd >= 0) close(open_fd);

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -51,6 +52,24 @@ TEST(WriteFileAtomically, PrivateFilesAreTheOwnersAlone) {
 }
 
 // A write that cannot finish (here: the folder is gone) names the file and leaves the last good one alone.
+TEST(WriteFileAtomically, LinksPlantedAtItsNamesAreNotFollowed) {
+  TempFolder dir;
+  const std::string precious = dir.path + "/precious.txt";
+  std::ofstream(precious) << "the user's data";
+  const std::string path = dir.path + "/results.json";
+  ASSERT_EQ(symlink(precious.c_str(), (path + ".tmp." + std::to_string(getpid())).c_str()), 0);
+  ASSERT_TRUE(WriteFileAtomically(path, "{}"));
+  EXPECT_EQ(Read(precious), "the user's data");
+  EXPECT_EQ(Read(path), "{}");
+
+  // A link at the file's own name is replaced by the file, its target untouched.
+  const std::string linked = dir.path + "/report.html";
+  ASSERT_EQ(symlink(precious.c_str(), linked.c_str()), 0);
+  ASSERT_TRUE(WriteFileAtomically(linked, "<html>"));
+  EXPECT_EQ(Read(precious), "the user's data");
+  EXPECT_FALSE(fs::is_symlink(linked));
+}
+
 TEST(WriteFileAtomically, AFailureKeepsTheLastGoodFile) {
   TempFolder dir;
   const std::string path = dir.path + "/probe.json";

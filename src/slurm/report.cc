@@ -70,7 +70,7 @@ SlurmReport BuildSlurmReport(const std::vector<RunRecord>& runs, const std::vect
 Result<std::optional<SlurmReport>> ReadSlurmReport(const std::string& journal_path) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(journal_path, ec)) return std::optional<SlurmReport>();
-  auto journal = Journal::Open(journal_path);
+  auto journal = Journal::OpenReadOnly(journal_path);
   if (!journal) return journal.error();
   auto runs = (*journal)->Runs();
   if (!runs) return runs.error();

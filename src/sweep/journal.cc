@@ -91,6 +91,24 @@ CREATE INDEX metrics_by_run ON metrics (run_key);
 };
 constexpr int kSchemaVersion = static_cast<int>(std::size(kMigrations));
 
+// The columns each migration added, and what a reader shows for them on a journal from before it (`sweep status`
+// reads without migrating): the column's default, NULL for a measurement not taken. A migration that adds a column
+// adds it here too; journal_test's OldSchemasAreReadAsTheyAre reads every version.
+struct AddedColumn {
+  int version;  // the schema version that has it
+  const char* table;
+  const char* column;
+  const char* value;
+};
+constexpr AddedColumn kAddedColumns[] = {
+    {2, "attempts", "error_line", "''"},
+    {3, "attempts", "slurm_job", "''"},
+    {3, "attempts", "slurm_request", "''"},
+    {4, "attempts", "energy_j", "NULL"},
+    {4, "runs", "energy_j", "NULL"},
+    {4, "runs", "samples", "NULL"},
+};
+
 constexpr std::string_view kInterrupted = "interrupted";
 constexpr std::string_view kStoppedEarly = "stopped_early";
 
@@ -224,31 +242,63 @@ class Journal::Db : public sqlite::Database {
           !s) {
         return s;
       }
-      Stmt get(handle(), "SELECT version FROM schema_version");
-      int rc = get.Step();
-      if (rc != SQLITE_ROW && rc != SQLITE_DONE) return Fail("cannot read the schema version");
-      const int version = rc == SQLITE_ROW ? static_cast<int>(get.Int(0)) : 0;
-      if (version > kSchemaVersion) {
-        return Error{fmt::format("journal {} was written by a newer saturate (schema {}; this one knows up to {})",
-                                 path(), version, kSchemaVersion),
-                     kExitUsage};
-      }
-      if (version == 0) {
-        Stmt others(handle(), "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name != 'schema_version'");
-        if (others.Step() != SQLITE_ROW) return Fail("cannot list tables");
-        if (others.Int(0) > 0) {
-          return Error{fmt::format("{} is an SQLite database but not a saturate sweep journal", path()), kExitUsage};
-        }
-      }
-      for (int v = version; v < kSchemaVersion; ++v) {
+      auto version = ReadSchemaVersion();
+      if (!version) return version.error();
+      for (int v = *version; v < kSchemaVersion; ++v) {
         if (auto s = Exec(kMigrations[v], "cannot create the schema"); !s) return s;
       }
-      if (version == kSchemaVersion) return Status::Ok();
-      Stmt set(handle(), version == 0 ? "INSERT INTO schema_version (version) VALUES (?)"
-                                    : "UPDATE schema_version SET version = ?");
+      if (*version == kSchemaVersion) return Status::Ok();
+      Stmt set(handle(), *version == 0 ? "INSERT INTO schema_version (version) VALUES (?)"
+                                       : "UPDATE schema_version SET version = ?");
       if (set.Bind(1, kSchemaVersion).Step() != SQLITE_DONE) return Fail("cannot record the schema version");
       return Status::Ok();
     });
+  }
+
+  // The schema version the file records: 0 for a file without saturate's tables. Errors for a journal from a
+  // newer saturate, and for an SQLite file with other tables.
+  Result<int> ReadSchemaVersion() const {
+    Stmt has(handle(), "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'");
+    if (has.Step() != SQLITE_ROW) return Fail("cannot read schema");
+    int version = 0;
+    if (has.Int(0) > 0) {
+      Stmt get(handle(), "SELECT version FROM schema_version");
+      const int rc = get.Step();
+      if (rc != SQLITE_ROW && rc != SQLITE_DONE) return Fail("cannot read the schema version");
+      if (rc == SQLITE_ROW) version = static_cast<int>(get.Int(0));
+    }
+    if (version > kSchemaVersion) {
+      return Error{fmt::format("journal {} was written by a newer saturate (schema {}; this one knows up to {})",
+                               path(), version, kSchemaVersion),
+                   kExitUsage};
+    }
+    if (version == 0) {
+      Stmt others(handle(), "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name != 'schema_version'");
+      if (others.Step() != SQLITE_ROW) return Fail("cannot list tables");
+      if (others.Int(0) > 0) {
+        return Error{fmt::format("{} is an SQLite database but not a saturate sweep journal", path()), kExitUsage};
+      }
+    }
+    return version;
+  }
+
+  // For a reader of a journal at an older schema `version`: temporary views named like the tables, with the
+  // columns later migrations added as kAddedColumns says, so every read works unchanged. They live in this
+  // connection's TEMP schema (memory), not in the file.
+  Status PresentAsCurrent(int version) {
+    if (auto s = Exec("PRAGMA temp_store = MEMORY", "cannot read schema"); !s) return s;
+    for (const char* table : {"runs", "attempts"}) {
+      std::string added;
+      for (const AddedColumn& c : kAddedColumns) {
+        if (c.version > version && std::string_view(c.table) == table) {
+          added += fmt::format(", {} AS {}", c.value, c.column);
+        }
+      }
+      if (added.empty()) continue;
+      const std::string view = fmt::format("CREATE TEMP VIEW {0} AS SELECT *{1} FROM main.{0}", table, added);
+      if (auto s = Exec(view.c_str(), "cannot read an older schema"); !s) return s;
+    }
+    return Status::Ok();
   }
 
   Result<std::optional<SweepInfo>> ReadSweep() const {
@@ -299,6 +349,20 @@ Result<std::unique_ptr<Journal>> Journal::Open(const std::string& path) {
   if (Status s = db->Open("journal", path, durable); !s) return s.error();
   if (auto s = db->Migrate(); !s) return s.error();
   return std::unique_ptr<Journal>(new Journal(std::move(db)));
+}
+
+Result<std::unique_ptr<const Journal>> Journal::OpenReadOnly(const std::string& path) {
+  auto db = std::make_unique<Db>();
+  sqlite::OpenOptions read_only;
+  read_only.read_only = true;
+  if (Status s = db->Open("journal", path, read_only); !s) return s.error();
+  auto version = db->ReadSchemaVersion();
+  if (!version) return version.error();
+  if (*version == 0) return UsageError(fmt::format("journal {} holds no sweep yet", path));
+  if (*version < kSchemaVersion) {
+    if (auto s = db->PresentAsCurrent(*version); !s) return s.error();
+  }
+  return std::unique_ptr<const Journal>(new Journal(std::move(db)));
 }
 
 Status Journal::EnsureRuns(const SweepInfo& sweep, const std::vector<RunParams>& runs) {

@@ -42,6 +42,12 @@ class Journal {
   // Opens or creates the file, and creates or migrates the schema. Errors for a file that is not a journal,
   // a journal from a newer saturate, or a file system without WAL support.
   static Result<std::unique_ptr<Journal>> Open(const std::string& path);
+  // For readers (`sweep status`, `sweep export`, the Slurm report), without the controller's lock: opens an
+  // existing journal read-only (SQLite's SQLITE_OPEN_READONLY), so it never writes the file and never migrates
+  // it; a journal another user owns and this one may only read is read. A journal at an older schema is read as
+  // it is, the fields later versions added unknown (null; "" for texts). Errors for a missing file, a file that
+  // is not a journal or holds no sweep (exit code 2), and a journal from a newer saturate.
+  static Result<std::unique_ptr<const Journal>> OpenReadOnly(const std::string& path);
   ~Journal();
   Journal(const Journal&) = delete;
   Journal& operator=(const Journal&) = delete;

@@ -1,17 +1,22 @@
 #include "sweep/journal.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <random>
+#include <sstream>
 
 #include "sweep/export.h"
+#include "sweep/status.h"
 #include "sweep/test_dir.h"
 
 namespace sat::sweep {
@@ -90,6 +95,20 @@ std::string QueryText(const std::string& path, const char* sql) {
   return out;
 }
 
+// Makes the journal at `path` what an older saturate wrote at schema `version`: without the columns later
+// migrations added.
+void Downgrade(const std::string& path, int version) {
+  if (version < 4) {
+    ExecSql(path, {"ALTER TABLE attempts DROP COLUMN energy_j", "ALTER TABLE runs DROP COLUMN energy_j",
+                   "ALTER TABLE runs DROP COLUMN samples"});
+  }
+  if (version < 3) {
+    ExecSql(path, {"ALTER TABLE attempts DROP COLUMN slurm_job", "ALTER TABLE attempts DROP COLUMN slurm_request"});
+  }
+  if (version < 2) ExecSql(path, {"ALTER TABLE attempts DROP COLUMN error_line"});
+  ExecSql(path, {fmt::format("UPDATE schema_version SET version = {}", version).c_str()});
+}
+
 TEST(Journal, CreatesSchemaInWalMode) {
   TempDir dir;
   const std::string path = dir.File("j.db");
@@ -113,9 +132,7 @@ TEST(Journal, MigratesAJournalFromBeforeEnergyKeepingItsRuns) {
     auto journal = OpenWithPlan(path, 2);
     ASSERT_TRUE(journal);
   }
-  // The schema of version 3: no energy columns.
-  ExecSql(path, {"ALTER TABLE attempts DROP COLUMN energy_j", "ALTER TABLE runs DROP COLUMN energy_j",
-                 "ALTER TABLE runs DROP COLUMN samples", "UPDATE schema_version SET version = 3"});
+  Downgrade(path, 3);  // no energy columns
   auto journal = MustOpen(path);
   ASSERT_TRUE(journal);
   EXPECT_EQ(QueryText(path, "SELECT version FROM schema_version"), "4");
@@ -615,6 +632,124 @@ std::vector<RunRecord> Records() {
   runs[1].measurements.energy_j = 1000;
   runs[3].stopped_early = true;
   return runs;
+}
+
+// A journal with one run done (metrics, measurements, energy) and one queued, closed as a finished sweep leaves it.
+void WriteSweep(const std::string& path) {
+  auto journal = OpenWithPlan(path, 2);
+  ASSERT_TRUE(journal);
+  auto attempt = journal->BeginAttempt("key1000", 0, 4321, "logs/key1000/1");
+  ASSERT_TRUE(attempt);
+  Measurements ms;
+  ms.throughput_samples_per_s = 850.5;
+  ms.energy_j = 3000;
+  ASSERT_TRUE(journal->EndAttempt(*attempt, Ended(ExitClass::kFinished, 0), {{"loss", 0.4, 1, 100.0}}, ms, {}));
+}
+
+// What a reader must leave as it was: the file's bytes and its modification time.
+std::string Fingerprint(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  struct stat st {};
+  stat(path.c_str(), &st);
+  return fmt::format("mtime {}.{}, {} bytes hashing to {:x}", st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
+                     bytes.str().size(), std::hash<std::string>{}(bytes.str()));
+}
+
+TEST(JournalReaders, OldSchemasAreReadAsTheyAreWithoutWriting) {
+  for (int version = 1; version <= 4; ++version) {
+    SCOPED_TRACE(fmt::format("schema {}", version));
+    TempDir dir;
+    const std::string path = dir.File("j.db");
+    WriteSweep(path);
+    Downgrade(path, version);
+    const std::string before = Fingerprint(path);
+
+    auto journal = Journal::OpenReadOnly(path);
+    ASSERT_TRUE(journal) << journal.error().message;
+    auto runs = (*journal)->Runs();
+    ASSERT_TRUE(runs) << runs.error().message;
+    ASSERT_EQ(runs->size(), 2u);
+    EXPECT_EQ((*runs)[0].state, RunState::kDone);
+    EXPECT_EQ((*runs)[0].measurements.throughput_samples_per_s, 850.5);
+    EXPECT_EQ((*runs)[0].measurements.energy_j.has_value(), version >= 4);  // unknown before version 4
+    auto attempts = (*journal)->Attempts("key1000");
+    ASSERT_TRUE(attempts) << attempts.error().message;
+    ASSERT_EQ(attempts->size(), 1u);
+    EXPECT_EQ((*attempts)[0].exit_class, "finished");
+    EXPECT_EQ((*attempts)[0].slurm_job, "");
+    EXPECT_EQ((*journal)->Counts()->done, 1);
+    EXPECT_EQ((*journal)->LastAttemptMetrics("key1000")->size(), 1u);
+    EXPECT_TRUE((*journal)->Verify());
+    // The connection cannot write, root or not (SQLite's read-only open).
+    const Status write = const_cast<Journal&>(**journal).EnsureRuns(Info(), Plan(2));
+    ASSERT_FALSE(write);
+    EXPECT_NE(write.message().find("readonly"), std::string::npos) << write.message();
+    journal->reset();
+    EXPECT_EQ(Fingerprint(path), before);
+  }
+}
+
+TEST(JournalReaders, ReadOnlyRefusesWhatIsNotAReadableJournal) {
+  TempDir dir;
+  EXPECT_FALSE(Journal::OpenReadOnly(dir.File("missing.db")));
+  EXPECT_FALSE(std::filesystem::exists(dir.File("missing.db")));
+  ExecSql(dir.File("other.db"), {"CREATE TABLE customers (id INTEGER)"});
+  auto other = Journal::OpenReadOnly(dir.File("other.db"));
+  ASSERT_FALSE(other);
+  EXPECT_EQ(other.error().exit_code, kExitUsage);
+  { auto journal = MustOpen(dir.File("new.db")); }
+  ExecSql(dir.File("new.db"), {"UPDATE schema_version SET version = 99"});
+  auto newer = Journal::OpenReadOnly(dir.File("new.db"));
+  ASSERT_FALSE(newer);
+  EXPECT_NE(newer.error().message.find("newer saturate"), std::string::npos);
+}
+
+// `sweep status` and `sweep export` once opened the journal read-write and migrated an older schema, without the
+// controller's lock.
+TEST(JournalReaders, StatusOfAnOlderJournalLeavesItAsItWas) {
+  TempDir dir;
+  const std::string path = dir.File("old.journal");
+  WriteSweep(path);
+  Downgrade(path, 1);
+  const std::string before = Fingerprint(path);
+  auto status = ReadStatus(path);
+  ASSERT_TRUE(status) << status.error().message;
+  ASSERT_EQ(status->runs.size(), 2u);
+  EXPECT_EQ(status->counts.done, 1);
+  EXPECT_TRUE(status->problems.empty()) << status->problems;
+  EXPECT_EQ(Fingerprint(path), before);
+  EXPECT_EQ(QueryText(path, "SELECT version FROM schema_version"), "1");
+}
+
+// A journal another user owns, in a folder this user cannot write (so SQLite cannot make its -shm file): status
+// reads it. Tests run as root, whom permissions do not stop, so the reader is a child that becomes nobody.
+TEST(JournalReaders, StatusReadsAJournalThisUserMayOnlyRead) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to become another user";
+  TempDir dir;
+  const std::string folder = dir.File("shared");
+  ASSERT_TRUE(std::filesystem::create_directory(folder));
+  const std::string path = folder + "/ro.journal";
+  WriteSweep(path);
+  ASSERT_FALSE(std::filesystem::exists(path + "-shm"));
+  ASSERT_EQ(chmod(path.c_str(), 0444), 0);
+  ASSERT_EQ(chmod(folder.c_str(), 0555), 0);
+  ASSERT_EQ(chmod(std::filesystem::path(folder).parent_path().c_str(), 0755), 0);
+  const std::string before = Fingerprint(path);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    if (setgid(65534) != 0 || setuid(65534) != 0) _exit(3);
+    auto status = ReadStatus(path);
+    if (!status) fmt::print(stderr, "{}\n", status.error().message);
+    _exit(status.ok() && status->counts.done == 1 && status->runs.size() == 2 ? 0 : 1);
+  }
+  int wstatus = 0;
+  ASSERT_EQ(waitpid(child, &wstatus, 0), child);
+  EXPECT_TRUE(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0) << "status as another user failed";
+  EXPECT_EQ(Fingerprint(path), before);
+  ASSERT_EQ(chmod(folder.c_str(), 0755), 0);  // so TempDir can remove it
 }
 
 TEST(Export, SortsByTheMetricsGoalWithMissingValuesLast) {

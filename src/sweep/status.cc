@@ -18,7 +18,7 @@ Result<SweepStatus> ReadStatus(const std::string& path) {
     return UsageError(
         fmt::format("no sweep journal at {} (give --journal PATH, or the spec the sweep ran from)", path));
   }
-  auto journal = Journal::Open(path);
+  auto journal = Journal::OpenReadOnly(path);
   if (!journal) return journal.error();
   auto sweep = (*journal)->Sweep();
   if (!sweep) return sweep.error();

@@ -1,5 +1,6 @@
 // What `saturate sweep status` and `saturate sweep export` read: a journal's sweep, counts and runs, and whether
-// it is consistent. Safe while a sweep is running (the journal is in WAL mode; this is one more reader).
+// it is consistent. Safe while a sweep is running (the journal is in WAL mode; this is one more reader), and it
+// never writes: the journal is opened read-only and an older schema is read as it is (Journal::OpenReadOnly).
 #pragma once
 
 #include <optional>

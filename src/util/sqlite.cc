@@ -2,6 +2,8 @@
 
 #include <sys/vfs.h>
 
+#include <climits>
+#include <cstdlib>
 #include <filesystem>
 
 #include <fmt/core.h>
@@ -74,11 +76,56 @@ bool IsNetworkFileSystem(long f_type) {
   }
 }
 
+namespace {
+
+// "file:/abs/path?immutable=1", with the characters a URI gives meaning to escaped; "" when the path does not
+// resolve.
+std::string ImmutableUri(const std::string& path) {
+  char resolved[PATH_MAX];
+  if (realpath(path.c_str(), resolved) == nullptr) return "";
+  std::string uri = "file:";
+  for (const char c : std::string_view(resolved)) {
+    if (c == '%' || c == '?' || c == '#') {
+      uri += fmt::format("%{:02X}", static_cast<unsigned char>(c));
+    } else {
+      uri += c;
+    }
+  }
+  return uri + "?immutable=1";
+}
+
+}  // namespace
+
 Database::~Database() { sqlite3_close_v2(handle_); }
+
+Status Database::OpenReadOnly(const std::string& path, int busy_timeout_ms) {
+  if (sqlite3_open_v2(path.c_str(), &handle_, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
+    return Fail("cannot open");
+  }
+  sqlite3_busy_timeout(handle_, busy_timeout_ms);
+  // SQLite reads the file first here: a WAL file whose -shm this user cannot create fails as "readonly".
+  if (sqlite3_exec(handle_, "SELECT count(*) FROM sqlite_master", nullptr, nullptr, nullptr) == SQLITE_OK ||
+      (sqlite3_errcode(handle_) != SQLITE_READONLY && sqlite3_errcode(handle_) != SQLITE_CANTOPEN)) {
+    return Status::Ok();
+  }
+  // Without a -wal file no writer has the journal open and nothing is pending outside the file itself.
+  std::error_code ec;
+  const std::string uri = ImmutableUri(path);
+  if (std::filesystem::exists(path + "-wal", ec) || uri.empty()) return Fail("cannot read");
+  sqlite3_close_v2(handle_);
+  handle_ = nullptr;
+  if (sqlite3_open_v2(uri.c_str(), &handle_, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
+                      nullptr) != SQLITE_OK) {
+    return Fail("cannot open");
+  }
+  sqlite3_busy_timeout(handle_, busy_timeout_ms);
+  return Status::Ok();
+}
 
 Status Database::Open(std::string_view label, const std::string& path, const OpenOptions& options) {
   label_ = label;
   path_ = path;
+  if (options.read_only) return OpenReadOnly(path, options.busy_timeout_ms);
   if (sqlite3_open_v2(path.c_str(), &handle_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                       nullptr) != SQLITE_OK) {
     return Fail("cannot open");

@@ -1,8 +1,8 @@
 // SQLite files that saturate keeps (tune's trial cache, sweep's journal): one connection type and one prepared
 // statement type, with errors as values that name the file.
 //
-// A Database is opened read-write (created when missing) with a busy timeout, so a second process that holds the
-// lock is waited on rather than failed; optionally in WAL mode with synchronous=FULL and foreign keys on (the
+// A Database is opened read-write (created when missing) or read-only, with a busy timeout, so a second process
+// that holds the lock is waited on rather than failed; optionally in WAL mode with synchronous=FULL and foreign keys on (the
 // journal's durability). Errors read "<label> <path>: <what>: <SQLite's message>", e.g.
 // "journal lr.journal: cannot record runs: database is locked".
 //
@@ -75,6 +75,10 @@ struct OpenOptions {
   bool durable = false;
   // Whether the file lives on a network file system; nullopt: ask statfs of its folder (IsNetworkFileSystem).
   std::optional<bool> network_fs;
+  // SQLITE_OPEN_READONLY: the file must exist, and this connection never writes it or creates it (`durable` is
+  // not applied). A WAL file whose -shm cannot be made (another user's journal in a folder this user cannot
+  // write, with no writer open on it) is read as immutable, which SQLite allows only without a -wal beside it.
+  bool read_only = false;
 };
 
 // Whether a statfs f_type is a file system shared over the network (NFS, SMB/CIFS, Lustre, GPFS, CephFS, BeeGFS,
@@ -109,6 +113,8 @@ class Database {
   sqlite3* handle() const { return handle_; }
 
  private:
+  Status OpenReadOnly(const std::string& path, int busy_timeout_ms);
+
   std::string label_, path_;
   sqlite3* handle_ = nullptr;
 };

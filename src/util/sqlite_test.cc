@@ -157,5 +157,30 @@ TEST_F(SqliteTest, AFileThatIsNotSqliteFailsOnFirstUse) {
   EXPECT_EQ(s.Step(), SQLITE_NOTADB);
 }
 
+TEST_F(SqliteTest, ReadOnlyNeverCreatesNorWrites) {
+  OpenOptions read_only;
+  read_only.read_only = true;
+  Database missing;
+  EXPECT_FALSE(missing.Open("test file", File("none.db"), read_only));
+  EXPECT_FALSE(std::filesystem::exists(File("none.db")));
+
+  {
+    Database db;
+    OpenOptions durable;
+    durable.durable = true;
+    ASSERT_TRUE(db.Open("test file", File("t.db"), durable));
+    ASSERT_TRUE(db.Exec("CREATE TABLE t (x); INSERT INTO t VALUES (1)", "cannot create"));
+  }
+  Database db;
+  ASSERT_TRUE(db.Open("test file", File("t.db"), read_only));
+  EXPECT_EQ(sqlite3_db_readonly(db.handle(), "main"), 1);
+  Statement read(db.handle(), "SELECT x FROM t");
+  ASSERT_EQ(read.Step(), SQLITE_ROW);
+  EXPECT_EQ(read.Int(0), 1);
+  const Status write = db.Exec("INSERT INTO t VALUES (2)", "cannot insert");
+  ASSERT_FALSE(write);
+  EXPECT_NE(write.message().find("readonly"), std::string::npos) << write.message();
+}
+
 }  // namespace
 }  // namespace sat::sqlite

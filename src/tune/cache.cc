@@ -1,12 +1,20 @@
 #include "tune/cache.h"
 
+#include <fcntl.h>
 #include <fmt/core.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 
+#include "util/atomic_file.h"
 #include "util/json_text.h"
+#include "util/redact.h"
 
 namespace sat::tune {
 namespace {
@@ -24,7 +32,7 @@ std::string TrialKey(const std::vector<std::string>& argv, bool shell, const std
                      const TrialRequest& r, const MeasureSetup& setup, const CommandIdentity& identity) {
   auto optional = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
   nlohmann::json key = {{"format", kTrialFormat},
-                        {"argv", argv},
+                        {"argv", RedactCommand(argv, shell)},  // the file keeps no secret
                         {"command", IdentityJson(identity)},
                         {"shell", shell},
                         {"parse", parse},
@@ -42,18 +50,88 @@ std::string TrialKey(const std::vector<std::string>& argv, bool shell, const std
   return JsonText(key);
 }
 
-std::string DefaultCachePath() {
+Result<std::string> CachePathFrom(const CacheHomes& homes) {
   namespace fs = std::filesystem;
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return (fs::path(xdg) / "saturate/tune.db").string();
-  const char* home = std::getenv("HOME");
-  return (fs::path(home && *home ? home : "/tmp") / ".cache/saturate/tune.db").string();
+  // XDG: a relative XDG_CACHE_HOME is invalid and ignored.
+  if (!homes.xdg_cache_home.empty() && homes.xdg_cache_home.front() == '/') {
+    return (fs::path(homes.xdg_cache_home) / "saturate/tune.db").string();
+  }
+  for (const std::string& home : {homes.home, homes.passwd_home}) {
+    if (!home.empty()) return (fs::path(home) / ".cache/saturate/tune.db").string();
+  }
+  return Error{"no trial cache: neither XDG_CACHE_HOME nor HOME is set and this user has no home folder in the "
+               "password database (saturate keeps no cache in a shared folder); give --cache PATH to keep trials"};
 }
 
+Result<std::string> DefaultCachePath() {
+  CacheHomes homes;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME")) homes.xdg_cache_home = xdg;
+  if (const char* home = std::getenv("HOME")) homes.home = home;
+  if (const passwd* pw = getpwuid(getuid()); pw != nullptr && pw->pw_dir != nullptr) homes.passwd_home = pw->pw_dir;
+  return CachePathFrom(homes);
+}
+
+namespace {
+
+// The folders of `folder` that are missing are made, readable by their owner alone.
+Status MakePrivateFolders(const std::filesystem::path& folder) {
+  std::filesystem::path made;
+  for (const auto& part : folder) {
+    made /= part;
+    if (mkdir(made.c_str(), 0700) != 0 && errno != EEXIST) {
+      return Error{fmt::format("cannot create the tune cache's folder {}: {}", made.string(), std::strerror(errno))};
+    }
+  }
+  return Status::Ok();
+}
+
+// The cache holds commands: its folder must be this user's and writable by no one else (else another user could
+// read trials or plant a file or link in their place), and the file, never reached through a link, becomes this
+// user's alone (0600; SQLite gives its journal file the same bits).
+Status MakeCacheFilePrivate(const std::string& path) {
+  namespace fs = std::filesystem;
+  const fs::path parent = fs::path(path).parent_path();
+  const std::string folder = parent.empty() ? "." : parent.string();
+  if (Status made = MakePrivateFolders(folder); !made) return made;
+  struct stat st {};
+  std::string why;
+  if (stat(folder.c_str(), &st) != 0) {
+    why = std::strerror(errno);
+  } else if (st.st_uid != geteuid()) {
+    why = fmt::format("belongs to user {}, not to you", st.st_uid);
+  } else if ((st.st_mode & 022) != 0) {
+    why = "may be written by other users";
+  }
+  if (!why.empty()) {
+    return Error{fmt::format("tune cache {}: its folder {} {}: another user could read or replace its trials; give "
+                             "--cache a path in a folder only you can write",
+                             path, folder, why)};
+  }
+  const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, kPrivateFileMode);
+  if (fd < 0) {
+    const std::string reason = errno == ELOOP ? "it is a symbolic link, which saturate does not follow"
+                                              : std::strerror(errno);
+    return Error{fmt::format("tune cache {}: cannot open: {}", path, reason)};
+  }
+  why.clear();
+  if (fstat(fd, &st) != 0) {
+    why = std::strerror(errno);
+  } else if (!S_ISREG(st.st_mode)) {
+    why = "it is not a regular file";
+  } else if (st.st_uid != geteuid()) {
+    why = fmt::format("it belongs to user {}, not to you", st.st_uid);
+  } else if ((st.st_mode & 077) != 0 && fchmod(fd, kPrivateFileMode) != 0) {  // an older saturate's 0644
+    why = std::strerror(errno);
+  }
+  close(fd);
+  if (!why.empty()) return Error{fmt::format("tune cache {}: cannot use it: {}", path, why)};
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<std::unique_ptr<TrialCache>> TrialCache::Open(const std::string& path) {
-  std::error_code ec;
-  std::filesystem::path parent = std::filesystem::path(path).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-  if (ec) return Error{fmt::format("tune cache {}: cannot create its folder: {}", path, ec.message())};
+  if (Status s = MakeCacheFilePrivate(path); !s) return s.error();
   std::unique_ptr<TrialCache> cache(new TrialCache());
   sqlite::Database& db = cache->db_;
   if (Status s = db.Open("tune cache", path); !s) return s.error();

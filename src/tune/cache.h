@@ -29,17 +29,31 @@ struct MeasureSetup {
 // What makes two trials the same measurement: the command as given (placeholders unfilled) and what else decides
 // its result (the folder, the script's contents, the torch version: tune/command_identity.h), how it runs and is
 // measured, the request's mode, knobs and repeat, and the version of the trial format (trials stored by an
-// older saturate lack what comparisons need, so they are measured again). A canonical JSON text.
+// older saturate lack what comparisons need, so they are measured again). A canonical JSON text, with the argv
+// redacted (util/redact.h RedactCommand): a secret in the command is never written to the cache.
 std::string TrialKey(const std::vector<std::string>& argv, bool shell, const std::string& parse,
                      const TrialRequest& request, const MeasureSetup& setup = {},
                      const CommandIdentity& identity = {});
 
-// ~/.cache/saturate/tune.db, or under $XDG_CACHE_HOME when it is set.
-std::string DefaultCachePath();
+// Where the cache's default place may be: $XDG_CACHE_HOME, $HOME, the user's home in the password database
+// ("" for each that is not set).
+struct CacheHomes {
+  std::string xdg_cache_home, home, passwd_home;
+};
+
+// $XDG_CACHE_HOME/saturate/tune.db (an absolute XDG_CACHE_HOME), else ~/.cache/saturate/tune.db with ~ from $HOME,
+// else from the password database. Never a shared folder such as /tmp, which another user could plant: with none
+// of them, an error that says so (tune then runs without a cache).
+Result<std::string> CachePathFrom(const CacheHomes& homes);
+Result<std::string> DefaultCachePath();  // CachePathFrom this process's environment and user
 
 class TrialCache {
  public:
-  // Opens or creates the file (and its folder). Error when it cannot be opened or is not a tune cache.
+  // Opens or creates the file (and its folder). The cache holds commands (redacted, but with their paths and
+  // values), so it is kept private: missing folders are made 0700, the file is made 0600 (an older one's bits are
+  // narrowed), and its folder must belong to this user and be writable by no one else; a file at the path that is
+  // a symbolic link, or another user's, is refused. Error when it cannot be opened, is refused, or is not a tune
+  // cache.
   static Result<std::unique_ptr<TrialCache>> Open(const std::string& path);
   ~TrialCache();
   TrialCache(const TrialCache&) = delete;

@@ -105,9 +105,17 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
   const KnobSpec* batch_knob = FindRole(*knobs, KnobRole::kBatchSize);
   if (Status st = CheckParse(o, batch_knob); !st) return st.error();
 
-  result.cache_path = o.cache_path.empty() ? DefaultCachePath() : o.cache_path;
-  auto cache = TrialCache::Open(result.cache_path);
-  if (!cache) return cache.error();
+  // No place for the cache is no reason not to tune: trials are then measured and not kept, and the report says so.
+  std::unique_ptr<TrialCache> cache;
+  std::optional<std::string> no_cache;
+  if (auto path = o.cache_path.empty() ? DefaultCachePath() : Result<std::string>(o.cache_path); path) {
+    result.cache_path = *path;
+    auto opened = TrialCache::Open(result.cache_path);
+    if (!opened) return opened.error();
+    cache = std::move(*opened);
+  } else {
+    no_cache = path.error().message;
+  }
 
   // Trial logs go under --out, or a temporary folder that is removed at the end.
   auto logs = probe::LogRoot::Create(o.out_dir, "trials", "tune");
@@ -118,7 +126,7 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
   const std::optional<double> host_mem =
       result.machine.mem_total_bytes ? std::optional<double>(static_cast<double>(*result.machine.mem_total_bytes))
                                      : std::nullopt;
-  const std::string command_text = JoinCommand(RedactArgv(o.argv));  // shown by the cache, so redacted
+  const std::string command_text = JoinCommand(RedactCommand(o.argv, o.shell));  // shown by the cache, so redacted
   std::vector<std::string> knob_order;
   for (const auto& k : *knobs) knob_order.push_back(k.name);
 
@@ -136,8 +144,8 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
     const std::string key = TrialKey(o.argv, o.shell, o.parse, req, setup, identity);
 
     // A trial measured before on this machine is taken as it was.
-    if (!o.fresh) {
-      auto found = (*cache)->Find(key, machine_key);
+    if (!o.fresh && cache) {
+      auto found = cache->Find(key, machine_key);
       if (!found) {
         own_error = found.error();
         return std::nullopt;
@@ -208,8 +216,8 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
         o.on_event(TrialEvent{false, id, &req, &trial, budget, telemetry::MonotonicSeconds() - t0, o.budget_s,
                               &knob_order, fmt::format("too few steady steps: again, up to {:.0f}s", cap)});
     }
-    if (!trial.interrupted && !trial.too_slow) {
-      if (Status st = (*cache)->Put(key, machine_key, command_text, trial); !st) {
+    if (cache && !trial.interrupted && !trial.too_slow) {
+      if (Status st = cache->Put(key, machine_key, command_text, trial); !st) {
         own_error = st.error();
         return std::nullopt;
       }
@@ -251,6 +259,7 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
   result.needs = NeedsOf(result.search);
   result.stop_reason = StopReason(result);
   for (auto& note : length_notes) result.search.warnings.push_back(std::move(note));
+  if (no_cache) result.search.warnings.push_back(*no_cache);
   // The knobs as the search left them: injected ones are a code change, not part of the command.
   std::vector<KnobSpec> final_knobs;
   for (const auto& k : result.search.knobs) final_knobs.push_back(k.spec);

@@ -63,7 +63,7 @@ struct TuneOptions {
   bool trace = false;                   // --trace: a profiler trace of the recommendation (trace_run.h)
   // --serve: every sample and each trial's progress (labels command="tune", trial, stage) go there; not owned.
   monitor::LiveFigures* live = nullptr;
-  std::string cache_path;               // empty: DefaultCachePath()
+  std::string cache_path;               // empty: DefaultCachePath(), or no cache where it has no place
   bool fresh = false;                   // do not reuse cached trials (new ones are still stored)
   bool verbose = false;                 // echo the command's output
   std::string proc_root = "/proc";
@@ -90,7 +90,7 @@ struct TuneResult {
   std::vector<CodeChange> code_changes;  // the edits that keep the recommendation's injected knobs
   Needs needs;
   int trials_run = 0, trials_cached = 0;
-  std::string cache_path;
+  std::string cache_path;      // "" when there was no place for one (a warning says why)
   std::string python_dir;      // the helper's folder, for pasteable commands
   std::optional<probe::TraceOutcome> trace;  // --trace: the recommendation's profiler trace; absent without it
 };

@@ -73,4 +73,13 @@ std::string RedactCommandLine(std::string_view line) {
   return out;
 }
 
+std::vector<std::string> RedactCommand(std::vector<std::string> argv, bool shell) {
+  if (!shell) return RedactArgv(std::move(argv));
+  std::string line;
+  for (const std::string& a : argv) line += (line.empty() ? "" : " ") + a;
+  std::string redacted = RedactCommandLine(line);
+  if (redacted == line) return argv;
+  return {std::move(redacted)};
+}
+
 }  // namespace sat

@@ -22,4 +22,8 @@ std::vector<std::string> RedactArgv(std::vector<std::string> argv);
 // A command line as one string of words separated by spaces (a shell command, a /proc cmdline joined).
 std::string RedactCommandLine(std::string_view line);
 
+// A command as saturate runs it (run/runner.h): argv, or with `shell` one line of its elements joined with
+// spaces, redacted as that line (then a single element). Unchanged when nothing in it is secret.
+std::vector<std::string> RedactCommand(std::vector<std::string> argv, bool shell);
+
 }  // namespace sat

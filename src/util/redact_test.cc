@@ -30,5 +30,11 @@ TEST(Redact, CommandLineKeepsItsSpacing) {
   EXPECT_EQ(RedactCommandLine("WANDB_API_KEY=k python3 t.py"), "WANDB_API_KEY=*** python3 t.py");
 }
 
+TEST(Redact, ACommandRunByTheShellIsRedactedAsItsLine) {
+  EXPECT_EQ(RedactCommand({"t.py", "--api-key", "abc"}, false), (V{"t.py", "--api-key", "***"}));
+  EXPECT_EQ(RedactCommand({"python3 t.py --api-key", "abc"}, true), (V{"python3 t.py --api-key ***"}));
+  EXPECT_EQ(RedactCommand({"python3 t.py", "--lr 1"}, true), (V{"python3 t.py", "--lr 1"}));
+}
+
 }  // namespace
 }  // namespace sat

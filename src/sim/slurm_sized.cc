@@ -19,20 +19,26 @@ SlurmSized::SlurmSized(const Cluster& cluster, const PolicyParams& params)
   }
 }
 
+SizedShards SizeMeasured(double mem_gib, double gpu_util, double cpu_cores, double gpu_mem_gib, int shards_per_gpu,
+                         double cores_per_node, double margin, int ooms) {
+  const double grow = 1 + margin;
+  // The larger of the memory share and the compute share: the probe had its GPU alone, so the GPU's
+  // utilisation then was the shape's own.
+  const double share = std::max(mem_gib * grow * std::pow(2.0, ooms) / gpu_mem_gib, gpu_util);
+  const int shards = std::clamp(static_cast<int>(std::ceil(share * shards_per_gpu - 1e-9)), 1, shards_per_gpu);
+  const double cores = std::min(cores_per_node, std::max(1.0, std::ceil(cpu_cores * grow - 1e-9)));
+  return SizedShards{shards, cores};
+}
+
 SlurmSized::Request SlurmSized::RequestOf(const Cluster& cluster, int run) const {
   const SimConfig& config = cluster.config();
   const Shape& shape = shapes_[cluster.shape_of(run)];
   if (!shape.measured) {
     return Request{shards_per_gpu_, config.cpu_cores_per_node / config.gpus_per_node};
   }
-  const double grow = 1 + params_.slurm_margin;
-  // The larger of the memory share and the compute share: the probe had its GPU alone, so the GPU's
-  // utilisation then was the shape's own.
-  const double share = std::max(shape.mem_gib * grow * std::pow(2.0, ooms_[run]) / config.gpu_mem_gib,
-                                shape.gpu_util);
-  const int shards = std::clamp(static_cast<int>(std::ceil(share * shards_per_gpu_ - 1e-9)), 1, shards_per_gpu_);
-  const double cores = std::min(config.cpu_cores_per_node, std::max(1.0, std::ceil(shape.cpu_cores * grow - 1e-9)));
-  return Request{shards, cores};
+  const SizedShards sized = SizeMeasured(shape.mem_gib, shape.gpu_util, shape.cpu_cores, config.gpu_mem_gib,
+                                         shards_per_gpu_, config.cpu_cores_per_node, params_.slurm_margin, ooms_[run]);
+  return Request{sized.shards, sized.cores};
 }
 
 void SlurmSized::SetFree(int gpu, int shards) {

@@ -23,6 +23,15 @@
 
 namespace sat::sim {
 
+// A measured shape's request on the simulated cluster: what slurm/right_size.h's SizedRequest asks of Slurm, in the
+// simulator's units (a test holds the two together: sim/slurm_sizing_agreement_test.cc).
+struct SizedShards {
+  int shards = 0;      // of `shards_per_gpu`; all of them is a whole GPU
+  double cores = 0;
+};
+SizedShards SizeMeasured(double mem_gib, double gpu_util, double cpu_cores, double gpu_mem_gib, int shards_per_gpu,
+                         double cores_per_node, double margin, int ooms);
+
 class SlurmSized final : public Scheduler {
  public:
   // `params` must have passed ValidateParams.

@@ -27,6 +27,7 @@
 #include "telemetry/proc_tree.h"
 #include "telemetry/sampler.h"
 #include "util/atomic_file.h"
+#include "util/host.h"
 #include "util/json_text.h"
 
 namespace sat::slurm {
@@ -84,11 +85,10 @@ std::string SlurmJobId() {
 }
 
 // The node as Slurm names it (squeue's and scontrol's NodeList), else the host's name.
-std::string HostName() {
+// The node as Slurm names it (which may differ from its host name), for the files the submitter reads.
+std::string NodeName() {
   if (const char* node = getenv("SLURMD_NODENAME"); node && *node) return node;
-  char name[256] = {};
-  gethostname(name, sizeof name - 1);
-  return name;
+  return sat::HostName();
 }
 
 // Whether one of `pids` is in the GPU's process list.
@@ -263,7 +263,7 @@ Result<int> RunNodeJob(const std::string& job_path, const NodeOptions& options) 
   if (!*read) {
     return Error{fmt::format("no job file {} on {}: the sweep folder must be on a filesystem this node shares with "
                              "the submitting machine",
-                             job_path, HostName())};
+                             job_path, NodeName())};
   }
   auto parsed = NodeJobFromJson(**read);
   if (!parsed) return Error{fmt::format("{}: {}", job_path, parsed.error().message)};
@@ -273,11 +273,12 @@ Result<int> RunNodeJob(const std::string& job_path, const NodeOptions& options) 
 
   // First sign of life, so the submitter knows this node sees the sweep folder.
   const nlohmann::json started = {
-      {"attempt_id", job.attempt_id}, {"job_id", job_id}, {"node", HostName()}, {"started_unix", NowUnix()}};
+      {"attempt_id", job.attempt_id}, {"job_id", job_id}, {"node", NodeName()}, {"started_unix", NowUnix()}};
   if (auto s = WriteFileAtomically(dir + "/" + kStartedFile, JsonText(started) + "\n"); !s) return s.error();
 
-  // The data on this node's drive before the run starts; a node that cannot stage it ends the attempt as a
-  // transient start failure (retried), and the run never reads a half copy.
+  // The data on this node's drive before the run starts; a node that cannot stage it ends the attempt as a start
+  // failure, and the run never reads a half copy. Transient (retried) when it is this node's lack (room, a failed
+  // copy); a bad path or store folder in the spec fails the run at once, as it would on every node.
   std::vector<stage::Lease> staged;  // held until the run ends: the copies are not evicted under it
   if (!job.stage.paths.empty()) {
     auto staging = StageOnNode(job.stage, &staged);
@@ -285,11 +286,11 @@ Result<int> RunNodeJob(const std::string& job_path, const NodeOptions& options) 
       NodeOutcome failed;
       failed.attempt_id = job.attempt_id;
       failed.job_id = job_id;
-      failed.node = HostName();
+      failed.node = NodeName();
       failed.exit_class = run::ExitClass::kStartFailed;
-      failed.start_transient = true;
+      failed.start_transient = staging.error().exit_code != kExitUsage;
       failed.signalled = run::Interrupted();
-      failed.detail = fmt::format("staging failed on node {}: {}", HostName(), staging.error().message);
+      failed.detail = fmt::format("staging failed on node {}: {}", NodeName(), staging.error().message);
       if (auto s = WriteFileAtomically(dir + "/" + kOutcomeFile, JsonText(NodeOutcomeToJson(failed)) + "\n"); !s) {
         return s.error();
       }
@@ -384,7 +385,7 @@ Result<int> RunNodeJob(const std::string& job_path, const NodeOptions& options) 
       NodeOutcome so_far;
       so_far.attempt_id = job.attempt_id;
       so_far.job_id = job_id;
-      so_far.node = HostName();
+      so_far.node = NodeName();
       so_far.measurements = meter.Summary();
       so_far.gpu_total_bytes = gpu_total;
       so_far.gpu_util_pct = util();
@@ -401,7 +402,7 @@ Result<int> RunNodeJob(const std::string& job_path, const NodeOptions& options) 
   NodeOutcome outcome;
   outcome.attempt_id = job.attempt_id;
   outcome.job_id = job_id;
-  outcome.node = HostName();
+  outcome.node = NodeName();
   outcome.exit_class = ended.exit_class;
   outcome.exit_code = ended.exit_code;
   outcome.term_signal = ended.term_signal;

@@ -204,17 +204,17 @@ TEST(NodeWrapper, StagesTheDataOnTheNodeAndPointsTheRunAtTheCopy) {
   EXPECT_EQ(content, "one sample");
 }
 
-// A node that cannot stage ends the attempt as a transient start failure, so the run is retried, never run on the
-// source or a half copy.
+// A node without room for the copy ends the attempt as a transient start failure, so the run is retried, never
+// run on the source or a half copy; a store folder the spec got wrong fails the run at once.
 TEST(NodeWrapper, ANodeThatCannotStageEndsTheAttemptForARetry) {
   TempDir dir;
   std::filesystem::create_directories(dir.File("ds"));
   std::ofstream(dir.File("ds/sample.txt")) << "one sample";
-  std::ofstream(dir.File("not-a-folder")) << "x";
   NodeJob job = Job(dir, {"/bin/sh", "-c", "echo ran"});
   job.stage.paths = {dir.File("ds")};
   job.stage.policy = StagePolicy::kAlways;
-  job.stage.dir = dir.File("not-a-folder");
+  job.stage.dir = dir.File("store");
+  job.stage.cap_bytes = 4;  // the sample alone is 10 bytes
   auto code = RunNodeJob(WriteJob(job), NodeOptions{});
   ASSERT_TRUE(code) << code.error().message;
   EXPECT_EQ(*code, 1);
@@ -227,6 +227,15 @@ TEST(NodeWrapper, ANodeThatCannotStageEndsTheAttemptForARetry) {
   as_journaled.exit_class = o.exit_class;
   as_journaled.start_transient = o.start_transient;
   EXPECT_EQ(StateAfterOutcome(as_journaled, 0, RetryPolicy{2}), RunState::kRetrying);
+
+  std::ofstream(dir.File("not-a-folder")) << "x";
+  job.stage.dir = dir.File("not-a-folder");
+  job.stage.cap_bytes = 0;
+  std::filesystem::remove(job.log_dir + "/" + kOutcomeFile);
+  ASSERT_TRUE(RunNodeJob(WriteJob(job), NodeOptions{}));
+  const NodeOutcome wrong = ReadOutcome(job);
+  EXPECT_EQ(wrong.exit_class, run::ExitClass::kStartFailed);
+  EXPECT_FALSE(wrong.start_transient) << wrong.detail;
 }
 
 }  // namespace

@@ -14,16 +14,11 @@
 #include <filesystem>
 
 #include "sweep/journal.h"
+#include "util/host.h"
 #include "util/strings.h"
 
 namespace sat::sweep {
 namespace {
-
-std::string HostName() {
-  char name[256] = {};
-  if (gethostname(name, sizeof name - 1) != 0) return "?";
-  return name;
-}
 
 // What the holder wrote: "host H pid P since UNIX"; a holder that has not written yet reads as "".
 std::string ReadOwner(int fd) {

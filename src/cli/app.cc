@@ -9,6 +9,7 @@
 
 #include "cli/command.h"
 #include "run/interrupt.h"
+#include "util/fd_limit.h"
 #include "util/strings.h"
 
 namespace sat::cli {
@@ -152,6 +153,9 @@ int Main(int argc, char** argv) {
   // std::terminate's abort, so an unattended sweep's shell script sees an ordinary failure. The test suite sets
   // SATURATE_ABORT_ON_INTERNAL_ERROR, so there the bug is not hidden: the exception aborts as before.
   const bool rethrow = std::getenv("SATURATE_ABORT_ON_INTERNAL_ERROR") != nullptr;
+  // The soft descriptor limit (often 1024) up to the hard one, once: a sweep's runs, their logs and pipes, and the
+  // exporter's clients all draw on it, and the exporter keeps a reserve of it for the runs (serve/connections.h).
+  RaiseDescriptorLimit();
   try {
     return Dispatch(argc, argv);
   } catch (const std::exception& e) {

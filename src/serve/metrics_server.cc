@@ -1,32 +1,66 @@
 #include "serve/metrics_server.h"
 
+#include <fcntl.h>
 #include <fmt/core.h>
 #include <httplib.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <pthread.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
-#include <csignal>
+#include <cstdint>
 #include <cstring>
 #include <utility>
 
 #include "monitor/exposition.h"
+#include "serve/connections.h"
 #include "util/strings.h"
 #include "util/thread_guard.h"
 
 namespace sat::serve {
 namespace {
 
-// Two workers: Prometheus keeps one connection alive between scrapes, and a person's curl gets the other.
-constexpr size_t kWorkers = 2;
-// A scrape has no body; anything larger than this is refused (413) before cpp-httplib would read it into memory.
-constexpr size_t kMaxRequestBody = 4096;
 constexpr int kMaxPort = 65535;
+// cpp-httplib listens with a backlog of 5: connections beyond it wait for a SYN retry (a second), which a flood of
+// connections would impose on the scraper too.
+constexpr int kListenBacklog = 128;
+
+// cpp-httplib's accepting loop and request code, with every accepted connection handed to `Connections`, which
+// reads its headers off the workers and under limits (serve/connections.h), instead of to a worker that reads
+// them itself. The loop calls process_and_close_socket through the task queue; both are replaced here.
+class GuardedServer final : public httplib::Server {
+ public:
+  explicit GuardedServer(const ServeLimits& limits)
+      : connections_(limits, [this](httplib::Stream& stream, bool close, bool& closed) {
+          return process_request(stream, close, closed, nullptr);
+        }) {
+    new_task_queue = [] { return new InlineQueue; };
+  }
+  ~GuardedServer() override { connections_.Stop(); }
+
+  void WidenBacklog() {
+    const int sock = svr_sock_;
+    fcntl(sock, F_SETFD, FD_CLOEXEC);
+    ::listen(sock, kListenBacklog);
+  }
+
+ private:
+  // Runs each accepted connection's task at once, on the accepting thread: the task only hands it over.
+  class InlineQueue final : public httplib::TaskQueue {
+    void enqueue(std::function<void()> fn) override { fn(); }
+    void shutdown() override {}
+  };
+
+  bool process_and_close_socket(socket_t sock) override {
+    connections_.Admit(sock);
+    return true;
+  }
+
+  Connections connections_;
+};
 
 // Why `address` cannot be bound, in the kernel's words: cpp-httplib reports only that it failed.
 std::string BindFailure(const ListenAddress& address) {
@@ -95,9 +129,9 @@ Result<ListenAddress> ParseListenAddress(std::string_view text) {
 MetricsServer::MetricsServer(ListenAddress address, std::unique_ptr<httplib::Server> server)
     : address_(std::move(address)), server_(std::move(server)) {}
 
-Result<std::unique_ptr<MetricsServer>> MetricsServer::Start(const ListenAddress& address, Render render) {
-  auto server = std::make_unique<httplib::Server>();
-  server->new_task_queue = [] { return new httplib::ThreadPool(kWorkers); };
+Result<std::unique_ptr<MetricsServer>> MetricsServer::Start(const ListenAddress& address, Render render,
+                                                            const ServeLimits& limits) {
+  auto server = std::make_unique<GuardedServer>(limits);
   // cpp-httplib sets SO_REUSEPORT, which on Linux lets a second server bind a port already listened on; plain
   // SO_REUSEADDR makes a port in use an error, as it should be. TCP_NODELAY (inherited by accepted sockets): the
   // headers and the page go out in two writes, and Nagle's algorithm would hold the page for the client's delayed
@@ -107,14 +141,24 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::Start(const ListenAddress&
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
     setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof yes);
   });
-  server->set_payload_max_length(kMaxRequestBody);
-  // Routed before any body is read: only GET and HEAD are answered, so nobody can make saturate read an upload.
+  // What the Keep-Alive header tells clients (Connections enforces it).
+  server->set_keep_alive_timeout(std::chrono::ceil<std::chrono::seconds>(limits.idle_timeout).count());
+  server->set_keep_alive_max_count(limits.requests_per_connection);
+  // Routed before any body is read: only GET and HEAD without a body are answered, so nobody can make saturate read
+  // an upload (Connections never hands cpp-httplib a body, and ends such a connection after this answer).
   server->set_pre_routing_handler([](const httplib::Request& request, httplib::Response& response) {
-    if (request.method == "GET" || request.method == "HEAD") return httplib::Server::HandlerResponse::Unhandled;
-    response.status = 405;
-    response.set_header("Allow", "GET, HEAD");
-    response.set_content("saturate: only GET and HEAD\n", "text/plain; charset=utf-8");
-    return httplib::Server::HandlerResponse::Handled;
+    if (request.method != "GET" && request.method != "HEAD") {
+      response.status = 405;
+      response.set_header("Allow", "GET, HEAD");
+      response.set_content("saturate: only GET and HEAD\n", "text/plain; charset=utf-8");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (request.has_header("Transfer-Encoding") || request.get_header_value<uint64_t>("Content-Length") > 0) {
+      response.status = 413;
+      response.set_content("saturate: a scrape has no body\n", "text/plain; charset=utf-8");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
   });
   server->Get("/metrics", [render](const httplib::Request&, httplib::Response& response) {
     response.set_content(render(), std::string(monitor::kExpositionContentType));
@@ -130,15 +174,10 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::Start(const ListenAddress&
   } else if (!server->bind_to_port(address.host, address.port)) {
     return Error{fmt::format("cannot serve on {}: {}", address.ToString(), BindFailure(address))};
   }
+  server->WidenBacklog();
   std::unique_ptr<MetricsServer> self(new MetricsServer(bound, std::move(server)));
   MetricsServer* raw = self.get();
   self->thread_ = std::thread([raw] {
-    // cpp-httplib sends without MSG_NOSIGNAL: a scraper that hangs up mid-page would raise SIGPIPE and end
-    // saturate. Blocked here, it is blocked in the worker threads this thread starts, and nowhere else.
-    sigset_t pipe;
-    sigemptyset(&pipe);
-    sigaddset(&pipe, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
     GuardThread("metrics server", [raw] { raw->server_->listen_after_bind(); });
     raw->listening_done_ = true;
   });

@@ -1,11 +1,11 @@
 // The HTTP side of `--serve`: a Prometheus scrape target at http://ADDR:PORT/metrics, on its own thread, built on
 // cpp-httplib (Debian's libcpp-httplib-dev).
 //
-// Threads: the server answers on its own threads (two workers: a scraper's keep-alive connection and one more).
-// `render` runs on them, once per request to /metrics, possibly while the owning thread publishes new figures,
-// so it must be thread-safe (monitor::LiveFigures::Snapshot is). Start and the destructor belong to the owning
-// thread; the destructor stops the server and joins its threads before returning, so `render` is not called
-// after it.
+// Threads: the server accepts on its own thread and answers on the workers of serve/connections.h, which also
+// holds the limits that keep slow, idle or hostile clients from stalling scrapes. `render` runs on the workers,
+// once per request to /metrics, possibly while the owning thread publishes new figures, so it must be thread-safe
+// (monitor::LiveFigures::Snapshot is). Start and the destructor belong to the owning thread; the destructor stops
+// the server and joins its threads before returning, so `render` is not called after it.
 #pragma once
 
 #include <atomic>
@@ -15,6 +15,7 @@
 #include <string_view>
 #include <thread>
 
+#include "serve/connections.h"
 #include "util/result.h"
 
 namespace httplib {
@@ -45,8 +46,9 @@ class MetricsServer {
 
   // Binds `address` now and serves from a new thread: GET /metrics answers render() as
   // "text/plain; version=0.0.4", GET / a line that points there, anything else 404. Error naming the address
-  // when it cannot be bound (in use, not this machine's, no permission).
-  static Result<std::unique_ptr<MetricsServer>> Start(const ListenAddress& address, Render render);
+  // when it cannot be bound (in use, not this machine's, no permission). `limits`: what a client may cost.
+  static Result<std::unique_ptr<MetricsServer>> Start(const ListenAddress& address, Render render,
+                                                      const ServeLimits& limits = {});
   ~MetricsServer();
   MetricsServer(const MetricsServer&) = delete;
   MetricsServer& operator=(const MetricsServer&) = delete;

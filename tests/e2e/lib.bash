@@ -3,8 +3,17 @@
 : "${SATURATE:?run through ctest}"
 : "${SATURATE_SOURCE_DIR:?run through ctest}"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/saturate-e2e.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
 PY=/usr/bin/python3
+# Background processes a test starts (pids+=($!)): interrupted and waited for when it ends, before $WORK goes.
+pids=()
+stop_started() {
+  local pid
+  for pid in "${pids[@]}"; do kill -INT "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+}
+trap 'stop_started; rm -rf "$WORK"' EXIT
+# A TCP port free on 127.0.0.1 just now.
+free_port() { "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 expect_contains() { [[ "$1" == *"$2"* ]] || fail "expected '$2' in: $1"; }

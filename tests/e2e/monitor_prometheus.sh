@@ -15,16 +15,6 @@ if [ -z "$PROMETHEUS" ] || [ -z "$PROMTOOL" ]; then
   exit 77
 fi
 
-pids=()
-cleanup() {
-  local pid
-  for pid in "${pids[@]}"; do kill -INT "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-free_port() { "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 # Waits up to $2 seconds for `$1` (a command) to succeed.
 wait_for() {
   local deadline=$((SECONDS + $2))

@@ -1,6 +1,7 @@
 #include "sweep/spec.h"
 
 #include <fmt/format.h>
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -8,8 +9,9 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <new>
+#include <optional>
 #include <set>
-#include <sstream>
 #include <tuple>
 
 #include "sweep/metrics.h"
@@ -79,6 +81,42 @@ std::string Join(const std::vector<std::string>& items, std::string_view sep) {
 std::string DidYouMean(std::string_view word, const std::vector<std::string>& candidates) {
   auto close = ClosestMatch(word, candidates);
   return close ? fmt::format(" (did you mean '{}'?)", *close) : fmt::format(" (valid: {})", Join(candidates, ", "));
+}
+
+// What a spec may be. W&B's specs are a few kilobytes; these refuse a file built to exhaust memory before anything
+// is expanded: YAML aliases share one node, so nine nested anchors of ten items each (under 1 KB) expand to 10^9
+// values when converted, and a spec nested hundreds deep is a recursion, not a sweep.
+constexpr size_t kMaxSpecBytes = size_t{1} << 20;
+constexpr size_t kMaxSpecNodes = 100000;  // as expanded: an alias counts each time it is used
+constexpr int kMaxSpecDepth = 64;
+
+std::string At(std::string_view source, const YAML::Mark& mark) {
+  if (mark.is_null()) return std::string(source);
+  return fmt::format("{}:{}:{}", source, mark.line + 1, mark.column + 1);
+}
+
+// Walks `n` as the conversion to JSON would expand it, stopping at the first cap it passes; the problem, if any.
+std::optional<std::string> CheckExpansion(const YAML::Node& n, int depth, size_t* nodes, std::string_view source) {
+  if (++*nodes > kMaxSpecNodes) {
+    return fmt::format("{}: the spec expands to more than {} values (an alias counts each time it is used); a spec "
+                       "may hold at most {}",
+                       At(source, n.Mark()), kMaxSpecNodes, kMaxSpecNodes);
+  }
+  if (depth > kMaxSpecDepth) {
+    return fmt::format("{}: the spec nests more than {} levels deep; a spec may nest at most {}", At(source, n.Mark()),
+                       kMaxSpecDepth, kMaxSpecDepth);
+  }
+  if (n.IsSequence()) {
+    for (const auto& item : n) {
+      if (auto bad = CheckExpansion(item, depth + 1, nodes, source)) return bad;
+    }
+  } else if (n.IsMap()) {
+    for (const auto& kv : n) {
+      if (auto bad = CheckExpansion(kv.first, depth + 1, nodes, source)) return bad;
+      if (auto bad = CheckExpansion(kv.second, depth + 1, nodes, source)) return bad;
+    }
+  }
+  return std::nullopt;
 }
 
 // PyYAML's typing of one node: quoted scalars are strings, plain ones go through the YAML 1.1 resolver.
@@ -769,27 +807,44 @@ std::optional<StagePolicy> ParseStagePolicy(std::string_view text) {
 }
 
 Result<Spec> ParseSpec(std::string_view yaml, std::string_view source) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(std::string(yaml));
-  } catch (const YAML::Exception& e) {
-    if (e.mark.is_null()) return UsageError(fmt::format("{}: {}", source, e.msg));
-    return UsageError(fmt::format("{}:{}:{}: {}", source, e.mark.line + 1, e.mark.column + 1, e.msg));
+  if (yaml.size() > kMaxSpecBytes) {
+    return UsageError(
+        fmt::format("{}: the spec is larger than {}, the most a spec may be", source, FormatBytes(kMaxSpecBytes)));
   }
+  // Out of memory anywhere in parsing is this input's doing (the caps above make it unlikely): an error naming
+  // the file, never an abort.
   try {
-    return Parser(source).Run(root);
-  } catch (const YAML::Exception& e) {
-    // The parser checks node kinds before it looks inside; this is a last line of defence.
-    return UsageError(fmt::format("{}: {}", source, e.what()));
+    YAML::Node root;
+    try {
+      root = YAML::Load(std::string(yaml));
+    } catch (const YAML::DeepRecursion& e) {
+      return UsageError(fmt::format("{}: the spec nests too deep for the YAML reader; a spec may nest at most {}",
+                                    At(source, e.mark), kMaxSpecDepth));
+    } catch (const YAML::Exception& e) {
+      return UsageError(fmt::format("{}: {}", At(source, e.mark), e.msg));
+    }
+    size_t nodes = 0;
+    if (auto bad = CheckExpansion(root, 0, &nodes, source)) return UsageError(*bad);
+    try {
+      return Parser(source).Run(root);
+    } catch (const YAML::Exception& e) {
+      // The parser checks node kinds before it looks inside; this is a last line of defence.
+      return UsageError(fmt::format("{}: {}", source, e.what()));
+    }
+  } catch (const std::bad_alloc&) {
+    return UsageError(fmt::format("{}: out of memory while reading the sweep spec", source));
   }
 }
 
 Result<Spec> LoadSpecFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return UsageError(fmt::format("cannot read sweep spec {}: {}", path, std::strerror(errno)));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return ParseSpec(text.str(), path);
+  // One byte past the cap is enough to refuse it (and a device that never ends is never read whole).
+  std::string text(kMaxSpecBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (in.bad()) return UsageError(fmt::format("cannot read sweep spec {}: {}", path, std::strerror(errno)));
+  text.resize(static_cast<size_t>(in.gcount()));
+  return ParseSpec(text, path);
 }
 
 Result<Spec> SpecFromGrid(const std::vector<std::string>& grid, std::vector<std::string> command) {

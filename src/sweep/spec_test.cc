@@ -1,5 +1,6 @@
 #include "sweep/spec.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -697,6 +698,64 @@ TEST(SpecFromGrid, AStagedPathMacroIsKeptForTheRunToFill) {
   const auto runs = MustExpand(*spec);
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(RenderCommand(*spec, runs[0])[2], "--data=${stage:0}/train");
+}
+
+// Nine nested anchors of ten items each: under 1 KB that expanded to 10^9 values, 4 GB, then an abort with
+// bad_alloc (exit 134). Refused before anything is expanded, naming the file and the cap (issue 30).
+std::string AliasBomb() {
+  std::string yaml = "method: grid\nprogram: t.py\nparameters:\n  x:\n    value:\n      a0: &a0 [lol";
+  for (int i = 1; i < 10; ++i) yaml += ", lol";
+  yaml += "]\n";
+  for (int level = 1; level <= 8; ++level) {
+    yaml += fmt::format("      a{}: &a{} [*a{}", level, level, level - 1);
+    for (int i = 1; i < 10; ++i) yaml += fmt::format(", *a{}", level - 1);
+    yaml += "]\n";
+  }
+  return yaml;
+}
+
+TEST(ParseSpec, AnAliasBombIsRefusedNamingTheCap) {
+  auto spec = ParseSpec(AliasBomb(), "bomb.yaml");
+  ASSERT_FALSE(spec);
+  EXPECT_EQ(spec.error().exit_code, kExitUsage);
+  EXPECT_NE(spec.error().message.find("bomb.yaml:"), std::string::npos) << spec.error().message;
+  EXPECT_NE(spec.error().message.find("more than 100000 values (an alias counts each time it is used)"),
+            std::string::npos)
+      << spec.error().message;
+}
+
+// 600 levels were refused by yaml-cpp's own guard as "bad file"; 100 were read. Both name the cap now.
+TEST(ParseSpec, DeepNestingIsRefusedNamingTheCap) {
+  for (int depth : {100, 600}) {
+    const std::string yaml = "method: grid\nprogram: t.py\nparameters:\n  x:\n    value: " +
+                             std::string(static_cast<size_t>(depth), '[') + std::string(static_cast<size_t>(depth), ']') +
+                             "\n";
+    auto spec = ParseSpec(yaml, "deep.yaml");
+    ASSERT_FALSE(spec) << depth;
+    EXPECT_EQ(spec.error().exit_code, kExitUsage);
+    EXPECT_NE(spec.error().message.find("deep.yaml:"), std::string::npos) << spec.error().message;
+    EXPECT_NE(spec.error().message.find("a spec may nest at most 64"), std::string::npos) << spec.error().message;
+  }
+  // 30 levels are a (strange) value, not an error of size.
+  const std::string ok = "method: grid\nprogram: t.py\nparameters:\n  x:\n    value: " + std::string(30, '[') +
+                         std::string(30, ']') + "\n";
+  EXPECT_TRUE(ParseSpec(ok, "ok.yaml"));
+}
+
+TEST(LoadSpecFile, AFileLargerThanTheCapIsRefusedUnread) {
+  char path_template[] = "/tmp/sweep_large_XXXXXX";
+  const int fd = mkstemp(path_template);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  std::string yaml = "method: grid\nprogram: t.py\nparameters:\n  x:\n    values: [1]\n";
+  yaml += "description: '" + std::string(2 << 20, 'x') + "'\n";
+  std::ofstream(path_template) << yaml;
+  auto spec = LoadSpecFile(path_template);
+  unlink(path_template);
+  ASSERT_FALSE(spec);
+  EXPECT_EQ(spec.error().exit_code, kExitUsage);
+  EXPECT_NE(spec.error().message.find("is larger than 1.0 MiB, the most a spec may be"), std::string::npos)
+      << spec.error().message;
 }
 
 }  // namespace

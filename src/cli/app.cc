@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cli/command.h"
+#include "run/cgroup.h"
 #include "run/interrupt.h"
 #include "util/fd_limit.h"
 #include "util/strings.h"
@@ -157,7 +158,15 @@ int Main(int argc, char** argv) {
   // exporter's clients all draw on it, and the exporter keeps a reserve of it for the runs (serve/connections.h).
   RaiseDescriptorLimit();
   try {
-    return Dispatch(argc, argv);
+    const int code = Dispatch(argc, argv);
+    // Said once, after the command's own output: saturate could not fence its runs here.
+    if (auto why = run::RunCgroupsMissing()) {
+      fmt::print(stderr,
+                 "saturate: note: the runs had no cgroup of their own ({}); a process that leaves its run's process "
+                 "group and clears its environment is not stopped with the run (SATURATE_CGROUP=off: no note)\n",
+                 *why);
+    }
+    return code;
   } catch (const std::exception& e) {
     if (rethrow) throw;
     return Fail(Error{fmt::format("internal error (please report it): {}", e.what())});

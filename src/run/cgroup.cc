@@ -126,15 +126,38 @@ int RemoveStaleRunCgroups(const std::string& parent_dir) {
   return removed;
 }
 
+namespace {
+
+std::mutex g_missing_mu;
+std::optional<std::string> g_missing;  // why the first run of this process that wanted a cgroup got none
+
+void NoteMissing(const std::string& why) {
+  std::lock_guard<std::mutex> lock(g_missing_mu);
+  if (!g_missing) g_missing = why;
+}
+
+}  // namespace
+
 std::optional<RunCgroup> MakeRunCgroup(const std::string& name) {
   if (const char* v = std::getenv("SATURATE_CGROUP"); v != nullptr && ToLower(v) == "off") return std::nullopt;
   auto parent = OwnCgroupDir();
-  if (!parent) return std::nullopt;
+  if (!parent) {
+    NoteMissing(parent.error().message);
+    return std::nullopt;
+  }
   static std::once_flag swept;
   std::call_once(swept, [&] { RemoveStaleRunCgroups(*parent); });
   auto made = RunCgroup::Create(*parent, name);
-  if (!made) return std::nullopt;
+  if (!made) {
+    NoteMissing(made.error().message);
+    return std::nullopt;
+  }
   return std::move(*made);
+}
+
+std::optional<std::string> RunCgroupsMissing() {
+  std::lock_guard<std::mutex> lock(g_missing_mu);
+  return g_missing;
 }
 
 }  // namespace sat::run

@@ -72,4 +72,9 @@ int RemoveStaleRunCgroups(const std::string& parent_dir);
 // The first call in a process also removes stale run cgroups there (RemoveStaleRunCgroups).
 std::optional<RunCgroup> MakeRunCgroup(const std::string& name);
 
+// Why a run of this process wanted a cgroup and got none (the first such reason), for the one line that says so at
+// the end: without one, a process that leaves its run's process group and clears its environment outlives the run
+// unseen. nullopt when every run had one, none was made, or SATURATE_CGROUP=off asked for none. Thread-safe.
+std::optional<std::string> RunCgroupsMissing();
+
 }  // namespace sat::run

@@ -126,3 +126,18 @@ TEST(Cgroup, RemovesTheEmptyRunCgroupsOfASaturateThatIsGone) {
 
 }  // namespace
 }  // namespace sat::run
+
+namespace sat::run {
+namespace {
+
+// A run that wanted a cgroup and got none is remembered, so that the command says so once at its end.
+TEST(Cgroup, ARunWithoutACgroupIsRemembered) {
+  unsetenv("SATURATE_CGROUP");
+  EXPECT_FALSE(MakeRunCgroup("no-such-folder/run"));
+  const std::optional<std::string> why = RunCgroupsMissing();
+  ASSERT_TRUE(why);
+  EXPECT_FALSE(why->empty());
+}
+
+}  // namespace
+}  // namespace sat::run

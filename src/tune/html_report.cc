@@ -254,7 +254,7 @@ std::string TrialTable(const TuneResult& r) {
 std::string HtmlReport(const TuneResult& r) {
   const SearchOutcome& s = r.search;
   std::string command;
-  for (const auto& a : RedactArgv(r.command)) command += (command.empty() ? "" : " ") + a;
+  for (const auto& a : RedactCommand(r.command, r.shell)) command += (command.empty() ? "" : " ") + a;
   const probe::Machine& m = r.machine;
   std::string o = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
   o += fmt::format("<title>saturate tune: {}</title>\n<style>{}</style>\n</head>\n<body>\n", Esc(command), kStyle);

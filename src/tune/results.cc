@@ -111,7 +111,7 @@ json ResultsJson(const TuneResult& r) {
   const probe::Machine& m = r.machine;
   return {
       {"version", 1},
-      {"command", RedactArgv(r.command)},
+      {"command", RedactCommand(r.command, r.shell)},
       {"shell", r.shell},
       {"strategy", StrategyName(r.strategy)},
       {"objective", ObjectiveName(r.objective)},

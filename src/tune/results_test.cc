@@ -39,6 +39,15 @@ TEST(Results, JsonCarriesThePicksTrialsAndDecisions) {
 }
 
 // Every command results.json and report.html carry hides secrets, and so do the script's own options.
+TEST(Results, ASecretInsideAShellCommandIsHidden) {
+  TuneResult r = testing::ModelResult();
+  r.shell = true;
+  r.command = {"python3 train.py --api-key sk-456 --batch-size {batch_size} | tee log"};
+  for (const std::string& text : {ResultsJson(r).dump(), HtmlReport(r)}) {
+    EXPECT_EQ(text.find("sk-456"), std::string::npos);
+  }
+}
+
 TEST(Results, SecretsAreHiddenInEveryCommandWritten) {
   TuneResult r = testing::ModelResult();
   r.command = {"python3", "train.py", "--api-key", "sk-123", "--batch-size", "{batch_size}"};

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "util/atomic_file.h"
+#include "util/cache_home.h"
 #include "util/strings.h"
 
 namespace sat::stage {
@@ -585,8 +586,7 @@ std::string DefaultStoreRoot() {
       if (!env(name).empty()) return fmt::format("{}/saturate-stage-{}", env(name), getuid());
     }
   }
-  if (!env("XDG_CACHE_HOME").empty()) return env("XDG_CACHE_HOME") + "/saturate/stage";
-  if (!env("HOME").empty()) return env("HOME") + "/.cache/saturate/stage";
+  if (auto dir = SaturateCacheDir(CacheHomesOfThisProcess())) return *dir + "/stage";
   return "";
 }
 

@@ -91,9 +91,9 @@ Result<Lease> Acquire(const std::string& source, const StoreOptions& options);
 // Acquire's, but never for room.
 Result<std::optional<Lease>> FindCopy(const std::string& source, const StoreOptions& options);
 
-// The default store folder: $XDG_CACHE_HOME/saturate/stage, else $HOME/.cache/saturate/stage; on a Slurm node
-// (SLURM_JOB_ID set) the node's local scratch: $SLURM_TMPDIR, else $TMPDIR, under saturate-stage-<uid>. Empty when
-// none of them is set.
+// The default store folder: "stage" in the user's saturate cache folder (util/cache_home.h: never a shared one); on a
+// Slurm node (SLURM_JOB_ID set) the node's local scratch: $SLURM_TMPDIR, else $TMPDIR, under saturate-stage-<uid>.
+// Empty when none of them is there.
 std::string DefaultStoreRoot();
 
 }  // namespace sat::stage

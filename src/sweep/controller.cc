@@ -654,6 +654,7 @@ Status Controller::End(Attempt& a, const run::RunOutcome& outcome) {
   }
 
   std::string text;
+  bool deferred = false;  // queued again only after the start-failure wait (deferred_)
   switch (*state) {
     case RunState::kDone:
       text = ended.stopped_early ? fmt::format("stopped early after {:.1f} s ({})", outcome.duration_s, a.stopped_early)
@@ -673,7 +674,10 @@ Status Controller::End(Attempt& a, const run::RunOutcome& outcome) {
         const double delay = TransientStartDelay(n, std::uniform_real_distribution<double>(0.5, 1.5)(jitter_));
         text += fmt::format(" in {:.1f} s (start failure {} of at most {}, not counted against its retries)", delay,
                             n, policy.transient_starts);
-        if (!interrupted_ && !failed_) deferred_.push_back({telemetry::MonotonicSeconds() + delay, a.key});
+        if (!interrupted_ && !failed_) {
+          deferred_.push_back({telemetry::MonotonicSeconds() + delay, a.key});
+          deferred = true;
+        }
       }
       break;
     default: {
@@ -689,7 +693,6 @@ Status Controller::End(Attempt& a, const run::RunOutcome& outcome) {
     if (best && *state == RunState::kDone) text += fmt::format(", {} {:g}", spec_.metric->name, *best);
   }
   Emit(SweepEvent::Kind::kEnded, &a, std::move(text));
-  const bool deferred = std::any_of(deferred_.begin(), deferred_.end(), [&](const Deferred& d) { return d.key == a.key; });
   if ((*state == RunState::kQueued || *state == RunState::kRetrying) && !interrupted_ && !failed_ && !deferred) {
     packer_->Enqueue(a.key, a.index, a.shape);
   }

@@ -47,6 +47,17 @@ Result<std::vector<StagedSource>> ListSources(const std::vector<std::string>& pa
   return sources;
 }
 
+// The store folder: the spec's (or --stage-dir), else the default of this machine.
+Result<std::string> StoreRoot(const StageOptions& options) {
+  if (!options.dir.empty()) return options.dir;
+  std::string root = stage::DefaultStoreRoot();
+  if (root.empty()) {
+    return UsageError("staging needs a folder for the copies: give --stage-dir or saturate.stage_dir (this user has "
+                      "no cache folder: neither XDG_CACHE_HOME nor HOME is set, and no home in the password database)");
+  }
+  return root;
+}
+
 }  // namespace
 
 bool FetchBound(const FetchSignals& s, std::string* why) {
@@ -81,11 +92,9 @@ Result<std::unique_ptr<Stager>> Stager::Start(const StageOptions& options) {
   auto sources = ListSources(options.paths);
   if (!sources) return sources.error();
   stager->sources_ = std::move(*sources);
-  stager->root_ = options.dir.empty() ? stage::DefaultStoreRoot() : options.dir;
-  if (stager->root_.empty()) {
-    return UsageError("staging needs a folder for the copies: give --stage-dir or saturate.stage_dir (neither HOME "
-                      "nor XDG_CACHE_HOME is set)");
-  }
+  auto root = StoreRoot(options);
+  if (!root) return root.error();
+  stager->root_ = std::move(*root);
   switch (options.policy) {
     case StagePolicy::kNever:
       stager->decision_ = "source";
@@ -278,8 +287,9 @@ Result<NodeStaging> StageOnNode(const StageOptions& options, std::vector<stage::
     return staging;
   }
   stage::StoreOptions store;
-  store.root = options.dir.empty() ? stage::DefaultStoreRoot() : options.dir;
-  if (store.root.empty()) return UsageError("staging needs a folder for the copies on this node: set stage_dir");
+  auto root = StoreRoot(options);
+  if (!root) return root.error();
+  store.root = std::move(*root);
   store.cap_bytes = options.cap_bytes;
   store.cancelled = [] { return run::Interrupted(); };
   std::vector<std::string> parts;

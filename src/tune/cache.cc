@@ -2,12 +2,10 @@
 
 #include <fcntl.h>
 #include <fmt/core.h>
-#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -51,24 +49,13 @@ std::string TrialKey(const std::vector<std::string>& argv, bool shell, const std
 }
 
 Result<std::string> CachePathFrom(const CacheHomes& homes) {
-  namespace fs = std::filesystem;
-  // XDG: a relative XDG_CACHE_HOME is invalid and ignored.
-  if (!homes.xdg_cache_home.empty() && homes.xdg_cache_home.front() == '/') {
-    return (fs::path(homes.xdg_cache_home) / "saturate/tune.db").string();
-  }
-  for (const std::string& home : {homes.home, homes.passwd_home}) {
-    if (!home.empty()) return (fs::path(home) / ".cache/saturate/tune.db").string();
-  }
+  if (auto dir = SaturateCacheDir(homes)) return *dir + "/tune.db";
   return Error{"no trial cache: neither XDG_CACHE_HOME nor HOME is set and this user has no home folder in the "
                "password database (saturate keeps no cache in a shared folder); give --cache PATH to keep trials"};
 }
 
 Result<std::string> DefaultCachePath() {
-  CacheHomes homes;
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME")) homes.xdg_cache_home = xdg;
-  if (const char* home = std::getenv("HOME")) homes.home = home;
-  if (const passwd* pw = getpwuid(getuid()); pw != nullptr && pw->pw_dir != nullptr) homes.passwd_home = pw->pw_dir;
-  return CachePathFrom(homes);
+  return CachePathFrom(CacheHomesOfThisProcess());
 }
 
 namespace {

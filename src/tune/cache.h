@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "util/cache_home.h"
 #include "tune/command_identity.h"
 #include "tune/trial.h"
 #include "util/result.h"
@@ -35,14 +36,8 @@ std::string TrialKey(const std::vector<std::string>& argv, bool shell, const std
                      const TrialRequest& request, const MeasureSetup& setup = {},
                      const CommandIdentity& identity = {});
 
-// Where the cache's default place may be: $XDG_CACHE_HOME, $HOME, the user's home in the password database
-// ("" for each that is not set).
-struct CacheHomes {
-  std::string xdg_cache_home, home, passwd_home;
-};
-
-// $XDG_CACHE_HOME/saturate/tune.db (an absolute XDG_CACHE_HOME), else ~/.cache/saturate/tune.db with ~ from $HOME,
-// else from the password database. Never a shared folder such as /tmp, which another user could plant: with none
+// tune.db in the user's saturate cache folder (util/cache_home.h: $XDG_CACHE_HOME/saturate, an absolute one, else
+// ~/.cache/saturate with ~ from $HOME, else from the password database). Never a shared folder such as /tmp, which another user could plant: with none
 // of them, an error that says so (tune then runs without a cache).
 Result<std::string> CachePathFrom(const CacheHomes& homes);
 Result<std::string> DefaultCachePath();  // CachePathFrom this process's environment and user

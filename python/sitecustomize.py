@@ -144,7 +144,7 @@ def _instrument(torch):
 
 
 def _off(reason):
-    # probe reads this prefix from stderr to say why nothing was measured (src/probe/stage.cc, AutoFailureLine).
+    # probe reads this prefix from stderr to say why nothing was measured (src/core/stage.cc, AutoFailureLine).
     print("saturate: automatic instrumentation is off for this run: %s" % reason, file=_sys.stderr)
 
 

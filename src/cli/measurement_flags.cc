@@ -6,7 +6,7 @@
 #include <set>
 
 #include "cli/options.h"
-#include "probe/stage.h"
+#include "core/stage.h"
 #include "run/leftovers.h"
 #include "util/range.h"
 #include "util/strings.h"
@@ -44,19 +44,24 @@ void AddMeasurementFlags(CLI::App& app, MeasurementFlags& f, std::string_view ba
 
 Result<CheckedMeasurement> CheckMeasurementFlags(const MeasurementFlags& f) {
   CheckedMeasurement c;
-  if (!f.parse.empty()) c.parse = f.parse;
+  core::SessionOptions& s = c.session;
+  s.argv = f.command;
+  s.shell = f.shell;
+  s.gpu_index = f.device;
+  s.verbose = f.verbose;
+  if (!f.parse.empty()) s.parse = f.parse;
   if (f.batch_size != 0) {
     if (Status st = CheckInRange("--batch-size", f.batch_size, Above(0)); !st) return st.error();
-    c.batch_size = f.batch_size;
+    s.batch_size = f.batch_size;
   }
-  c.auto_instrument = !f.no_auto;
+  s.auto_instrument = !f.no_auto;
   if (!f.samples_per_step.empty()) {
     std::optional<double> n = ParseDouble(f.samples_per_step);
     if (!n || !std::isfinite(*n) || *n <= 0) {
       return UsageError(fmt::format("--samples-per-step '{}' is not a positive number (samples in one training "
                                     "step, e.g. 64)", f.samples_per_step));
     }
-    c.samples_per_step = *n;
+    s.samples_per_step = *n;
   }
   auto price = PriceFlag(f.price_per_hour);
   if (!price) return price.error();
@@ -71,7 +76,7 @@ Result<CheckedMeasurement> CheckMeasurementFlags(const MeasurementFlags& f) {
 
 void StopRunsOfKilledMeasurements() {
   std::set<pid_t> owners;
-  const std::vector<pid_t> orphans = run::FindOrphans(probe::kStageRunIdPrefix, &owners);
+  const std::vector<pid_t> orphans = run::FindOrphans(core::kStageRunIdPrefix, &owners);
   if (orphans.empty()) return;
   const int stopped = run::StopProcesses(orphans, 3);
   fmt::print(stderr, "saturate: stopped {} process{} left running by a probe or tune that was killed (saturate pid {})\n",

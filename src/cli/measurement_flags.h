@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/session.h"
 #include "probe/what_if.h"
 #include "util/result.h"
 
@@ -35,12 +36,11 @@ struct MeasurementFlags {
 void AddMeasurementFlags(CLI::App& app, MeasurementFlags& flags, std::string_view batch_size_more,
                          std::string_view price_gives, std::string_view what_if_of);
 
-// The flags checked and typed. Usage errors name the flag, the value and what is wanted.
+// The flags checked and typed. Usage errors name the flag, the value and what is wanted. `session` holds the
+// command, --device, --parse, --batch-size, --no-auto, --samples-per-step, -v and --shell; the command's own
+// flags (--target, --serve) fill the rest of it.
 struct CheckedMeasurement {
-  std::optional<std::string> parse;
-  std::optional<double> batch_size;
-  bool auto_instrument = true;
-  std::optional<double> samples_per_step;
+  core::SessionOptions session;
   std::optional<double> price_per_gpu_hour;
   std::vector<probe::WhatIfTarget> what_if;
 };
@@ -48,7 +48,7 @@ Result<CheckedMeasurement> CheckMeasurementFlags(const MeasurementFlags& flags);
 
 // Before a probe or tune measures anything: stops what an earlier probe or tune that was killed (kill -9, a lost
 // machine session) left running, its DataLoader workers and launcher ranks, which would share the machine with this
-// measurement, and says so on stderr. Their ids are "probe-<pid>-..." (probe/stage.cc); a live probe's are left.
+// measurement, and says so on stderr. Their ids are "probe-<pid>-..." (core/stage.cc); a live probe's are left.
 void StopRunsOfKilledMeasurements();
 
 }  // namespace sat::cli

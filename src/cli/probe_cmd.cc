@@ -41,24 +41,17 @@ Status RunProbeCommand(const ProbeCliOptions& c) {
   if (!gpus->backend && !c.json) fmt::print(stderr, "saturate: {}; probing without GPU telemetry\n", gpus->note);
 
   probe::ProbeOptions o;
-  o.argv = c.m.command;
-  o.shell = c.m.shell;
+  o.session = m->session;
+  o.session.target_rel_half_width = c.target;
   o.budget_s = *budget;
-  o.gpu_index = c.m.device;
-  o.parse = m->parse;
-  o.batch_size = m->batch_size;
-  o.auto_instrument = m->auto_instrument;
-  o.samples_per_step = m->samples_per_step;
   o.out_dir = c.out;
   o.trace = c.trace;
-  o.verbose = c.m.verbose;
-  o.target_rel_half_width = c.target;
   o.price_per_gpu_hour = m->price_per_gpu_hour;
   o.what_if = std::move(m->what_if);
 
   auto exporter = StartExporter(c.serve);
   if (!exporter) return exporter.error();
-  o.live = exporter->figures.get();
+  o.session.live = exporter->figures.get();
 
   run::InstallInterruptHandlers();
   StopRunsOfKilledMeasurements();

@@ -87,8 +87,8 @@ Status RunTuneCommand(const TuneCliOptions& c) {
   if (!gpus->backend && !c.json) fmt::print(stderr, "saturate: {}; tuning without GPU telemetry\n", gpus->note);
 
   tune::TuneOptions o;
-  o.argv = c.m.command;
-  o.shell = c.m.shell;
+  o.session = m->session;
+  o.session.target_rel_half_width = c.target;
   o.knob_flags = c.knobs;
   o.strategy = strategy;
   o.budget_s = *budget;
@@ -99,22 +99,15 @@ Status RunTuneCommand(const TuneCliOptions& c) {
   o.what_if = std::move(m->what_if);
   o.tolerance = c.tolerance;
   o.batch_multiple = c.batch_multiple;
-  o.target_rel_half_width = c.target;
-  o.gpu_index = c.m.device;
-  o.parse = m->parse.value_or("");
-  o.parse_batch_size = m->batch_size;
-  o.auto_instrument = m->auto_instrument;
-  o.samples_per_step = m->samples_per_step;
   o.out_dir = c.out;
   o.trace = c.trace;
   o.cache_path = c.cache;
   o.fresh = c.fresh;
-  o.verbose = c.m.verbose;
   o.on_event = Progress();
 
   auto exporter = StartExporter(c.serve);
   if (!exporter) return exporter.error();
-  o.live = exporter->figures.get();
+  o.session.live = exporter->figures.get();
 
   run::InstallInterruptHandlers();
   StopRunsOfKilledMeasurements();

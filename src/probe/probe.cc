@@ -6,9 +6,9 @@
 #include <cstring>
 #include <filesystem>
 
-#include "probe/log_root.h"
+#include "core/log_root.h"
+#include "core/session.h"
 #include "probe/report.h"
-#include "probe/session.h"
 #include "run/interrupt.h"
 #include "util/atomic_file.h"
 #include "util/json_text.h"
@@ -42,61 +42,61 @@ std::vector<std::string> ExistingPathArguments(const std::vector<std::string>& a
 }
 
 // Why a loader or compute stage cannot run for a script whose training step uses no DataLoader.
-std::string NoLoaderWhy(StageKind kind) {
-  if (kind == StageKind::kLoader) return "the script has no DataLoader (it makes its batches itself): nothing to drain";
+std::string NoLoaderWhy(core::StageKind kind) {
+  if (kind == core::StageKind::kLoader) return "the script has no DataLoader (it makes its batches itself): nothing to drain";
   return "the script has no DataLoader (it makes its batches itself): there is no loading to take out, so the full "
          "stage already measures the model";
 }
 
 }  // namespace
 
-Result<ProbeResult> RunProbe(const ProbeOptions& o, telemetry::GpuBackend* gpu) {
+Result<ProbeResult> RunProbe(const ProbeOptions& o, telemetry::GpuBackend* gpu, core::StageRunner* stages) {
+  const core::SessionOptions& measured = o.session;
   ProbeResult result;
-  result.command = o.argv;
+  result.command = measured.argv;
   result.budget_s = o.budget_s;
-  result.target_rel_half_width = o.target_rel_half_width;
+  result.target_rel_half_width = measured.target_rel_half_width;
   result.price_per_gpu_hour = o.price_per_gpu_hour;
   result.what_if = o.what_if;
-  result.parse = o.parse.has_value();
-  result.auto_enabled = o.auto_instrument && !o.parse;
-  const double t0 = telemetry::MonotonicSeconds();
+  result.parse = measured.parse.has_value();
+  result.auto_enabled = measured.auto_instrument && !measured.parse;
 
   // Logs go under --out, or a fresh temporary folder that goes at the end (on an error too) unless the run failed.
-  auto logs = LogRoot::Create(o.out_dir, "", "probe");
+  auto logs = core::LogRoot::Create(o.out_dir, "", "probe");
   if (!logs) return logs.error();
   const std::string root = logs->path();
 
   // One sampler for all stages; each stage watches its own tree on it.
-  SessionSpec spec = SessionSpecOf(o, gpu, "probe", o.budget_s);
-  spec.parse = o.parse;
-  auto session = StartSession(spec);
+  auto session = core::StartSession({measured, gpu, "probe", o.budget_s});
   if (!session) return session.error();
   telemetry::Sampler& sampler = *session->sampling.sampler;
   result.machine = session->machine;
-  StageOptions base = session->base;
-  base.batch_size = o.batch_size;
+  core::StageOptions base = session->base;
+  core::SamplerStageRunner real_stages(sampler);
+  core::StageRunner& runner = stages ? *stages : real_stages;
+  const double t0 = runner.Now();
 
-  auto remaining = [&] { return o.budget_s - (telemetry::MonotonicSeconds() - t0); };
-  auto run_stage = [&](StageKind kind, double budget_s) -> Result<StageResult> {
-    StageOptions so2 = base;
+  auto remaining = [&] { return o.budget_s - (runner.Now() - t0); };
+  auto run_stage = [&](core::StageKind kind, double budget_s) -> Result<core::StageResult> {
+    core::StageOptions so2 = base;
     so2.budget_s = budget_s;
-    so2.log_dir = (fs::path(root) / StageName(kind)).string();
-    so2.live_labels.emplace_back("stage", std::string(StageName(kind)));
-    return RunStage(kind, so2, sampler);
+    so2.log_dir = (fs::path(root) / core::StageName(kind)).string();
+    so2.live_labels.emplace_back("stage", std::string(core::StageName(kind)));
+    return runner.Run(kind, so2);
   };
 
   // 1. The full run: what training achieves now, and whether the script reports at all (import saturate, or
   // the automatic instrumentation of a PyTorch script).
   // A script read through --parse usually has no helper, so its one stage may use the whole budget.
   // --trace: the helper profiles a few of its steady steps, left out of its measurement.
-  std::string trace_path = o.trace ? TracePath(o.out_dir, "probe") : "";
+  std::string trace_path = o.trace ? core::TracePath(o.out_dir, "probe") : "";
   base.trace_path = trace_path;
-  auto full = run_stage(StageKind::kFull, o.parse ? o.budget_s : std::max(kMinStageS, o.budget_s * kFullShare));
+  auto full = run_stage(core::StageKind::kFull, measured.parse ? o.budget_s : std::max(kMinStageS, o.budget_s * kFullShare));
   base.trace_path.clear();
   if (!full) return full.error();
   result.full = std::move(*full);
   if (o.trace) {
-    result.trace = CollectTrace(trace_path, result.full.trace);
+    result.trace = core::CollectTrace(trace_path, result.full.trace);
     if (!result.full.trace && !result.full.helper_seen) {
       result.trace->error = "the script did not report through saturate's helper, which writes the trace";
     }
@@ -110,16 +110,16 @@ Result<ProbeResult> RunProbe(const ProbeOptions& o, telemetry::GpuBackend* gpu) 
   // 2-3. With reports: the loader alone (the upper bound), then the model alone (the compute ceiling).
   std::string skip_why;
   if (!result.helper) skip_why = NoReportsWhy(result);
-  else if (StageFailed(result.full)) skip_why = "the full run failed";
+  else if (core::StageFailed(result.full)) skip_why = "the full run failed";
   // A training step without a DataLoader: loader and compute mode would find nothing to take over.
   bool no_loader = result.full.auto_seen && train_loader && !train_loader->key;
-  for (StageKind kind : {StageKind::kLoader, StageKind::kCompute}) {
-    StageResult& slot = kind == StageKind::kLoader ? result.loader : result.compute;
+  for (core::StageKind kind : {core::StageKind::kLoader, core::StageKind::kCompute}) {
+    core::StageResult& slot = kind == core::StageKind::kLoader ? result.loader : result.compute;
     slot.kind = kind;
-    double budget = kind == StageKind::kLoader ? remaining() / 2 : remaining();
+    double budget = kind == core::StageKind::kLoader ? remaining() / 2 : remaining();
     // The loader's stop (SIGINT to the end of its tree) comes out of the compute stage's half, so the last stage
     // may start with up to kStopAllowanceS less than the others: on a loaded machine a 30-s probe left it 7.7 s.
-    const double least = kind == StageKind::kCompute ? kMinStageS - kStopAllowanceS : kMinStageS;
+    const double least = kind == core::StageKind::kCompute ? kMinStageS - kStopAllowanceS : kMinStageS;
     std::string why = skip_why;
     if (why.empty() && no_loader) why = NoLoaderWhy(kind);
     if (why.empty() && run::Interrupted()) why = "interrupted";
@@ -143,19 +143,19 @@ Result<ProbeResult> RunProbe(const ProbeOptions& o, telemetry::GpuBackend* gpu) 
 
   // Where the data lives: the files any stage's tree had open, and the paths named on the command line (a
   // loader opens and closes each file quickly, so the scans of open files may miss them).
-  std::vector<std::string> paths = ExistingPathArguments(o.argv);
-  for (const StageResult* s : {&result.full, &result.loader, &result.compute})
+  std::vector<std::string> paths = ExistingPathArguments(measured.argv);
+  for (const core::StageResult* s : {&result.full, &result.loader, &result.compute})
     paths.insert(paths.end(), s->open_data_paths.begin(), s->open_data_paths.end());
-  result.data_locations = LocateFiles(paths, o.proc_root);
+  result.data_locations = core::LocateFiles(paths, measured.proc_root);
 
-  result.wall_s = telemetry::MonotonicSeconds() - t0;
+  result.wall_s = runner.Now() - t0;
   result.verdict = Decide(result);
   // A failed run's logs say why: the temporary folder stays and the caller names it. Otherwise it goes.
   if (o.out_dir.empty() && result.verdict.failed) {
     logs->Keep();
     result.kept_log_dir = root;
   } else if (o.out_dir.empty()) {
-    for (StageResult* s : {&result.full, &result.loader, &result.compute}) s->log_dir.clear();
+    for (core::StageResult* s : {&result.full, &result.loader, &result.compute}) s->log_dir.clear();
   }
   if (!o.out_dir.empty()) {
     if (Status st = WriteProbeJson(result, o.out_dir); !st) return st.error();

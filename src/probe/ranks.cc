@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "probe/stage.h"
+#include "core/stage.h"
 #include "util/strings.h"
 
 namespace sat::probe {
@@ -32,7 +32,7 @@ std::string Ms(double ms) { return FormatNumber(ms) + " ms"; }
 
 }  // namespace
 
-std::vector<RankRow> RankRows(const StageResult& stage) {
+std::vector<RankRow> RankRows(const core::StageResult& stage) {
   std::vector<RankRow> rows;
   for (const measure::ProcessTotals& p : stage.totals.per_process) {
     if (!p.rank || p.steps <= 0) continue;
@@ -53,7 +53,7 @@ std::vector<RankRow> RankRows(const StageResult& stage) {
   return rows;
 }
 
-std::optional<Straggler> FindStraggler(const StageResult& stage) {
+std::optional<Straggler> FindStraggler(const core::StageResult& stage) {
   std::vector<RankRow> rows;
   for (const RankRow& row : RankRows(stage)) {
     if (row.steps >= kMinStragglerSteps) rows.push_back(row);
@@ -127,7 +127,7 @@ std::optional<Straggler> FindStraggler(const StageResult& stage) {
   return best;
 }
 
-std::optional<BatchLayout> BatchLayoutOf(const StageResult& stage) {
+std::optional<BatchLayout> BatchLayoutOf(const core::StageResult& stage) {
   std::vector<const measure::LoaderInfo*> loaders;
   for (const auto& [rank, loader] : stage.rank_loaders) loaders.push_back(&loader);
   if (loaders.empty() && stage.loader) loaders.push_back(&*stage.loader);
@@ -149,7 +149,7 @@ std::optional<BatchLayout> BatchLayoutOf(const StageResult& stage) {
   return out;
 }
 
-std::vector<std::string> BatchNotes(const StageResult& stage) {
+std::vector<std::string> BatchNotes(const core::StageResult& stage) {
   std::vector<std::string> notes;
   std::optional<BatchLayout> b = BatchLayoutOf(stage);
   if (!b) return notes;

@@ -17,9 +17,10 @@
 #include <string>
 #include <vector>
 
+#include "core/stage.h"
+
 namespace sat::probe {
 
-struct StageResult;
 
 inline constexpr double kStragglerShare = 0.1;  // a rank >= 10% of a step slower than the others' median
 inline constexpr int64_t kMinStragglerSteps = 3;  // steps a rank must have reported to be compared
@@ -37,7 +38,7 @@ struct RankRow {
 };
 
 // One row per rank that reported steps, by rank; empty unless at least two ranks did.
-std::vector<RankRow> RankRows(const StageResult& stage);
+std::vector<RankRow> RankRows(const core::StageResult& stage);
 
 struct Straggler {
   int64_t rank = 0;
@@ -48,7 +49,7 @@ struct Straggler {
 };
 
 // The rank the others wait for, when one is at least kStragglerShare of a step slower; nullopt otherwise.
-std::optional<Straggler> FindStraggler(const StageResult& stage);
+std::optional<Straggler> FindStraggler(const core::StageResult& stage);
 
 // The batch as the devices see it: per device (each rank's training loader), global (their sum), and the last
 // batch of an epoch when it is smaller. Absent when no loader reported a batch size.
@@ -60,11 +61,11 @@ struct BatchLayout {
   bool batchnorm = false;
   bool drop_last = false;
 };
-std::optional<BatchLayout> BatchLayoutOf(const StageResult& stage);
+std::optional<BatchLayout> BatchLayoutOf(const core::StageResult& stage);
 
 // Warnings from field guide 003: fewer than kMinBatchPerDevice samples per device in a multi-device job; an
 // epoch's last batch smaller than the rest while the model has BatchNorm layers and the loader keeps it.
-std::vector<std::string> BatchNotes(const StageResult& stage);
+std::vector<std::string> BatchNotes(const core::StageResult& stage);
 
 // "32 per device x 2 ranks = 64 global", or "32" for one process; empty without a layout.
 std::string BatchText(const BatchLayout& layout);

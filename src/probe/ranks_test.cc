@@ -30,15 +30,15 @@ measure::ProcessTotals Rank(int64_t rank, double wait_ms, double after_ms, doubl
   return p;
 }
 
-StageResult Job(std::vector<measure::ProcessTotals> ranks) {
-  StageResult s = Measured(StageKind::kFull, 1000);
+core::StageResult Job(std::vector<measure::ProcessTotals> ranks) {
+  core::StageResult s = Measured(core::StageKind::kFull, 1000);
   s.world_size = static_cast<int64_t>(ranks.size());
   s.totals.per_process = std::move(ranks);
   return s;
 }
 
 TEST(FindStraggler, BalancedRanksHaveNone) {
-  StageResult s = Job({Rank(0, 1, 0.5, 30, 10, 1000), Rank(1, 1.2, 0.4, 30, 10.5, 1000)});
+  core::StageResult s = Job({Rank(0, 1, 0.5, 30, 10, 1000), Rank(1, 1.2, 0.4, 30, 10.5, 1000)});
   EXPECT_EQ(RankRows(s).size(), 2u);
   EXPECT_FALSE(FindStraggler(s));
 }
@@ -46,7 +46,7 @@ TEST(FindStraggler, BalancedRanksHaveNone) {
 TEST(FindStraggler, ALateRankInLockStepIsNamedByItsDataWait) {
   // Rank 1 loads 38 ms per step; rank 0 waits for it inside forward (DDP's buffer broadcast), so rank 0's time
   // to backward is the longer one. The data wait decides, not the time to backward.
-  StageResult s = Job({Rank(0, 0.2, 0, 61, 46, 520), Rank(1, 38.6, 0, 23, 7.5, 520)});
+  core::StageResult s = Job({Rank(0, 0.2, 0, 61, 46, 520), Rank(1, 38.6, 0, 23, 7.5, 520)});
   std::optional<Straggler> st = FindStraggler(s);
   ASSERT_TRUE(st);
   EXPECT_EQ(st->rank, 1);
@@ -56,7 +56,7 @@ TEST(FindStraggler, ALateRankInLockStepIsNamedByItsDataWait) {
 }
 
 TEST(FindStraggler, ASlowForwardPassIsNamed) {
-  StageResult s = Job({Rank(0, 1, 0, 40, 10, 700), Rank(1, 1, 0, 40, 22, 700), Rank(2, 1, 0, 40, 10, 700)});
+  core::StageResult s = Job({Rank(0, 1, 0, 40, 10, 700), Rank(1, 1, 0, 40, 22, 700), Rank(2, 1, 0, 40, 10, 700)});
   std::optional<Straggler> st = FindStraggler(s);
   ASSERT_TRUE(st);
   EXPECT_EQ(st->rank, 1);
@@ -64,7 +64,7 @@ TEST(FindStraggler, ASlowForwardPassIsNamed) {
 }
 
 TEST(FindStraggler, RanksThatDoNotWaitForEachOtherAreComparedByRate) {
-  StageResult s = Job({Rank(0, 20, 0, 10, 5, 1000), Rank(1, 20, 0, 10, 5, 800)});
+  core::StageResult s = Job({Rank(0, 20, 0, 10, 5, 1000), Rank(1, 20, 0, 10, 5, 800)});
   std::optional<Straggler> st = FindStraggler(s);
   ASSERT_TRUE(st);
   EXPECT_EQ(st->rank, 1);
@@ -99,7 +99,7 @@ measure::LoaderInfo Loader(int64_t batch, std::optional<int64_t> last, bool batc
 }
 
 TEST(BatchLayoutOf, PerDeviceAndGlobal) {
-  StageResult s = Measured(StageKind::kFull, 1000);
+  core::StageResult s = Measured(core::StageKind::kFull, 1000);
   s.world_size = 2;
   s.rank_loaders = {{0, Loader(32, std::nullopt, true, false)}, {1, Loader(32, std::nullopt, true, false)}};
   std::optional<BatchLayout> b = BatchLayoutOf(s);
@@ -114,7 +114,7 @@ TEST(BatchLayoutOf, PerDeviceAndGlobal) {
 }
 
 TEST(BatchNotes, SmallPerDeviceBatchAndAPartialLastBatchWithBatchNorm) {
-  StageResult s = Measured(StageKind::kFull, 1000);
+  core::StageResult s = Measured(core::StageKind::kFull, 1000);
   s.world_size = 2;
   s.rank_loaders = {{0, Loader(8, 3, true, false)}, {1, Loader(8, 3, true, false)}};
   std::vector<std::string> notes = BatchNotes(s);
@@ -128,7 +128,7 @@ TEST(BatchNotes, SmallPerDeviceBatchAndAPartialLastBatchWithBatchNorm) {
 }
 
 TEST(BatchNotes, OneProcessGetsOnlyTheBatchNormWarning) {
-  StageResult s = Measured(StageKind::kFull, 1000);
+  core::StageResult s = Measured(core::StageKind::kFull, 1000);
   s.loader = Loader(4, 1, true, false);
   std::vector<std::string> notes = BatchNotes(s);
   ASSERT_EQ(notes.size(), 1u);

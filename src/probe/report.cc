@@ -8,8 +8,8 @@
 #include <optional>
 #include <vector>
 
-#include "probe/energy.h"
-#include "probe/mfu.h"
+#include "core/energy.h"
+#include "core/mfu.h"
 #include "probe/ranks.h"
 #include "util/json_text.h"
 #include "util/redact.h"
@@ -79,33 +79,33 @@ std::string Table(const std::vector<Row>& rows) {
 
 std::optional<double> Narrowest(const ProbeResult& r, std::string* which) {
   std::optional<double> narrow;
-  for (const StageResult* s : {&r.loader, &r.compute}) {
-    if (!StageMeasured(*s) || (narrow && s->estimate.samples_per_s >= *narrow)) continue;
+  for (const core::StageResult* s : {&r.loader, &r.compute}) {
+    if (!core::StageMeasured(*s) || (narrow && s->estimate.samples_per_s >= *narrow)) continue;
     narrow = s->estimate.samples_per_s;
-    *which = std::string(StageName(s->kind));
+    *which = std::string(core::StageName(s->kind));
   }
   return narrow;
 }
 
 // What the sampler saw during a stage, the parts that matter for that stage.
-std::string Seen(const ProbeResult& r, const StageResult& s) {
+std::string Seen(const ProbeResult& r, const core::StageResult& s) {
   std::vector<std::string> parts;
   if (!s.ran) return s.skipped_why.empty() ? "not run" : "skipped: " + s.skipped_why;
-  if (StageFailed(s)) {
+  if (core::StageFailed(s)) {
     parts.push_back(fmt::format("failed ({}): {}", run::ExitClassName(s.outcome.exit_class), s.outcome.detail));
-  } else if (!StageMeasured(s)) {
+  } else if (!core::StageMeasured(s)) {
     parts.push_back(fmt::format("no throughput reported ({})", run::ExitClassName(s.outcome.exit_class)));
   }
-  if (s.kind == StageKind::kFull && StageMeasured(s)) {
+  if (s.kind == core::StageKind::kFull && core::StageMeasured(s)) {
     std::string which;
     if (std::optional<double> narrow = Narrowest(r, &which)) {
       parts.push_back(fmt::format("{} of the narrowest pipe ({})", FormatShare(s.estimate.samples_per_s / *narrow),
                                   which));
     }
   }
-  parts.push_back(ShortFlopsText(StageFlops(r, s)));
-  const StageTelemetry& t = s.telemetry;
-  bool show_gpu = s.kind != StageKind::kLoader;
+  parts.push_back(core::ShortFlopsText(StageFlops(r, s)));
+  const core::StageTelemetry& t = s.telemetry;
+  bool show_gpu = s.kind != core::StageKind::kLoader;
   if (show_gpu && t.gpu_util_pct) parts.push_back("GPU util " + FormatPct(t.gpu_util_pct->p50));
   if (show_gpu && t.gpm_sm_active_pct) parts.push_back("SM active " + FormatPct(t.gpm_sm_active_pct->p50));
   if (show_gpu && t.gpm_tensor_active_pct) parts.push_back("tensor " + FormatPct(t.gpm_tensor_active_pct->p50));
@@ -120,17 +120,17 @@ std::string Seen(const ProbeResult& r, const StageResult& s) {
                                           *workers == 1 ? "" : "s")
                             : "CPU " + FormatPct(t.tree_cpu_pct->mean));
   }
-  if (s.kind == StageKind::kLoader && t.tree_read_bytes_per_s) {
+  if (s.kind == core::StageKind::kLoader && t.tree_read_bytes_per_s) {
     parts.push_back(fmt::format("read {:.1f} MiB/s", t.tree_read_bytes_per_s->mean / kMiB));
   }
   return JoinNonEmpty(parts, " · ");
 }
 
-Row StageRow(const ProbeResult& r, const StageResult& s) {
+Row StageRow(const ProbeResult& r, const core::StageResult& s) {
   Row row;
-  row[0] = std::string(StageName(s.kind));
+  row[0] = std::string(core::StageName(s.kind));
   const measure::SteadyState& e = s.estimate;
-  if (StageMeasured(s)) {
+  if (core::StageMeasured(s)) {
     row[1] = FormatNumber(e.samples_per_s);
     if (std::isfinite(e.ci_low) && std::isfinite(e.ci_high)) {
       row[2] = fmt::format("{} – {}", FormatNumber(e.ci_low), FormatNumber(e.ci_high));
@@ -154,8 +154,8 @@ struct StepParts {
   double rest = 1;
 };
 
-std::optional<StepParts> StepPartsOf(const StageResult& s) {
-  if (!StageMeasured(s) || (!s.data_wait_share && s.phase_shares.empty())) return std::nullopt;
+std::optional<StepParts> StepPartsOf(const core::StageResult& s) {
+  if (!core::StageMeasured(s) || (!s.data_wait_share && s.phase_shares.empty())) return std::nullopt;
   StepParts parts;
   parts.data_wait = s.data_wait_share.value_or(0);
   parts.rest -= parts.data_wait;
@@ -167,7 +167,7 @@ std::optional<StepParts> StepPartsOf(const StageResult& s) {
   return parts;
 }
 
-std::string StepTimeLine(const StageResult& full) {
+std::string StepTimeLine(const core::StageResult& full) {
   std::optional<StepParts> parts = StepPartsOf(full);
   if (!parts) return "step time: n/a (no data wait or phase times reported)";
   std::vector<std::string> words;
@@ -193,10 +193,10 @@ std::string FlopsLine(const ProbeResult& r) {
     if (!skipped.empty()) return "flops: n/a (" + skipped + ")";
     return r.helper ? "flops: n/a (the helper counted no matrix products or convolutions)" : "";
   }
-  std::vector<std::string> parts = {CountText(*count)};
-  for (const StageResult* s : {&r.full, &r.compute}) {
-    if (std::string text = FlopsText(StageFlops(r, *s)); !text.empty()) {
-      parts.push_back(fmt::format("{} {}", StageName(s->kind), text));
+  std::vector<std::string> parts = {core::CountText(*count)};
+  for (const core::StageResult* s : {&r.full, &r.compute}) {
+    if (std::string text = core::FlopsText(StageFlops(r, *s)); !text.empty()) {
+      parts.push_back(fmt::format("{} {}", core::StageName(s->kind), text));
     }
   }
   return "flops: " + JoinNonEmpty(parts, " · ");
@@ -230,7 +230,7 @@ std::string StepAtText(const std::optional<std::string>& at) {
 }
 
 // The training DataLoader the automatic instrumentation found in the full stage; empty when it sent none.
-std::string TrainingLoaderLine(const StageResult& full) {
+std::string TrainingLoaderLine(const core::StageResult& full) {
   if (!full.loader) return "";
   const measure::LoaderInfo& l = *full.loader;
   std::vector<std::string> parts;
@@ -261,26 +261,26 @@ std::string TrainingLoaderLine(const StageResult& full) {
 std::string EnergyLine(const ProbeResult& r) {
   std::vector<std::string> parts;
   std::string method;
-  for (const StageResult* s : {&r.full, &r.compute, &r.loader}) {
-    std::optional<EnergyPerSample> e = EnergyPerSampleOf(*s);
+  for (const core::StageResult* s : {&r.full, &r.compute, &r.loader}) {
+    std::optional<core::EnergyPerSample> e = core::EnergyPerSampleOf(*s);
     if (!e) continue;
     method = e->method;
-    parts.push_back(fmt::format("{} {} J per sample ({} samples/kWh) at {} W", StageName(s->kind),
+    parts.push_back(fmt::format("{} {} J per sample ({} samples/kWh) at {} W", core::StageName(s->kind),
                                 FormatNumber(e->joules_per_sample), FormatNumber(e->samples_per_kwh),
                                 FormatNumber(e->watts)));
   }
   if (parts.empty()) {
-    if (!StageMeasured(r.full) && !StageMeasured(r.compute) && !StageMeasured(r.loader)) return "";
+    if (!core::StageMeasured(r.full) && !core::StageMeasured(r.compute) && !core::StageMeasured(r.loader)) return "";
     return r.machine.gpu_index >= 0 ? "energy: n/a (the GPU reports neither an energy counter nor its power)"
                                     : "energy: n/a (no GPU, and no readable RAPL counter under /sys/class/powercap)";
   }
-  return "energy: " + JoinNonEmpty(parts, " · ") + ", from " + EnergySource(method);
+  return "energy: " + JoinNonEmpty(parts, " · ") + ", from " + core::EnergySource(method);
 }
 
 // "cost: full $0.52 per million samples, $3.10 per epoch of 60,000 samples, at 2.50 per GPU-hour x 2 GPUs".
 std::string CostLine(const ProbeResult& r) {
   if (!r.price_per_gpu_hour) return "";
-  std::optional<Cost> c = CostOf(r.full, *r.price_per_gpu_hour);
+  std::optional<core::Cost> c = core::CostOf(r.full, *r.price_per_gpu_hour);
   if (!c) return "cost: n/a (the full stage measured no throughput)";
   std::string epoch = c->per_epoch ? fmt::format(", {} per epoch of {} samples", FormatNumber(*c->per_epoch),
                                                  GroupThousands(static_cast<uint64_t>(*c->epoch_samples)))
@@ -291,7 +291,7 @@ std::string CostLine(const ProbeResult& r) {
 }
 
 // "batch: 32 per device x 2 ranks = 64 global" and one row per rank, for a distributed job; empty otherwise.
-std::string RanksLines(const StageResult& full) {
+std::string RanksLines(const core::StageResult& full) {
   std::vector<RankRow> ranks = RankRows(full);
   std::optional<BatchLayout> batch = BatchLayoutOf(full);
   if (ranks.empty() && (!batch || batch->world_size <= 1)) return "";
@@ -327,8 +327,8 @@ std::string ReportingText(const ProbeResult& r) {
 // "loader, compute and full", "compute and full", "full only".
 std::string StagesText(const ProbeResult& r) {
   std::vector<std::string> ran;
-  for (const StageResult* s : {&r.loader, &r.compute}) {
-    if (s->ran) ran.emplace_back(StageName(s->kind));
+  for (const core::StageResult* s : {&r.loader, &r.compute}) {
+    if (s->ran) ran.emplace_back(core::StageName(s->kind));
   }
   if (ran.empty()) return "full only";
   return JoinNonEmpty(ran, ", ") + " and full";
@@ -338,7 +338,7 @@ std::string DataLines(const ProbeResult& r) {
   if (r.data_locations.empty()) return "data: n/a (no open data files were seen)\n";
   std::string out;
   std::string_view lead = "data: ";
-  for (const DataLocation& loc : r.data_locations) {
+  for (const core::DataLocation& loc : r.data_locations) {
     std::string files = fmt::format("{} file{}", GroupThousands(loc.file_count), loc.file_count == 1 ? "" : "s");
     std::string where = loc.mount_point.empty()
                             ? "on an unknown filesystem (no mount table)"
@@ -372,7 +372,7 @@ ordered_json SummaryJson(const std::optional<Summary>& s) {
           {"min", Num(s->min)}, {"max", Num(s->max)}};
 }
 
-ordered_json TelemetryJson(const StageTelemetry& t) {
+ordered_json TelemetryJson(const core::StageTelemetry& t) {
   return {{"gpu_util_pct", SummaryJson(t.gpu_util_pct)},
           {"gpu_mem_used_bytes", SummaryJson(t.gpu_mem_used_bytes)},
           {"gpm_sm_active_pct", SummaryJson(t.gpm_sm_active_pct)},
@@ -399,7 +399,7 @@ ordered_json SharesJson(const std::map<std::string, double>& shares) {
   return out;
 }
 
-ordered_json OutcomeJson(const StageResult& s) {
+ordered_json OutcomeJson(const core::StageResult& s) {
   if (!s.ran) return nullptr;
   const run::RunOutcome& o = s.outcome;
   return {{"class", std::string(run::ExitClassName(o.exit_class))},
@@ -435,7 +435,7 @@ ordered_json KnobsJson(const std::map<std::string, nlohmann::json>& knobs) {
   return out;
 }
 
-ordered_json StepPartsJson(const StageResult& s) {
+ordered_json StepPartsJson(const core::StageResult& s) {
   std::optional<StepParts> parts = StepPartsOf(s);
   if (!parts) return nullptr;
   double after_step = 0, other = 0;
@@ -448,7 +448,7 @@ ordered_json StepPartsJson(const StageResult& s) {
 
 ordered_json Ordered(const nlohmann::json& j) { return ordered_json::parse(JsonText(j)); }
 
-ordered_json RanksJson(const StageResult& s) {
+ordered_json RanksJson(const core::StageResult& s) {
   ordered_json ranks = ordered_json::array();
   for (const RankRow& r : RankRows(s)) {
     ranks.push_back({{"rank", r.rank},
@@ -463,7 +463,7 @@ ordered_json RanksJson(const StageResult& s) {
   return ranks;
 }
 
-ordered_json BatchJson(const StageResult& s) {
+ordered_json BatchJson(const core::StageResult& s) {
   std::optional<BatchLayout> b = BatchLayoutOf(s);
   if (!b) return nullptr;
   return {{"world_size", b->world_size},
@@ -474,8 +474,8 @@ ordered_json BatchJson(const StageResult& s) {
           {"drop_last", b->drop_last}};
 }
 
-ordered_json EnergyJson(const StageResult& s) {
-  std::optional<EnergyPerSample> e = EnergyPerSampleOf(s);
+ordered_json EnergyJson(const core::StageResult& s) {
+  std::optional<core::EnergyPerSample> e = core::EnergyPerSampleOf(s);
   if (!e) return nullptr;
   return {{"joules_per_sample", Num(e->joules_per_sample)},
           {"samples_per_kwh", Num(e->samples_per_kwh)},
@@ -483,8 +483,8 @@ ordered_json EnergyJson(const StageResult& s) {
           {"method", e->method}};
 }
 
-ordered_json CostJson(const ProbeResult& r, const StageResult& s) {
-  std::optional<Cost> c = r.price_per_gpu_hour ? CostOf(s, *r.price_per_gpu_hour) : std::nullopt;
+ordered_json CostJson(const ProbeResult& r, const core::StageResult& s) {
+  std::optional<core::Cost> c = r.price_per_gpu_hour ? core::CostOf(s, *r.price_per_gpu_hour) : std::nullopt;
   if (!c) return nullptr;
   return {{"price_per_gpu_hour", Num(*r.price_per_gpu_hour)},
           {"gpus", Num(c->gpus)},
@@ -493,7 +493,7 @@ ordered_json CostJson(const ProbeResult& r, const StageResult& s) {
           {"per_epoch", c->per_epoch ? Num(*c->per_epoch) : ordered_json(nullptr)}};
 }
 
-ordered_json StragglerJson(const StageResult& s) {
+ordered_json StragglerJson(const core::StageResult& s) {
   std::optional<Straggler> st = FindStraggler(s);
   if (!st) return nullptr;
   return {{"rank", st->rank}, {"cause", st->cause}, {"excess_share", Num(st->excess_share)}};
@@ -518,9 +518,9 @@ ordered_json WhatIfJson(const ProbeResult& r) {
           {"unavailable_why", w.unavailable_why.empty() ? ordered_json(nullptr) : ordered_json(w.unavailable_why)}};
 }
 
-ordered_json StageJson(const ProbeResult& r, const StageResult& s) {
+ordered_json StageJson(const ProbeResult& r, const core::StageResult& s) {
   const measure::SteadyState& e = s.estimate;
-  bool measured = StageMeasured(s);
+  bool measured = core::StageMeasured(s);
   auto if_measured = [measured](double v) { return measured ? Num(v) : ordered_json(nullptr); };
   ordered_json series = ordered_json::array();
   for (const measure::RatePoint& p : s.series) {
@@ -565,9 +565,9 @@ ordered_json StageJson(const ProbeResult& r, const StageResult& s) {
           {"data_wait_share", Opt(s.data_wait_share)},
           {"phase_shares", SharesJson(s.phase_shares)},
           {"step_parts", StepPartsJson(s)},
-          {"flops", Ordered(FlopsInfoJson(s.flops))},
+          {"flops", Ordered(core::FlopsInfoJson(s.flops))},
           {"flops_skipped", s.flops_skipped.empty() ? ordered_json(nullptr) : ordered_json(s.flops_skipped)},
-          {"flops_rate", Ordered(FlopsReadingJson(StageFlops(r, s)))},
+          {"flops_rate", Ordered(core::FlopsReadingJson(StageFlops(r, s)))},
           {"totals",
            {{"steps", t.steps},
             {"samples", Num(t.samples)},
@@ -592,7 +592,7 @@ std::string ConsoleReport(const ProbeResult& r) {
   std::string out;
   out += OneLine("probe: " + ShellJoin(r.command)) + '\n';
 
-  const Machine& m = r.machine;
+  const core::Machine& m = r.machine;
   std::vector<std::string> machine = {fmt::format("{} core{}", m.cpu_count, m.cpu_count == 1 ? "" : "s")};
   if (m.mem_total_bytes) machine.push_back(FormatGiB(static_cast<double>(*m.mem_total_bytes)) + " RAM");
   if (m.gpu_index < 0) {
@@ -609,8 +609,8 @@ std::string ConsoleReport(const ProbeResult& r) {
 
   out += '\n';
   std::vector<Row> rows = {{"stage", "samples/s", "95% interval", "±", "steady", "seen"}};
-  for (const StageResult* s : {&r.loader, &r.compute, &r.full}) {
-    if (!r.helper && !s->ran && s->kind != StageKind::kFull) continue;  // no helper: only full can run
+  for (const core::StageResult* s : {&r.loader, &r.compute, &r.full}) {
+    if (!r.helper && !s->ran && s->kind != core::StageKind::kFull) continue;  // no helper: only full can run
     rows.push_back(StageRow(r, *s));
   }
   out += Table(rows);
@@ -623,7 +623,7 @@ std::string ConsoleReport(const ProbeResult& r) {
   if (std::string cost = CostLine(r); !cost.empty()) out += OneLine(cost) + '\n';
   if (!r.what_if.empty()) out += WhatIfText(EstimateWhatIf(r, r.what_if));
   if (r.trace) {
-    for (const std::string& line : TraceOutcomeLines(*r.trace)) out += OneLine(line) + '\n';
+    for (const std::string& line : core::TraceOutcomeLines(*r.trace)) out += OneLine(line) + '\n';
   }
   out += DataLines(r);
 
@@ -636,9 +636,9 @@ std::string ConsoleReport(const ProbeResult& r) {
 }
 
 ordered_json ProbeJson(const ProbeResult& r) {
-  const Machine& m = r.machine;
+  const core::Machine& m = r.machine;
   ordered_json locations = ordered_json::array();
-  for (const DataLocation& loc : r.data_locations) {
+  for (const core::DataLocation& loc : r.data_locations) {
     locations.push_back({{"path", loc.path},
                          {"file_count", loc.file_count},
                          {"mount_point", loc.mount_point},
@@ -664,7 +664,7 @@ ordered_json ProbeJson(const ProbeResult& r) {
           {"interrupted", r.interrupted},
           {"stages",
            {{"loader", StageJson(r, r.loader)}, {"compute", StageJson(r, r.compute)}, {"full", StageJson(r, r.full)}}},
-          {"trace", Ordered(TraceOutcomeJson(r.trace))},
+          {"trace", Ordered(core::TraceOutcomeJson(r.trace))},
           {"what_if", WhatIfJson(r)},
           {"data_locations", std::move(locations)},
           {"verdict",

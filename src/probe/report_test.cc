@@ -128,7 +128,7 @@ TEST(ConsoleReport, ShowsNotApplicableForWhatWasNotMeasured) {
 
 TEST(ConsoleReport, ShowsSkippedHelperStages) {
   ProbeResult r = LoaderBound();
-  r.loader = Skipped(StageKind::kLoader, "the budget was spent");
+  r.loader = Skipped(core::StageKind::kLoader, "the budget was spent");
   r.verdict = Decide(r);
   std::string text = ConsoleReport(r);
   EXPECT_THAT(text, HasSubstr("skipped: the budget was spent"));
@@ -214,8 +214,8 @@ TEST(ConsoleReport, AStepWithoutADataLoader) {
   none.others = 0;
   r.full.loader = none;
   r.loader =
-      Skipped(StageKind::kLoader, "the script has no DataLoader (it makes its batches itself): nothing to drain");
-  r.compute = Skipped(StageKind::kCompute, "the script has no DataLoader");
+      Skipped(core::StageKind::kLoader, "the script has no DataLoader (it makes its batches itself): nothing to drain");
+  r.compute = Skipped(core::StageKind::kCompute, "the script has no DataLoader");
   r.full.data_wait_share = 0;
   r.verdict = Decide(r);
   std::string text = ConsoleReport(r);
@@ -229,13 +229,13 @@ TEST(ConsoleReport, AStepWithoutADataLoader) {
 
 TEST(ConsoleReport, SaysWhyNothingReported) {
   ProbeResult r = Probe(false);
-  r.full = Measured(StageKind::kFull, 0);
+  r.full = Measured(core::StageKind::kFull, 0);
   r.full.helper_seen = false;
   r.full.estimate = {};
   r.full.observations = 0;
   r.full.torch_loaded = false;
-  r.loader = Skipped(StageKind::kLoader, NoReportsWhy(r));
-  r.compute = Skipped(StageKind::kCompute, NoReportsWhy(r));
+  r.loader = Skipped(core::StageKind::kLoader, NoReportsWhy(r));
+  r.compute = Skipped(core::StageKind::kCompute, NoReportsWhy(r));
   r.verdict = Decide(r);
   std::string text = ConsoleReport(r);
   EXPECT_THAT(text, HasSubstr("reporting: none: the script never imported torch, and only PyTorch scripts are "

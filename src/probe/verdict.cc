@@ -8,7 +8,7 @@
 #include <optional>
 #include <utility>
 
-#include "probe/mfu.h"
+#include "core/mfu.h"
 #include "probe/probe.h"
 #include "probe/ranks.h"
 #include "util/strings.h"
@@ -18,8 +18,8 @@ namespace {
 
 using telemetry::Summary;
 
-std::optional<double> RateOf(const StageResult& s) {
-  if (!StageMeasured(s) || !EnoughSteadyData(s)) return std::nullopt;
+std::optional<double> RateOf(const core::StageResult& s) {
+  if (!core::StageMeasured(s) || !EnoughSteadyData(s)) return std::nullopt;
   return s.estimate.samples_per_s;
 }
 
@@ -48,8 +48,8 @@ struct Pipe {
   std::vector<std::pair<std::string, double>> overhead_phases;  // largest share first
   double overhead = 0;         // their summed share (nested phases may count twice; capped at 1)
   double transfer_phases = 0;  // copy-named phases' summed share
-  const StageResult* loop = nullptr;     // the stage that describes the training loop: full, else compute
-  const StageResult* loading = nullptr;  // the stage whose CPU describes the loader: loader, else full
+  const core::StageResult* loop = nullptr;     // the stage that describes the training loop: full, else compute
+  const core::StageResult* loading = nullptr;  // the stage whose CPU describes the loader: loader, else full
   bool gpu = false;
   unsigned cores = 0;
   bool loader_narrow = false;  // the loader stage is below kLoaderNarrowRatio x compute
@@ -108,8 +108,8 @@ struct LoaderCpu {
   bool tree_saturated = false, host_busy = false;
 };
 
-LoaderCpu ReadLoaderCpu(const StageResult& stage, unsigned machine_cores) {
-  const StageTelemetry& t = stage.telemetry;
+LoaderCpu ReadLoaderCpu(const core::StageResult& stage, unsigned machine_cores) {
+  const core::StageTelemetry& t = stage.telemetry;
   LoaderCpu c;
   c.tree_pct = Mean(t.tree_cpu_pct);
   c.workers = StageWorkers(stage);
@@ -143,8 +143,8 @@ std::string CpuEvidence(const LoaderCpu& c, std::string_view label) {
   return JoinNonEmpty(parts, "; ");
 }
 
-const DataLocation* NetworkData(const ProbeResult& r) {
-  for (const DataLocation& loc : r.data_locations) {
+const core::DataLocation* NetworkData(const ProbeResult& r) {
+  for (const core::DataLocation& loc : r.data_locations) {
     if (loc.network) return &loc;
   }
   return nullptr;
@@ -159,7 +159,7 @@ std::string WorkersNow(const LoaderCpu& c) {
 // The training DataLoader as the automatic instrumentation saw it in the full stage, when it named the line that
 // built it: the verdict can then name the code to change. Null otherwise.
 const measure::LoaderInfo* SeenLoader(const ProbeResult& r) {
-  const StageResult& f = r.full;
+  const core::StageResult& f = r.full;
   if (!f.auto_seen || !f.loader || !f.loader->site) return nullptr;
   return &*f.loader;
 }
@@ -214,7 +214,7 @@ void DecideLoader(const ProbeResult& r, const Pipe& p, Verdict& v) {
     }
   }
   evidence.push_back(CpuEvidence(cpu, p.loading == &r.loader ? "loader" : "run"));
-  const DataLocation* remote = NetworkData(r);
+  const core::DataLocation* remote = NetworkData(r);
   bool storage_busy = (cpu.iowait_pct && *cpu.iowait_pct >= kIowaitHighPct) ||
                       (cpu.disk_busy_pct && *cpu.disk_busy_pct >= kDiskBusyPct);
 
@@ -279,7 +279,7 @@ void DecideOverhead(const Pipe& p, Verdict& v) {
                : fmt::format("drop or thin the {} (compute it every N steps, off the hot path)", OverheadWork(top));
 }
 
-std::optional<Summary> LoopGpu(const Pipe& p, std::optional<Summary> StageTelemetry::*field) {
+std::optional<Summary> LoopGpu(const Pipe& p, std::optional<Summary> core::StageTelemetry::*field) {
   if (p.loop == nullptr) return std::nullopt;
   return p.loop->telemetry.*field;
 }
@@ -288,16 +288,16 @@ std::optional<Summary> LoopGpu(const Pipe& p, std::optional<Summary> StageTeleme
 // utilisation where the GPU counts it (Hopper and later); empty without GPU telemetry.
 std::string GpuEvidence(const ProbeResult& r, const Pipe& p) {
   std::vector<std::string> parts;
-  if (std::optional<Summary> util = LoopGpu(p, &StageTelemetry::gpu_util_pct)) {
+  if (std::optional<Summary> util = LoopGpu(p, &core::StageTelemetry::gpu_util_pct)) {
     parts.push_back("GPU util " + FormatPct(util->p50));
   }
-  if (std::optional<Summary> sm = LoopGpu(p, &StageTelemetry::gpm_sm_active_pct)) {
+  if (std::optional<Summary> sm = LoopGpu(p, &core::StageTelemetry::gpm_sm_active_pct)) {
     parts.push_back("SM active " + FormatPct(sm->p50));
   }
-  if (std::optional<Summary> tensor = LoopGpu(p, &StageTelemetry::gpm_tensor_active_pct)) {
+  if (std::optional<Summary> tensor = LoopGpu(p, &core::StageTelemetry::gpm_tensor_active_pct)) {
     parts.push_back("tensor cores " + FormatPct(tensor->p50));
   }
-  if (std::optional<Summary> mem = LoopGpu(p, &StageTelemetry::gpu_mem_used_bytes)) {
+  if (std::optional<Summary> mem = LoopGpu(p, &core::StageTelemetry::gpu_mem_used_bytes)) {
     std::optional<double> total = GpuMemoryTotal(r, p.loop->telemetry);
     parts.push_back(total ? fmt::format("memory {} of {}", FormatGiB(mem->max), FormatGiB(*total))
                           : fmt::format("memory {}", FormatGiB(mem->max)));
@@ -350,12 +350,12 @@ void DecideCompute(const ProbeResult& r, const Pipe& p, Verdict& v) {
   }
   evidence.push_back(GpuEvidence(r, p));
   // Achieved FLOP/s, and MFU against the GPU's dense peak (mfu.h).
-  const FlopsReading flops = p.loop != nullptr ? StageFlops(r, *p.loop) : FlopsReading{};
-  evidence.push_back(FlopsText(flops));
+  const core::FlopsReading flops = p.loop != nullptr ? StageFlops(r, *p.loop) : core::FlopsReading{};
+  evidence.push_back(core::FlopsText(flops));
   v.evidence = JoinNonEmpty(evidence, "; ");
 
-  std::optional<Summary> util = LoopGpu(p, &StageTelemetry::gpu_util_pct);
-  std::optional<Summary> tree_mem = LoopGpu(p, &StageTelemetry::tree_gpu_mem_bytes);
+  std::optional<Summary> util = LoopGpu(p, &core::StageTelemetry::gpu_util_pct);
+  std::optional<Summary> tree_mem = LoopGpu(p, &core::StageTelemetry::tree_gpu_mem_bytes);
   if (!p.gpu) {
     v.cause = "CPU compute (no GPU probed)";
     v.next = "a GPU; on this CPU: bf16 autocast where the CPU supports it, then a larger batch size";
@@ -366,7 +366,7 @@ void DecideCompute(const ProbeResult& r, const Pipe& p, Verdict& v) {
     v.cause = fmt::format("CPU-side work in the step: the GPU is busy only {}", FormatPct(util->p50));
     v.next = "a larger batch size (fewer, larger kernels)" + BatchAt(SeenLoader(r)) +
              ", then mixed precision (bf16/fp16 autocast)";
-  } else if (MfuAdvice mfu = AdviseOnMfu(flops, BatchAt(SeenLoader(r))); !mfu.cause.empty()) {
+  } else if (core::MfuAdvice mfu = core::AdviseOnMfu(flops, BatchAt(SeenLoader(r))); !mfu.cause.empty()) {
     // Low MFU: small kernels and launch overhead; near the peak: only fewer FLOPs (or 16-bit units) help.
     v.cause = mfu.cause;
     v.next = mfu.next;
@@ -397,12 +397,12 @@ constexpr std::array<FailureText, 5> kFailureTexts = {{
 
 // The failure of the run, when a stage that matters ended badly: full, or any stage when full measured nothing.
 std::optional<Verdict> Failure(const ProbeResult& r) {
-  const StageResult* failed = nullptr;
-  if (StageFailed(r.full)) {
+  const core::StageResult* failed = nullptr;
+  if (core::StageFailed(r.full)) {
     failed = &r.full;
-  } else if (!StageMeasured(r.full)) {
-    for (const StageResult* s : {&r.compute, &r.loader}) {
-      if (StageFailed(*s)) {
+  } else if (!core::StageMeasured(r.full)) {
+    for (const core::StageResult* s : {&r.compute, &r.loader}) {
+      if (core::StageFailed(*s)) {
         failed = s;
         break;
       }
@@ -419,13 +419,13 @@ std::optional<Verdict> Failure(const ProbeResult& r) {
   v.failed = true;
   v.cause = text->cause;
   v.failure = std::string(text->failure) +
-              (failed->kind == StageKind::kFull ? "" : fmt::format(" (in the {} stage)", StageName(failed->kind)));
+              (failed->kind == core::StageKind::kFull ? "" : fmt::format(" (in the {} stage)", core::StageName(failed->kind)));
   v.next = text->next;
   // The runner's detail often starts with what the cause already says ("GPU out of memory: <line>").
   std::string detail = o.detail;
   if (StartsWith(ToLower(detail), ToLower(v.cause) + ": ")) detail.erase(0, v.cause.size() + 2);
   std::vector<std::string> evidence = {detail};
-  if (StageMeasured(*failed)) {
+  if (core::StageMeasured(*failed)) {
     evidence.push_back(fmt::format("it ran at {} before failing", FormatRate(failed->estimate.samples_per_s)));
   }
   if (o.exit_class == run::ExitClass::kGpuOom && failed->telemetry.gpu_mem_used_bytes) {
@@ -438,7 +438,7 @@ std::optional<Verdict> Failure(const ProbeResult& r) {
 
 // What to do when a stage that ran reported no progress, the likeliest fix first: a script the automatic
 // instrumentation can measure is never told to change its code first.
-std::string NoReportsNext(const ProbeResult& r, const StageResult& s) {
+std::string NoReportsNext(const ProbeResult& r, const core::StageResult& s) {
   constexpr std::string_view kEdit = "`import saturate` and wrap the loader in saturate.track()";
   constexpr std::string_view kParse = "pass --parse with a pattern that matches the script's progress lines";
   if (s.helper_seen) return "probe again with a larger budget, so that the script gets through more steps";
@@ -464,11 +464,11 @@ std::string NoReportsNext(const ProbeResult& r, const StageResult& s) {
 }
 
 // What a stage measured from too little steady data: "full 212 samples/s ±192% from 1.8 s of steady data".
-std::string ShortOfData(const StageResult& s) {
+std::string ShortOfData(const core::StageResult& s) {
   const measure::SteadyState& e = s.estimate;
   std::string interval = std::isfinite(e.rel_half_width) ? fmt::format(" ±{:.0f}%", e.rel_half_width * 100)
                                                           : std::string(" (no interval)");
-  return fmt::format("{} {}{} from {:.1f} s of steady data", StageName(s.kind), FormatRate(e.samples_per_s), interval,
+  return fmt::format("{} {}{} from {:.1f} s of steady data", core::StageName(s.kind), FormatRate(e.samples_per_s), interval,
                      e.steady_s);
 }
 
@@ -476,10 +476,10 @@ std::string ShortOfData(const StageResult& s) {
 Verdict Unknown(const ProbeResult& r) {
   Verdict v;
   v.cause = "no throughput measured";
-  const StageResult& s = r.full.ran ? r.full : (r.compute.ran ? r.compute : r.loader);
+  const core::StageResult& s = r.full.ran ? r.full : (r.compute.ran ? r.compute : r.loader);
   std::vector<std::string> short_of_data;
-  for (const StageResult* st : {&r.full, &r.loader, &r.compute}) {
-    if (StageMeasured(*st) && !EnoughSteadyData(*st)) short_of_data.push_back(ShortOfData(*st));
+  for (const core::StageResult* st : {&r.full, &r.loader, &r.compute}) {
+    if (core::StageMeasured(*st) && !EnoughSteadyData(*st)) short_of_data.push_back(ShortOfData(*st));
   }
   if (!short_of_data.empty()) {
     v.cause = "not enough steady data";
@@ -501,7 +501,7 @@ Verdict Unknown(const ProbeResult& r) {
     v.evidence = fmt::format("{} observations in {:.1f} s were not enough for a rate", s.observations, s.wall_s);
     v.next = "probe again with a larger budget";
   } else {
-    v.evidence = fmt::format("the {} stage ran {:.1f} s ({}) and reported no progress", StageName(s.kind),
+    v.evidence = fmt::format("the {} stage ran {:.1f} s ({}) and reported no progress", core::StageName(s.kind),
                              s.wall_s, run::ExitClassName(s.outcome.exit_class));
     if (!s.helper_seen && &s == &r.full) v.evidence += ": " + NoReportsWhy(r);
     v.next = NoReportsNext(r, s);
@@ -512,9 +512,9 @@ Verdict Unknown(const ProbeResult& r) {
 // Notes beside the verdict: headroom, network data, misleading utilisation, quality of the estimates.
 void AddNotes(const ProbeResult& r, const Pipe& p, Verdict& v) {
   if (r.interrupted) v.notes.push_back("interrupted: only the stages measured so far are reported");
-  for (const StageResult* s : {&r.loader, &r.compute}) {
-    if (StageFailed(*s) && !v.failed) {
-      v.notes.push_back(fmt::format("the {} stage failed ({}): {}", StageName(s->kind),
+  for (const core::StageResult* s : {&r.loader, &r.compute}) {
+    if (core::StageFailed(*s) && !v.failed) {
+      v.notes.push_back(fmt::format("the {} stage failed ({}): {}", core::StageName(s->kind),
                                     run::ExitClassName(s->outcome.exit_class), s->outcome.detail));
     }
   }
@@ -524,7 +524,7 @@ void AddNotes(const ProbeResult& r, const Pipe& p, Verdict& v) {
   }
 
   // GPU memory and utilisation, only from what was measured.
-  const StageResult* gpu_stage = p.loop;
+  const core::StageResult* gpu_stage = p.loop;
   bool gpu_telemetry = gpu_stage != nullptr && (gpu_stage->telemetry.gpu_util_pct.has_value() ||
                                                gpu_stage->telemetry.gpu_mem_used_bytes.has_value());
   if (!p.gpu) {
@@ -559,7 +559,7 @@ void AddNotes(const ProbeResult& r, const Pipe& p, Verdict& v) {
 
   for (std::string& note : BatchNotes(r.full)) v.notes.push_back(std::move(note));
 
-  for (const DataLocation& loc : r.data_locations) {
+  for (const core::DataLocation& loc : r.data_locations) {
     if (!loc.network) continue;
     v.notes.push_back(fmt::format("data on a network filesystem: {} file{} on {} ({} {}); stage it on a local "
                                   "disk", GroupThousands(loc.file_count), loc.file_count == 1 ? "" : "s",
@@ -581,20 +581,20 @@ void AddNotes(const ProbeResult& r, const Pipe& p, Verdict& v) {
     v.notes.push_back(fmt::format("also: waiting for data takes {} of each step", FormatShare(*p.wait)));
   }
 
-  for (const StageResult* s : {&r.loader, &r.compute, &r.full}) {
+  for (const core::StageResult* s : {&r.loader, &r.compute, &r.full}) {
     // A stage that ran to its share of the budget without a rate: start-up took it all (a multi-rank job on a
     // busy machine); saying so keeps the user from reading the missing figure as a failure.
-    if (s->ran && !StageMeasured(*s) && !StageFailed(*s) && !r.interrupted &&
+    if (s->ran && !core::StageMeasured(*s) && !core::StageFailed(*s) && !r.interrupted &&
         s->outcome.exit_class == run::ExitClass::kStopped) {
       v.notes.push_back(fmt::format("the {} stage reported no throughput in its {:.0f} s share of the budget "
                                     "({} steady observation{}): its start-up used it up; a larger --budget "
                                     "measures it",
-                                    StageName(s->kind), s->wall_s, s->observations,
+                                    core::StageName(s->kind), s->wall_s, s->observations,
                                     s->observations == 1 ? "" : "s"));
     }
-    if (!StageMeasured(*s)) continue;
+    if (!core::StageMeasured(*s)) continue;
     const measure::SteadyState& e = s->estimate;
-    std::string_view name = StageName(s->kind);
+    std::string_view name = core::StageName(s->kind);
     if (!EnoughSteadyData(*s)) {
       if (!v.bottleneck.empty()) {
         v.notes.push_back(fmt::format("left out of the verdict, not enough steady data: {}", ShortOfData(*s)));
@@ -668,7 +668,7 @@ Verdict Decide(const ProbeResult& r) {
 }
 
 std::string NoReportsWhy(const ProbeResult& r) {
-  const StageResult& full = r.full;
+  const core::StageResult& full = r.full;
   if (r.parse) {
     return "with --parse the output lines are the only source of throughput (automatic instrumentation is off) "
            "and the script does not import saturate";
@@ -694,43 +694,34 @@ std::string PhaseLabel(std::string_view phase) {
   return std::string(phase);
 }
 
-bool StageMeasured(const StageResult& stage) {
-  return stage.ran && std::isfinite(stage.estimate.samples_per_s) && stage.estimate.samples_per_s > 0;
+core::FlopsReading StageFlops(const ProbeResult& result, const core::StageResult& stage) {
+  if (stage.kind == core::StageKind::kLoader || !core::StageMeasured(stage)) return {};
+  const std::optional<measure::FlopsInfo>& count = stage.flops ? stage.flops : result.full.flops;
+  return core::ReadFlops(count, stage.estimate.samples_per_s,
+                         result.machine.gpu_index >= 0 ? std::string_view(result.machine.gpu_name)
+                                                       : std::string_view());
 }
 
-bool EnoughSteadyData(const StageResult& stage) {
+bool EnoughSteadyData(const core::StageResult& stage) {
   const measure::SteadyState& e = stage.estimate;
   // An estimate without an interval (fewer than 2 batches) over enough seconds stays usable, with its own note.
   bool interval_too_wide = std::isfinite(e.rel_half_width) && e.rel_half_width > kMaxUsableRelHalfWidth;
   return e.steady_s >= kMinSteadyS && !interval_too_wide;
 }
 
-bool StageFailed(const StageResult& stage) {
-  switch (stage.outcome.exit_class) {
-    case run::ExitClass::kGpuOom:
-    case run::ExitClass::kHostOom:
-    case run::ExitClass::kWorkerKilled:
-    case run::ExitClass::kFailed:
-    case run::ExitClass::kStartFailed:
-      return stage.ran;
-    default:
-      return false;
-  }
-}
-
-std::optional<int> StageWorkers(const StageResult& stage) {
+std::optional<int> StageWorkers(const core::StageResult& stage) {
   if (stage.loader && stage.loader->num_workers && *stage.loader->num_workers >= 0) {
     return static_cast<int>(*stage.loader->num_workers * std::max<int64_t>(1, stage.world_size));
   }
   return WorkerCount(stage.telemetry);
 }
 
-std::optional<int> WorkerCount(const StageTelemetry& telemetry) {
+std::optional<int> WorkerCount(const core::StageTelemetry& telemetry) {
   if (!telemetry.tree_workers || telemetry.tree_workers->count == 0) return std::nullopt;
   return std::max(0, static_cast<int>(std::lround(telemetry.tree_workers->max)));
 }
 
-std::optional<double> GpuMemoryTotal(const ProbeResult& result, const StageTelemetry& telemetry) {
+std::optional<double> GpuMemoryTotal(const ProbeResult& result, const core::StageTelemetry& telemetry) {
   if (telemetry.gpu_mem_total_bytes) return telemetry.gpu_mem_total_bytes;
   if (result.machine.gpu_mem_total_bytes) return static_cast<double>(*result.machine.gpu_mem_total_bytes);
   return std::nullopt;

@@ -40,11 +40,12 @@
 #include <string_view>
 #include <vector>
 
+#include "core/mfu.h"
+#include "core/stage.h"
+
 namespace sat::probe {
 
 struct ProbeResult;
-struct StageResult;
-struct StageTelemetry;
 
 // Thresholds of the rules above.
 inline constexpr double kLoaderNarrowRatio = 0.9;     // loader < 0.9 x compute: the loader is the narrower pipe
@@ -80,21 +81,20 @@ struct Verdict {
 Verdict Decide(const ProbeResult& result);
 
 // Readings shared by the verdict and the report.
-// The stage ran and measured a throughput (samples_per_s finite and above 0).
-bool StageMeasured(const StageResult& stage);
+// A probe stage's FLOP/s reading (core/mfu.h): its own count, else the full stage's (the same model); nothing for
+// the loader stage or a stage that measured no rate.
+core::FlopsReading StageFlops(const ProbeResult& result, const core::StageResult& stage);
 // The stage's rate rests on enough steady data for the verdict (kMinSteadyS, kMaxUsableRelHalfWidth).
-bool EnoughSteadyData(const StageResult& stage);
-// The stage ran and its command ended gpu_oom, host_oom, worker_killed, failed or start_failed.
-bool StageFailed(const StageResult& stage);
+bool EnoughSteadyData(const core::StageResult& stage);
 // DataLoader worker processes: the most the tree had at once (telemetry::CountForkedWorkers, so wrappers such as
 // sh -c or torchrun do not count); nullopt when not sampled.
-std::optional<int> WorkerCount(const StageTelemetry& telemetry);
+std::optional<int> WorkerCount(const core::StageTelemetry& telemetry);
 // The stage's DataLoader workers: the training loader's own num_workers (each rank's, times the ranks) when the
 // instrumentation reported it, else WorkerCount. Other forked processes are not workers: torch.compile's 16
 // compile workers read as "16 workers" on an H100 where the DataLoader had none.
-std::optional<int> StageWorkers(const StageResult& stage);
+std::optional<int> StageWorkers(const core::StageResult& stage);
 // The probed GPU's memory in bytes: as sampled during the stage, else as the machine reported it.
-std::optional<double> GpuMemoryTotal(const ProbeResult& result, const StageTelemetry& telemetry);
+std::optional<double> GpuMemoryTotal(const ProbeResult& result, const core::StageTelemetry& telemetry);
 
 // Why the full stage got no report over the helper channel, in the user's terms: --parse or --no-auto turned the
 // automatic instrumentation off, it could not start, the script never imported torch, or it reached no training

@@ -337,8 +337,8 @@ ProbeResult AsyncGpuAtTheCeiling() {
 // The same loop in bf16 (part 1 on the H100): full at 87% of compute with 36% of each step waiting for data.
 ProbeResult Bf16BelowTheCeiling() {
   ProbeResult r = AsyncGpuAtTheCeiling();
-  r.full = Measured(StageKind::kFull, 1882);
-  r.compute = Measured(StageKind::kCompute, 2159);
+  r.full = Measured(core::StageKind::kFull, 1882);
+  r.compute = Measured(core::StageKind::kCompute, 2159);
   r.full.data_wait_share = 0.36;
   SetCpu(r.full, 620, 1, 40);
   return r;
@@ -426,7 +426,7 @@ TEST(Decide, AHelperStageFailureFailsTheProbeOnlyWhenFullMeasuredNothing) {
   EXPECT_EQ(v.bottleneck, "compute");
   EXPECT_THAT(Notes(v), HasSubstr("the compute stage failed (gpu_oom): GPU out of memory"));
 
-  r.full = Skipped(StageKind::kFull, "interrupted");
+  r.full = Skipped(core::StageKind::kFull, "interrupted");
   v = Decide(r);
   EXPECT_TRUE(v.failed);
   EXPECT_EQ(v.failure, "the run ran out of GPU memory (in the compute stage)");
@@ -695,7 +695,7 @@ ProbeResult InterruptedEarly() {
   ProbeResult r = Probe(false);
   r.helper = true;
   r.interrupted = true;
-  r.full = Measured(StageKind::kFull, 212);
+  r.full = Measured(core::StageKind::kFull, 212);
   r.full.estimate.steady_s = 1.8;
   r.full.estimate.warmup_s = 2.2;
   r.full.estimate.n_batches = 3;
@@ -705,8 +705,8 @@ ProbeResult InterruptedEarly() {
   r.full.estimate.converged = false;
   r.full.observations = 9;
   r.full.outcome.duration_s = 4;
-  r.loader = Skipped(StageKind::kLoader, "interrupted");
-  r.compute = Skipped(StageKind::kCompute, "interrupted");
+  r.loader = Skipped(core::StageKind::kLoader, "interrupted");
+  r.compute = Skipped(core::StageKind::kCompute, "interrupted");
   return r;
 }
 
@@ -760,7 +760,7 @@ TEST(Decide, IgnoresAnEarlierVerdict) {
 }
 
 TEST(Readings, WorkersAndGpuMemory) {
-  StageTelemetry t;
+  core::StageTelemetry t;
   EXPECT_FALSE(WorkerCount(t).has_value());
   t.tree_workers = Flat(4);
   EXPECT_EQ(WorkerCount(t), 4);
@@ -775,12 +775,12 @@ TEST(Readings, WorkersAndGpuMemory) {
   EXPECT_EQ(GpuMemoryTotal(r, t), 16 * kGiB);
   t.gpu_mem_total_bytes = 8 * kGiB;
   EXPECT_EQ(GpuMemoryTotal(r, t), 8 * kGiB);
-  EXPECT_FALSE(GpuMemoryTotal(Probe(false), StageTelemetry{}).has_value());
+  EXPECT_FALSE(GpuMemoryTotal(Probe(false), core::StageTelemetry{}).has_value());
 }
 
 TEST(Readings, WorkersAreTheDataLoadersNotEveryForkedProcess) {
   // torch.compile's compile workers in the tree (16 on an H100) while the DataLoader had none.
-  StageResult s = Measured(StageKind::kFull, 3023);
+  core::StageResult s = Measured(core::StageKind::kFull, 3023);
   s.telemetry.tree_workers = Flat(16);
   EXPECT_EQ(StageWorkers(s), 16);  // nothing better known: the tree's count
   measure::LoaderInfo loader;

@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "probe/energy.h"
-#include "probe/mfu.h"
-#include "probe/peak_flops.h"
+#include "core/energy.h"
+#include "core/mfu.h"
+#include "core/peak_flops.h"
 #include "probe/probe.h"
 #include "probe/verdict.h"
 #include "util/strings.h"
@@ -25,8 +25,8 @@ std::string Lower(std::string_view s) {
   return out;
 }
 
-std::optional<double> Rate(const StageResult& s) {
-  if (!StageMeasured(s) || !EnoughSteadyData(s)) return std::nullopt;
+std::optional<double> Rate(const core::StageResult& s) {
+  if (!core::StageMeasured(s) || !EnoughSteadyData(s)) return std::nullopt;
   return s.estimate.samples_per_s;
 }
 
@@ -43,11 +43,11 @@ struct Pipe {
 
 // What was measured, in the terms of the model (what_if.h), with the share of the narrowest pipe reached here.
 struct Measured : WhatIfInputs {
-  const GpuPeak* gpu = nullptr;  // this GPU's row
+  const core::GpuPeak* gpu = nullptr;  // this GPU's row
   double overlap = 1;            // full / the narrowest pipe here, at most 1
 };
 
-std::optional<double> CopyCeiling(const Measured& m, const GpuPeak& gpu, int gpus) {
+std::optional<double> CopyCeiling(const Measured& m, const core::GpuPeak& gpu, int gpus) {
   if (!m.bytes_per_sample || *m.bytes_per_sample <= 0 || gpu.host_link_bytes_per_s <= 0) return std::nullopt;
   return gpus * gpu.host_link_bytes_per_s / *m.bytes_per_sample;
 }
@@ -109,7 +109,7 @@ Result<std::vector<WhatIfTarget>> ParseWhatIf(std::string_view text) {
         gpu = gpu.substr(x + 1);
       }
     }
-    if (FindGpuPeak(gpu) == nullptr) {
+    if (core::FindGpuPeak(gpu) == nullptr) {
       return UsageError(fmt::format("--what-if '{}': '{}' is not a GPU saturate knows (known: h100, h100-pcie, "
                                     "h100-nvl, gh200, h200, h200-nvl, a100, l40s, l4, a10, t4, v100, v100-pcie, "
                                     "v100s)", item, gpu));
@@ -129,14 +129,14 @@ WhatIfInputs WhatIfInputsOf(const ProbeResult& r) {
   m.cores = r.machine.cpu_count;
   m.gpu_probed = r.machine.gpu_index >= 0;
   m.gpu_name = r.machine.gpu_name;
-  FlopsReading flops = StageFlops(r, r.compute.ran ? r.compute : r.full);
+  core::FlopsReading flops = StageFlops(r, r.compute.ran ? r.compute : r.full);
   m.precision = flops.precision;
   m.on_gpu = flops.count && flops.count->device != "cpu";
   if (std::optional<double> rx = Mean(r.full.telemetry.gpu_pcie_rx_bytes_per_s); rx && m.full > 0) {
     m.bytes_per_sample = *rx / m.full;
   }
   if (std::optional<double> cpu = Mean(r.loader.telemetry.tree_cpu_pct)) m.loader_cores = std::max(1.0, *cpu / 100);
-  if (std::optional<Cost> c = CostOf(r.full, 1.0)) m.epoch_samples = c->epoch_samples;
+  if (std::optional<core::Cost> c = core::CostOf(r.full, 1.0)) m.epoch_samples = c->epoch_samples;
   m.price_per_gpu_hour = r.price_per_gpu_hour;
   return m;
 }
@@ -149,7 +149,7 @@ WhatIf EstimateWhatIf(const WhatIfInputs& inputs, const std::vector<WhatIfTarget
   WhatIf w;
   Measured m;
   static_cast<WhatIfInputs&>(m) = inputs;
-  if (m.gpu_probed) m.gpu = FindGpuPeak(m.gpu_name);
+  if (m.gpu_probed) m.gpu = core::FindGpuPeak(m.gpu_name);
   if (m.full <= 0) {
     w.unavailable_why = "the full stage measured no throughput";
     return w;
@@ -167,7 +167,7 @@ WhatIf EstimateWhatIf(const WhatIfInputs& inputs, const std::vector<WhatIfTarget
                                          : "the step's FLOPs were not counted, so its precision is unknown";
     return w;
   }
-  std::optional<double> peak_here = PeakFlops(*m.gpu, *m.precision);
+  std::optional<double> peak_here = core::PeakFlops(*m.gpu, *m.precision);
   if (!peak_here) {
     w.unavailable_why = "this GPU has no dense peak for the step's precision";
     return w;
@@ -187,13 +187,13 @@ WhatIf EstimateWhatIf(const WhatIfInputs& inputs, const std::vector<WhatIfTarget
     }
   }
   for (const WhatIfTarget& t : targets) {
-    const GpuPeak* gpu = FindGpuPeak(t.name);
+    const core::GpuPeak* gpu = core::FindGpuPeak(t.name);
     std::string label = t.gpus > 1 ? fmt::format("{} x {}", t.gpus, gpu->model) : std::string(gpu->model);
-    std::optional<double> peak = PeakFlops(*gpu, *m.precision);
+    std::optional<double> peak = core::PeakFlops(*gpu, *m.precision);
     if (!peak) {
       WhatIfLine line;
       line.label = label;
-      line.note = fmt::format("n/a: the {} has no {} units", gpu->model, PrecisionName(*m.precision));
+      line.note = fmt::format("n/a: the {} has no {} units", gpu->model, core::PrecisionName(*m.precision));
       w.lines.push_back(std::move(line));
       continue;
     }
@@ -209,8 +209,8 @@ WhatIf EstimateWhatIf(const WhatIfInputs& inputs, const std::vector<WhatIfTarget
 
   w.assumptions.push_back(fmt::format("compute: {} here scaled by each GPU's dense {} peak (this {}: {}), i.e. the "
                                       "same MFU there",
-                                      FormatRate(*m.compute), PrecisionName(*m.precision), m.gpu->model,
-                                      FormatFlopsPerS(*peak_here)));
+                                      FormatRate(*m.compute), core::PrecisionName(*m.precision), m.gpu->model,
+                                      core::FormatFlopsPerS(*peak_here)));
   w.assumptions.push_back(fmt::format("loader: {} on {} cores as configured; with more workers, {} per core on every "
                                       "core but one per trainer (the same host)",
                                       FormatRate(*m.loader), FormatNumber(m.loader_cores),

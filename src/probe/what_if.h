@@ -18,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-#include "probe/peak_flops.h"
+#include "core/peak_flops.h"
 #include "util/result.h"
 
 namespace sat::probe {
@@ -31,7 +31,7 @@ struct WhatIfInputs {
   std::optional<double> loader, compute;   // the loader and compute ceilings here
   bool gpu_probed = false;
   std::string gpu_name;                    // as NVML names this GPU
-  std::optional<Precision> precision;      // of the step's products (the FLOP count)
+  std::optional<core::Precision> precision;      // of the step's products (the FLOP count)
   bool on_gpu = false;                     // the counted step ran on the GPU, not on the CPU beside it
   std::optional<double> bytes_per_sample;  // host-to-device while training (PCIe receive / full)
   double loader_cores = 1;                 // cores the loader ceiling used, at least one

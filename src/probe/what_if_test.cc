@@ -120,7 +120,7 @@ TEST(WhatIf, WithoutWhatItNeedsItSaysWhy) {
   uncounted.full.flops.reset();
   EXPECT_THAT(EstimateWhatIf(uncounted, Targets("h100")).unavailable_why, HasSubstr("FLOPs were not counted"));
   ProbeResult no_loader = OnA100(7000, 1000, 950);
-  no_loader.loader = Skipped(StageKind::kLoader, "no DataLoader");
+  no_loader.loader = Skipped(core::StageKind::kLoader, "no DataLoader");
   EXPECT_THAT(EstimateWhatIf(no_loader, Targets("h100")).unavailable_why, HasSubstr("both needed"));
 }
 

@@ -6,9 +6,9 @@
 #include <fstream>
 
 #include "sweep/retry.h"
-#include "sweep/test_dir.h"
 #include "telemetry/sampler.h"
 #include "util/atomic_file.h"
+#include "util/test_dir.h"
 
 namespace sat::slurm {
 

@@ -4,7 +4,7 @@
 #include <sqlite3.h>
 
 #include "sweep/journal.h"
-#include "sweep/test_dir.h"
+#include "util/test_dir.h"
 
 namespace sat::slurm {
 

@@ -10,7 +10,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "sweep/test_dir.h"
+#include "util/test_dir.h"
 
 namespace sat::sweep {
 namespace {

@@ -7,7 +7,7 @@
 #include <fstream>
 
 #include "sweep/plan.h"
-#include "sweep/test_dir.h"
+#include "util/test_dir.h"
 
 namespace sat::sweep {
 namespace {

@@ -17,7 +17,7 @@
 
 #include "sweep/export.h"
 #include "sweep/status.h"
-#include "sweep/test_dir.h"
+#include "util/test_dir.h"
 
 namespace sat::sweep {
 namespace {

@@ -16,7 +16,7 @@
 #include <thread>
 
 #include "run/process_tree.h"
-#include "sweep/test_dir.h"
+#include "util/test_dir.h"
 
 namespace sat::sweep {
 namespace {

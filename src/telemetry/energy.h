@@ -1,6 +1,6 @@
 // Energy between two readings of one device: a GPU (NVML's energy counter, else its power draw) or the CPU
 // packages (the RAPL counter, telemetry/rapl.h). The one place that turns counters and power into joules, for
-// probe's stages (probe/energy.h), the sweep's attempts (sweep/energy_ledger.h) and the Slurm node wrapper. Pure.
+// probe's stages (core/energy.h), the sweep's attempts (sweep/energy_ledger.h) and the Slurm node wrapper. Pure.
 #pragma once
 
 #include <limits>

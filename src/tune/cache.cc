@@ -37,7 +37,7 @@ std::string TrialKey(const std::vector<std::string>& argv, bool shell, const std
                         {"auto", setup.auto_instrument},
                         {"samples_per_step", optional(setup.samples_per_step)},
                         {"parse_batch_size", optional(setup.parse_batch_size)},
-                        {"mode", probe::StageName(r.mode)},
+                        {"mode", core::StageName(r.mode)},
                         {"knobs", r.knobs},
                         {"repeat", r.repeat}};
   if (!r.flags.empty()) {

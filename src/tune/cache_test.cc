@@ -30,7 +30,7 @@ class CacheTest : public ::testing::Test {
   static Trial MakeTrial(double rate) {
     Trial t;
     t.id = 7;
-    t.request = {probe::StageKind::kLoader, {{"workers", 2}}, "workers", 0, {}};
+    t.request = {core::StageKind::kLoader, {{"workers", 2}}, "workers", 0, {}};
     t.exit_class = run::ExitClass::kStopped;
     t.samples_per_s = rate;
     t.series = {{0.5, rate}};
@@ -90,7 +90,7 @@ TEST_F(CacheTest, KeysSeparateEverythingThatChangesAMeasurement) {
   other.knobs["workers"] = 3;
   EXPECT_NE(base, TrialKey({"t.py"}, false, "", other));
   other = r;
-  other.mode = probe::StageKind::kFull;
+  other.mode = core::StageKind::kFull;
   EXPECT_NE(base, TrialKey({"t.py"}, false, "", other));
   other = r;
   other.repeat = 1;

@@ -65,7 +65,7 @@ TrialRow MakeRow(const Trial& t, const std::vector<std::string>& order) {
   TrialRow row;
   row.id = t.id;
   row.step = t.request.step;
-  row.mode = std::string(probe::StageName(t.request.mode));
+  row.mode = std::string(core::StageName(t.request.mode));
   row.settings = Settings(t, order);
   row.ok = Succeeded(t);
   row.rate = t.samples_per_s > 0 ? FormatNumber(t.samples_per_s) : "-";
@@ -92,7 +92,7 @@ std::vector<TrialRow> TrialRows(const TuneResult& r) {
 
 std::string ProgressLine(const TrialEvent& e) {
   const std::vector<std::string> order = e.knob_order ? *e.knob_order : std::vector<std::string>{};
-  std::string what = fmt::format("trial {:>3}  {:<8} {:<7} {}", e.id, e.request->step, probe::StageName(e.request->mode),
+  std::string what = fmt::format("trial {:>3}  {:<8} {:<7} {}", e.id, e.request->step, core::StageName(e.request->mode),
                                  e.request->knobs.empty() ? "(the script's defaults)" : ValuesText(e.request->knobs, order));
   if (e.started) return fmt::format("{}  (up to {})", what, Duration(e.trial_budget_s));
   TrialRow row = MakeRow(*e.trial, order);
@@ -156,7 +156,7 @@ std::string ConsoleReport(const TuneResult& r) {
   if (std::string cost = CostLine(r); !cost.empty()) o += cost + "\n";
   o += WhatIfSection(r);
   if (r.trace) {
-    for (const std::string& line : probe::TraceOutcomeLines(*r.trace)) o += line + "\n";
+    for (const std::string& line : core::TraceOutcomeLines(*r.trace)) o += line + "\n";
   }
   if (std::string needs = NeedsSentence(r.needs, r.machine.gpu_index >= 0); !needs.empty()) o += needs + "\n";
   std::vector<std::string> notes;

@@ -16,7 +16,7 @@ const Trial* NeedsTrial(const SearchOutcome& s) {
   if (const Trial* t = s.FindTrial(s.confirm_trial); t && Succeeded(*t)) return t;
   const Trial* best = nullptr;
   for (const auto& t : s.trials) {
-    if (t.request.mode != probe::StageKind::kFull || !Succeeded(t)) continue;
+    if (t.request.mode != core::StageKind::kFull || !Succeeded(t)) continue;
     bool same = true;
     for (const auto& [name, v] : s.recommended) {
       auto it = t.request.knobs.find(name);

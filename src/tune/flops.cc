@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "probe/energy.h"
+#include "core/energy.h"
 #include "util/strings.h"
 
 namespace sat::tune {
@@ -26,19 +26,19 @@ const Trial* Counted(const SearchOutcome& s) {
 
 }  // namespace
 
-probe::FlopsReading TrialFlops(const Trial& t, const probe::Machine& m) {
-  return probe::ReadFlops(t.flops, t.samples_per_s, m.gpu_index >= 0 ? std::string_view(m.gpu_name) : "");
+core::FlopsReading TrialFlops(const Trial& t, const core::Machine& m) {
+  return core::ReadFlops(t.flops, t.samples_per_s, m.gpu_index >= 0 ? std::string_view(m.gpu_name) : "");
 }
 
 std::string FlopsLine(const TuneResult& r) {
   const SearchOutcome& s = r.search;
   const Trial* counted = Counted(s);
   if (counted == nullptr) return "";
-  std::vector<std::string> parts = {probe::CountText(*counted->flops)};
+  std::vector<std::string> parts = {core::CountText(*counted->flops)};
   for (auto [name, id] : {std::pair{"recommended", s.confirm_trial}, std::pair{"baseline", s.baseline_trial}}) {
     const Trial* t = Measured(s, id);
     if (t == nullptr) continue;
-    if (std::string text = probe::FlopsText(TrialFlops(*t, r.machine)); !text.empty())
+    if (std::string text = core::FlopsText(TrialFlops(*t, r.machine)); !text.empty())
       parts.push_back(fmt::format("{} {}", name, text));
   }
   return "FLOPs: " + JoinNonEmpty(parts, "; ");
@@ -50,9 +50,9 @@ nlohmann::json FlopsJson(const TuneResult& r) {
   if (counted == nullptr) return nullptr;
   auto reading = [&](std::optional<int> id) {
     const Trial* t = Measured(s, id);
-    return t != nullptr ? probe::FlopsReadingJson(TrialFlops(*t, r.machine)) : nlohmann::json(nullptr);
+    return t != nullptr ? core::FlopsReadingJson(TrialFlops(*t, r.machine)) : nlohmann::json(nullptr);
   };
-  return {{"count", probe::FlopsInfoJson(counted->flops)},
+  return {{"count", core::FlopsInfoJson(counted->flops)},
           {"baseline", reading(s.baseline_trial)},
           {"recommended", reading(s.confirm_trial)}};
 }
@@ -70,7 +70,7 @@ std::string EnergyLine(const TuneResult& r) {
                                 FormatNumber(*t->joules_per_sample), FormatNumber(3.6 / *t->joules_per_sample), watts));
   }
   if (parts.empty()) return "";
-  return fmt::format("Energy, from {}: {}", probe::EnergySource(method), JoinNonEmpty(parts, "; "));
+  return fmt::format("Energy, from {}: {}", core::EnergySource(method), JoinNonEmpty(parts, "; "));
 }
 
 namespace {
@@ -135,7 +135,7 @@ probe::WhatIfInputs TuneWhatIfInputs(const TuneResult& r) {
   in.gpu_name = r.machine.gpu_name;
   in.cores = r.machine.cpu_count;
   if (full != nullptr) {
-    probe::FlopsReading flops = TrialFlops(*full, r.machine);
+    core::FlopsReading flops = TrialFlops(*full, r.machine);
     in.precision = flops.precision;
     in.on_gpu = flops.count && flops.count->device != "cpu";
     if (full->pcie_rx_bytes_per_s && full->samples_per_s > 0) {

@@ -1,18 +1,18 @@
-// What tune's trials did for their work: achieved FLOP/s and MFU (probe/mfu.h over a trial's FLOP count and
+// What tune's trials did for their work: achieved FLOP/s and MFU (core/mfu.h over a trial's FLOP count and
 // rate) and the GPU's energy per sample, for the console report, report.html and results.json.
 #pragma once
 
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "probe/mfu.h"
+#include "core/mfu.h"
 #include "probe/what_if.h"
 #include "tune/tune.h"
 
 namespace sat::tune {
 
 // The reading of one trial on the machine it ran on (MFU only on a known GPU).
-probe::FlopsReading TrialFlops(const Trial& trial, const probe::Machine& machine);
+core::FlopsReading TrialFlops(const Trial& trial, const core::Machine& machine);
 
 // "FLOPs: 4.10 GFLOP per sample (...); recommended 1.23 TFLOP/s, MFU 38% of ...; baseline ..." from the
 // confirmation and baseline trials; "" when no trial counted FLOPs.
@@ -36,8 +36,8 @@ nlohmann::json CostJson(const TuneResult& result);
 probe::WhatIfInputs TuneWhatIfInputs(const TuneResult& result);
 std::string WhatIfSection(const TuneResult& result);
 
-// results.json's "flops": {count (probe::FlopsInfoJson of the confirmation, else the baseline), baseline,
-// recommended (probe::FlopsReadingJson each, null when not measured)}; null when no trial counted FLOPs.
+// results.json's "flops": {count (core::FlopsInfoJson of the confirmation, else the baseline), baseline,
+// recommended (core::FlopsReadingJson each, null when not measured)}; null when no trial counted FLOPs.
 nlohmann::json FlopsJson(const TuneResult& result);
 
 }  // namespace sat::tune

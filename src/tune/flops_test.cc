@@ -38,7 +38,7 @@ TuneResult OnAnH100() {
 TEST(TuneFlops, TrialsGetFlopsPerSecondAndMfu) {
   TuneResult r = OnAnH100();
   const Trial& t = r.search.trials.front();
-  probe::FlopsReading reading = TrialFlops(t, r.machine);
+  core::FlopsReading reading = TrialFlops(t, r.machine);
   ASSERT_TRUE(reading.flops_per_s && reading.mfu);
   EXPECT_DOUBLE_EQ(*reading.flops_per_s, 1e9 * t.samples_per_s);
   EXPECT_DOUBLE_EQ(*reading.mfu, 1e9 * t.samples_per_s / 989.5e12);
@@ -134,7 +134,7 @@ TEST(TuneWhatIf, TheRecommendationOnOtherHardware) {
   ASSERT_TRUE(compute && in.compute);
   EXPECT_DOUBLE_EQ(*in.compute, compute->samples_per_s);
   ASSERT_TRUE(in.loader.has_value());
-  EXPECT_EQ(in.precision, probe::Precision::kBf16);
+  EXPECT_EQ(in.precision, core::Precision::kBf16);
   EXPECT_TRUE(in.on_gpu);
   std::string text = WhatIfSection(r);
   EXPECT_THAT(text, HasSubstr("what-if (estimates from what was measured, not measurements):"));

@@ -134,7 +134,7 @@ std::string UtilisationChart(const TuneResult& r) {
   Series rate{"throughput", kBlue, {}, SeriesStyle::kBars};
   Series util{gpu ? "GPU utilisation" : "CPU use", kOrange, {}, SeriesStyle::kPoints, true};
   for (const auto& t : s.trials) {
-    c.x_labels.emplace_back(t.id, fmt::format("{}{}", t.id, probe::StageName(t.request.mode).substr(0, 1)));
+    c.x_labels.emplace_back(t.id, fmt::format("{}{}", t.id, core::StageName(t.request.mode).substr(0, 1)));
     rate.points.emplace_back(t.id, Succeeded(t) ? t.samples_per_s : 0);
     if (auto u = gpu ? t.gpu_util_pct : t.cpu_pct) util.points.emplace_back(t.id, *u);
     if (!Succeeded(t)) c.failures.push_back({static_cast<double>(t.id), FailLabel(t)});
@@ -153,7 +153,7 @@ std::string TimeCharts(const TuneResult& r) {
   for (const auto& t : r.search.trials) {
     if (t.series.empty() || !Succeeded(t)) continue;
     Chart c;
-    c.title = fmt::format("#{} {} {}", t.id, t.request.step, probe::StageName(t.request.mode));
+    c.title = fmt::format("#{} {} {}", t.id, t.request.step, core::StageName(t.request.mode));
     c.width = 272;
     c.height = 160;
     c.x.label = "seconds";
@@ -218,7 +218,7 @@ std::string Summary(const TuneResult& r) {
   if (std::string cost = CostLine(r); !cost.empty()) o += fmt::format("<p>{}</p>\n", Esc(cost));
   if (std::string what_if = WhatIfSection(r); !what_if.empty()) o += fmt::format("<pre>{}</pre>\n", Esc(what_if));
   if (r.trace) {
-    std::vector<std::string> lines = probe::TraceOutcomeLines(*r.trace);
+    std::vector<std::string> lines = core::TraceOutcomeLines(*r.trace);
     for (std::string& line : lines) line = Esc(line);
     o += fmt::format("<pre>{}</pre>\n", JoinNonEmpty(lines, "\n"));
   }
@@ -255,7 +255,7 @@ std::string HtmlReport(const TuneResult& r) {
   const SearchOutcome& s = r.search;
   std::string command;
   for (const auto& a : RedactCommand(r.command, r.shell)) command += (command.empty() ? "" : " ") + a;
-  const probe::Machine& m = r.machine;
+  const core::Machine& m = r.machine;
   std::string o = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
   o += fmt::format("<title>saturate tune: {}</title>\n<style>{}</style>\n</head>\n<body>\n", Esc(command), kStyle);
   o += fmt::format("<h1>saturate tune</h1>\n<p class=\"sub\"><code>{}</code><br>{} ({} usable of {} CPUs{}{}) — {} "

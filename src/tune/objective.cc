@@ -28,7 +28,7 @@ std::optional<Objective> ParseObjective(std::string_view name) {
 
 void ApplyObjective(Trial& t, Objective objective) {
   t.score.reset();
-  if (objective != Objective::kEnergy || t.request.mode == probe::StageKind::kLoader) return;
+  if (objective != Objective::kEnergy || t.request.mode == core::StageKind::kLoader) return;
   TrialScore s;
   s.unit = "samples/J";
   if (!t.joules_per_sample || *t.joules_per_sample <= 0 || t.samples_per_s <= 0) {

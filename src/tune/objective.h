@@ -3,7 +3,7 @@
 //   throughput  the most samples per second (the default)
 //   energy      the fewest joules per sample: samples per joule over each trial's steady part, of the probed GPU
 //               (NVML's energy counter, else power x time), or without a GPU of the CPU packages (RAPL), as
-//               probe/energy.h reads them. Full-training and compute trials are
+//               core/energy.h reads them. Full-training and compute trials are
 //               judged by it; loader-only trials keep their throughput, which is a capacity the workers step
 //               matches to the compute ceiling, not a cost. Its interval is the throughput's, scaled by the same
 //               factor: the power's own spread over the window is not in it.

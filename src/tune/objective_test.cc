@@ -7,7 +7,7 @@
 namespace sat::tune {
 namespace {
 
-Trial Measured(probe::StageKind mode, double rate, double half_width, std::optional<double> watts) {
+Trial Measured(core::StageKind mode, double rate, double half_width, std::optional<double> watts) {
   Trial t;
   t.request.mode = mode;
   t.exit_class = run::ExitClass::kStopped;
@@ -31,7 +31,7 @@ TEST(Objective, NamesRoundTripAndAnUnknownOneIsRefused) {
 }
 
 TEST(Objective, EnergyScoresSamplesPerJouleWithTheThroughputsRelativeInterval) {
-  Trial t = Measured(probe::StageKind::kFull, 1000, 0.02, 250);  // 0.25 J per sample
+  Trial t = Measured(core::StageKind::kFull, 1000, 0.02, 250);  // 0.25 J per sample
   ApplyObjective(t, Objective::kEnergy);
   ASSERT_TRUE(t.score.has_value());
   EXPECT_DOUBLE_EQ(t.score->value, 4.0);
@@ -47,11 +47,11 @@ TEST(Objective, EnergyScoresSamplesPerJouleWithTheThroughputsRelativeInterval) {
 }
 
 TEST(Objective, LoaderTrialsKeepTheirThroughputAndAMissingReadingCountsForNothing) {
-  Trial loader = Measured(probe::StageKind::kLoader, 5000, 0.02, 100);
+  Trial loader = Measured(core::StageKind::kLoader, 5000, 0.02, 100);
   ApplyObjective(loader, Objective::kEnergy);
   EXPECT_FALSE(loader.score.has_value());
 
-  Trial unread = Measured(probe::StageKind::kCompute, 1000, 0.02, std::nullopt);
+  Trial unread = Measured(core::StageKind::kCompute, 1000, 0.02, std::nullopt);
   ApplyObjective(unread, Objective::kEnergy);
   ASSERT_TRUE(unread.score.has_value());
   EXPECT_EQ(unread.score->value, 0);
@@ -62,8 +62,8 @@ TEST(Objective, LoaderTrialsKeepTheirThroughputAndAMissingReadingCountsForNothin
 // The faster trial draws so much more power that it spends more joules per sample: throughput and energy order
 // the two the other way round.
 TEST(Objective, TheObjectiveDecidesWhichOfTwoTrialsIsBetter) {
-  Trial fast = Measured(probe::StageKind::kCompute, 2000, 0.02, 400);  // 5 samples/J
-  Trial frugal = Measured(probe::StageKind::kCompute, 1500, 0.02, 150);  // 10 samples/J
+  Trial fast = Measured(core::StageKind::kCompute, 2000, 0.02, 400);  // 5 samples/J
+  Trial frugal = Measured(core::StageKind::kCompute, 1500, 0.02, 150);  // 10 samples/J
   EXPECT_EQ(Compare(fast, frugal), Order::kFaster);
   ApplyObjective(fast, Objective::kEnergy);
   ApplyObjective(frugal, Objective::kEnergy);

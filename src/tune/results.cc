@@ -92,7 +92,7 @@ json ResultsJson(const TuneResult& r) {
   json trials = json::array();
   for (const auto& t : s.trials) {
     json trial = TrialToJson(t);
-    trial["flops_rate"] = probe::FlopsReadingJson(TrialFlops(t, r.machine));
+    trial["flops_rate"] = core::FlopsReadingJson(TrialFlops(t, r.machine));
     trials.push_back(std::move(trial));
   }
   json changes = json::array();
@@ -108,7 +108,7 @@ json ResultsJson(const TuneResult& r) {
     const ObjectiveWords words = WordsFor(r.objective);
     speedup["claim"] = !ratio ? "not distinguishable" : *ratio > 1 ? words.better : words.worse;
   }
-  const probe::Machine& m = r.machine;
+  const core::Machine& m = r.machine;
   return {
       {"version", 1},
       {"command", RedactCommand(r.command, r.shell)},
@@ -146,7 +146,7 @@ json ResultsJson(const TuneResult& r) {
       {"energy", {{"baseline", EnergyOf(s, s.baseline_trial)}, {"recommended", EnergyOf(s, s.confirm_trial)}}},
       {"cost", CostJson(r)},
       {"flops", FlopsJson(r)},
-      {"trace", probe::TraceOutcomeJson(r.trace)},
+      {"trace", core::TraceOutcomeJson(r.trace)},
       {"auto", s.trials.empty() ? false : s.trials.front().auto_seen},
       {"loader", s.loader_key.empty() ? json(nullptr) : json({{"key", s.loader_key}, {"site", s.loader_site}})},
       {"injected", s.injected},
@@ -178,12 +178,12 @@ std::string ResultsCsv(const TuneResult& r) {
   out += ",cached,exit_class,samples_per_s,ci_low,ci_high,converged,counts,steady_steps,too_slow,warmup_s,"
          "wall_s,mem_peak_bytes,mem_total_bytes,gpu_util_pct,cpu_pct,rss_peak_bytes,flops_per_s,mfu\n";
   for (const auto& t : r.search.trials) {
-    out += fmt::format("{},{},{}", t.id, Cell(t.request.step), probe::StageName(t.request.mode));
+    out += fmt::format("{},{},{}", t.id, Cell(t.request.step), core::StageName(t.request.mode));
     for (const auto& k : r.search.knobs) {
       const KnobValue* v = EffectiveKnob(t, k.spec.name);
       out += "," + (v ? Cell(ValueText(*v)) : std::string());
     }
-    const probe::FlopsReading flops = TrialFlops(t, r.machine);
+    const core::FlopsReading flops = TrialFlops(t, r.machine);
     out += fmt::format(",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", t.cached ? 1 : 0,
                        run::ExitClassName(t.exit_class), t.samples_per_s, t.ci_low, t.ci_high, t.converged ? 1 : 0,
                        Reliable(t) ? 1 : 0, t.steady_steps, t.too_slow ? 1 : 0, t.warmup_s, t.wall_s,

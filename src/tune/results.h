@@ -14,8 +14,8 @@
 //   recommended_command, fastest_command, needs: {cpu_cores, ram_bytes, cpu_pct_p95, rss_peak_bytes, text},
 //   decisions: [{step, text, trials}], warnings, failure, trials_run, trials_cached, cache,
 //   flops (tune/flops.h FlopsJson: the FLOP count, and FLOP/s and MFU of the baseline and recommendation; null
-//   when nothing was counted), trace (probe::TraceOutcomeJson: null without --trace),
-//   trials: [TrialToJson... plus flops_rate (probe::FlopsReadingJson)]}
+//   when nothing was counted), trace (core::TraceOutcomeJson: null without --trace),
+//   trials: [TrialToJson... plus flops_rate (core::FlopsReadingJson)]}
 #pragma once
 
 #include <nlohmann/json.hpp>

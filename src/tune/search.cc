@@ -12,7 +12,7 @@
 
 namespace sat::tune {
 
-using probe::StageKind;
+using core::StageKind;
 
 std::string_view StrategyName(Strategy s) { return s == Strategy::kGrid ? "grid" : "guided"; }
 

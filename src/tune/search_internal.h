@@ -31,7 +31,7 @@ class Search {
   // ---- trials (search.cc) ----
   // The trial for this request: an earlier identical one, or a new one (run once more when it did not settle,
   // and then the later run). Null once the search has stopped.
-  const Trial* Measure(probe::StageKind mode, const KnobValues& knobs, const std::string& step, int repeat = 0);
+  const Trial* Measure(core::StageKind mode, const KnobValues& knobs, const std::string& step, int repeat = 0);
   const Trial* Run(const TrialRequest& request);  // a new trial; null once the search has stopped
   void CheckKnobsTaken(const Trial& t);
   // Knobs delivered by the script's own options (Delivery::kFlag) go into the command, not SATURATE_KNOBS.
@@ -43,8 +43,8 @@ class Search {
   KnobValues With(const std::string& name, const KnobValue& v) const;
   std::vector<std::string> KnobOrder() const;
   // Loader and compute modes need the helper; without it every measurement is full training.
-  probe::StageKind LoaderMode() const;
-  probe::StageKind ComputeMode() const;
+  core::StageKind LoaderMode() const;
+  core::StageKind ComputeMode() const;
   bool Fits(const Trial& t) const;
   // Both ceilings were measured and the loader alone is distinguishably faster than the model alone.
   bool LoaderKeepsUp() const;

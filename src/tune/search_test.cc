@@ -63,14 +63,14 @@ TEST(Search, FollowsTheGuidesToTheRecommendation) {
   // The confirmation is a separate full run of the recommendation.
   const Trial* confirm = s.FindTrial(s.confirm_trial);
   ASSERT_NE(confirm, nullptr);
-  EXPECT_EQ(confirm->request.mode, probe::StageKind::kFull);
+  EXPECT_EQ(confirm->request.mode, core::StageKind::kFull);
   EXPECT_EQ(confirm->request.repeat, 1);
   EXPECT_EQ(confirm->request.knobs, s.recommended);
   EXPECT_THAT(AllDecisions(s), HasSubstr("Confirmed"));
 
   // Compute trials keep the baseline's workers: one ceiling serves every worker count.
   for (const auto& t : s.trials)
-    if (t.request.mode == probe::StageKind::kCompute) {
+    if (t.request.mode == core::StageKind::kCompute) {
       EXPECT_EQ(IntAt(t.request.knobs, "workers"), 0);
     }
   // Far cheaper than the grid over the same space (7 batch levels x 9 worker counts x 3 x 2 = 378 runs).
@@ -113,7 +113,7 @@ TEST(Search, TheEnergyObjectivePicksTheBatchWithTheFewestJoulesPerSample) {
   EXPECT_THAT(decisions, HasSubstr("the compute ceiling) 1,778 samples/s")) << "the ceilings compare pipes";
   // Loader-only trials keep their throughput: the workers step still matches the loader to the compute ceiling.
   for (const auto& t : frugal.trials) {
-    if (t.request.mode == probe::StageKind::kLoader) {
+    if (t.request.mode == core::StageKind::kLoader) {
       EXPECT_FALSE(t.score.has_value()) << "trial " << t.id;
     }
   }
@@ -341,7 +341,7 @@ TEST(Search, WithoutTheHelperEveryTrialIsFullTraining) {
   for (auto& k : knobs) k.delivery = Delivery::kPlaceholder;
   SearchOutcome s = Search(model, Options(knobs));
   ASSERT_FALSE(s.failed) << s.failure;
-  for (const auto& t : s.trials) EXPECT_EQ(t.request.mode, probe::StageKind::kFull) << t.id;
+  for (const auto& t : s.trials) EXPECT_EQ(t.request.mode, core::StageKind::kFull) << t.id;
   // Placeholders start at batch 32 and the lowest worker count; full training is loader-bound until 4 workers.
   EXPECT_EQ(IntAt(s.baseline, "batch_size"), 32);
   EXPECT_EQ(IntAt(s.recommended, "workers"), 4);
@@ -462,7 +462,7 @@ TEST(Search, RunsAMeasurementThatDidNotSettleOnceMore) {
   ScriptModel model;
   // The first full run of the tuned settings is disturbed; the run again settles.
   model.unsettled = [](const TrialRequest& r) {
-    return r.mode == probe::StageKind::kFull && r.repeat == 0 && r.knobs.count("workers") &&
+    return r.mode == core::StageKind::kFull && r.repeat == 0 && r.knobs.count("workers") &&
            r.knobs.at("workers") == 7 && r.knobs.at("preload") == "off";
   };
   SearchOutcome s = Search(model, Options());
@@ -477,12 +477,12 @@ TEST(Search, RunsAMeasurementThatDidNotSettleOnceMore) {
   EXPECT_EQ(s.recommended.at("preload"), "on");
   EXPECT_THAT(DecisionOf(s, "full"), HasSubstr("preload=on speeds full training up by 10%"));
   // Each measurement runs again at most once.
-  model.unsettled = [](const TrialRequest& r) { return r.mode == probe::StageKind::kFull; };
+  model.unsettled = [](const TrialRequest& r) { return r.mode == core::StageKind::kFull; };
   SearchOutcome never = Search(model, Options());
   int agains = 0;
   for (const auto& t : never.trials) agains += t.request.repeat >= 2;
   int full = 0;
-  for (const auto& t : never.trials) full += t.request.mode == probe::StageKind::kFull && t.request.repeat < 2;
+  for (const auto& t : never.trials) full += t.request.mode == core::StageKind::kFull && t.request.repeat < 2;
   EXPECT_EQ(agains, full);
   EXPECT_EQ(never.recommended.at("preload"), "off");  // nothing counted in full training
 }

@@ -77,7 +77,7 @@ struct ScriptModel {
     t.wall_s = 10;
     auto alloc = r.knobs.find("expandable_segments");
     bool expandable = alloc != r.knobs.end() && alloc->second == "on" && oom_above_with_allocator > 0;
-    if (r.mode != probe::StageKind::kLoader && b > (expandable ? oom_above_with_allocator : oom_above)) {
+    if (r.mode != core::StageKind::kLoader && b > (expandable ? oom_above_with_allocator : oom_above)) {
       t.exit_class = run::ExitClass::kGpuOom;
       t.detail = "GPU out of memory: CUDA out of memory";
       return t;
@@ -87,23 +87,23 @@ struct ScriptModel {
       t.detail = "exited with code 1: batch size larger than the dataset";
       return t;
     }
-    if (r.mode != probe::StageKind::kLoader && Value(r.knobs, "amp") == "fp16") {
+    if (r.mode != core::StageKind::kLoader && Value(r.knobs, "amp") == "fp16") {
       t.exit_class = run::ExitClass::kFailed;
       t.detail = "exit code 1: fp16 needs CUDA";
       return t;
     }
     double rate = 0;
     switch (r.mode) {
-      case probe::StageKind::kLoader: rate = Loader(r.knobs); break;
-      case probe::StageKind::kCompute: rate = Compute(r.knobs); break;
-      case probe::StageKind::kFull:
+      case core::StageKind::kLoader: rate = Loader(r.knobs); break;
+      case core::StageKind::kCompute: rate = Compute(r.knobs); break;
+      case core::StageKind::kFull:
         rate = shared_cpu ? 1 / (1 / per_worker + 1 / Compute(r.knobs)) /
                                 (Value(r.knobs, "workers").get<int64_t>() > 0 ? 1.3 : 1)
                           : std::min(Loader(r.knobs), Compute(r.knobs));
         rate *= Value(r.knobs, "preload") == "on" ? preload_gain : 1;
         break;
     }
-    if (!helper && r.mode != probe::StageKind::kFull) rate = 0;
+    if (!helper && r.mode != core::StageKind::kFull) rate = 0;
     t.exit_class = run::ExitClass::kStopped;
     t.samples_per_s = rate;
     t.ci_low = rate * (1 - half_width);

@@ -5,11 +5,11 @@
 
 namespace sat::tune {
 
-probe::TraceOutcome TraceRecommendation(const probe::StageOptions& base, const std::vector<std::string>& argv,
+core::TraceOutcome TraceRecommendation(const core::StageOptions& base, const std::vector<std::string>& argv,
                                         const SearchOutcome& search, const std::string& path,
                                         const std::string& auto_target, telemetry::Sampler& sampler,
                                         const std::string& log_dir) {
-  probe::TraceOutcome none;
+  core::TraceOutcome none;
   none.path = path;
   if (run::Interrupted()) {
     none.error = "interrupted before the trace run";
@@ -28,7 +28,7 @@ probe::TraceOutcome TraceRecommendation(const probe::StageOptions& base, const s
   for (const KnobState& k : search.knobs) knobs.push_back(k.spec);
   RenderedRun rendered = RenderRun(argv, knobs, search.recommended);
 
-  probe::StageOptions stage = base;
+  core::StageOptions stage = base;
   stage.argv = rendered.argv;
   for (const auto& [k, v] : rendered.env) stage.env[k] = v;
   stage.auto_target = auto_target;
@@ -36,12 +36,12 @@ probe::TraceOutcome TraceRecommendation(const probe::StageOptions& base, const s
   stage.stop_after_trace = true;
   stage.budget_s = kTraceRunCapS;
   stage.log_dir = log_dir;
-  auto ran = probe::RunStage(probe::StageKind::kFull, stage, sampler);
+  auto ran = core::RunStage(core::StageKind::kFull, stage, sampler);
   if (!ran) {
     none.error = ran.error().message;
     return none;
   }
-  return probe::CollectTrace(path, ran->trace);
+  return core::CollectTrace(path, ran->trace);
 }
 
 }  // namespace sat::tune

@@ -1,11 +1,11 @@
 // `saturate tune --trace`: one more full-training run of the recommended configuration, for a torch.profiler
-// Chrome trace of a few of its steady steps and the trace's summary (probe/trace_summary.h).
+// Chrome trace of a few of its steady steps and the trace's summary (core/trace_summary.h).
 #pragma once
 
 #include <string>
 
-#include "probe/stage.h"
-#include "probe/trace_summary.h"
+#include "core/stage.h"
+#include "core/trace_summary.h"
 #include "telemetry/sampler.h"
 #include "tune/search.h"
 
@@ -19,7 +19,7 @@ inline constexpr double kTraceRunCapS = 90;
 // training DataLoader the trials found), and stops it once the helper reports the trace written. Never an error:
 // the outcome says why there is no trace (interrupted, nothing to trace, the run did not get that far).
 // `sampler` must be running; `log_dir` holds the run's stdout.log and stderr.log.
-probe::TraceOutcome TraceRecommendation(const probe::StageOptions& base, const std::vector<std::string>& argv,
+core::TraceOutcome TraceRecommendation(const core::StageOptions& base, const std::vector<std::string>& argv,
                                         const SearchOutcome& search, const std::string& path,
                                         const std::string& auto_target, telemetry::Sampler& sampler,
                                         const std::string& log_dir);

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "probe/energy.h"
-#include "probe/mfu.h"
+#include "core/energy.h"
+#include "core/mfu.h"
 #include "util/json_text.h"
 
 namespace sat::tune {
@@ -99,7 +99,7 @@ bool Settled(const measure::SteadyState& e) {
 
 // Training steps in the steady part: the steady samples over the helper's samples per step; for parsed lines,
 // each steady line is one step (a rate line stands for the steps of its window, counted as one).
-int SteadySteps(const probe::StageResult& s) {
+int SteadySteps(const core::StageResult& s) {
   const measure::SteadyState& e = s.estimate;
   if (s.totals.steps > 0 && s.totals.samples > 0 && e.samples_per_s > 0 && e.steady_s > 0)
     return static_cast<int>(e.samples_per_s * e.steady_s / (s.totals.samples / static_cast<double>(s.totals.steps)));
@@ -108,7 +108,7 @@ int SteadySteps(const probe::StageResult& s) {
 
 }  // namespace
 
-Trial TrialFromStage(const probe::StageResult& s, const std::vector<KnobSpec>& knobs,
+Trial TrialFromStage(const core::StageResult& s, const std::vector<KnobSpec>& knobs,
                      std::optional<double> host_mem_total_bytes) {
   Trial t;
   t.exit_class = s.outcome.exit_class;
@@ -157,7 +157,7 @@ Trial TrialFromStage(const probe::StageResult& s, const std::vector<KnobSpec>& k
   t.wall_s = s.wall_s;
   t.series = Thin(s.series, kMaxSeriesPoints);
 
-  const probe::StageTelemetry& tel = s.telemetry;
+  const core::StageTelemetry& tel = s.telemetry;
   if (tel.gpu_mem_total_bytes) {
     t.mem_is_gpu = true;
     t.mem_total_bytes = tel.gpu_mem_total_bytes;
@@ -180,7 +180,7 @@ Trial TrialFromStage(const probe::StageResult& s, const std::vector<KnobSpec>& k
   if (tel.gpu_pcie_rx_bytes_per_s && tel.gpu_pcie_rx_bytes_per_s->count > 0) {
     t.pcie_rx_bytes_per_s = tel.gpu_pcie_rx_bytes_per_s->mean;
   }
-  if (std::optional<probe::EnergyPerSample> e = probe::EnergyPerSampleOf(s)) {
+  if (std::optional<core::EnergyPerSample> e = core::EnergyPerSampleOf(s)) {
     t.joules_per_sample = e->joules_per_sample;
     t.watts = e->watts;
     t.energy_method = e->method;
@@ -197,10 +197,10 @@ std::optional<run::ExitClass> ParseExitClass(std::string_view name) {
   return std::nullopt;
 }
 
-std::optional<probe::StageKind> ParseStageKind(std::string_view name) {
-  using probe::StageKind;
+std::optional<core::StageKind> ParseStageKind(std::string_view name) {
+  using core::StageKind;
   for (StageKind k : {StageKind::kLoader, StageKind::kCompute, StageKind::kFull})
-    if (probe::StageName(k) == name) return k;
+    if (core::StageName(k) == name) return k;
   return std::nullopt;
 }
 
@@ -226,7 +226,7 @@ json TrialToJson(const Trial& t) {
   return {
       {"id", t.id},
       {"step", t.request.step},
-      {"mode", probe::StageName(t.request.mode)},
+      {"mode", core::StageName(t.request.mode)},
       {"knobs", t.request.knobs},
       {"set_by_flags", set_by_flags},
       {"repeat", t.request.repeat},
@@ -265,7 +265,7 @@ json TrialToJson(const Trial& t) {
       {"cpu_pct_p95", Optional(t.cpu_pct_p95)},
       {"rss_peak_bytes", Optional(t.rss_peak_bytes)},
       {"data_wait_share", Optional(t.data_wait_share)},
-      {"flops", probe::FlopsInfoJson(t.flops)},
+      {"flops", core::FlopsInfoJson(t.flops)},
       {"joules_per_sample", Optional(t.joules_per_sample)},
       {"watts", Optional(t.watts)},
       {"energy_method", t.energy_method},
@@ -326,7 +326,7 @@ Result<Trial> TrialFromJson(const json& j) {
     t.cpu_pct_p95 = ReadOptional(j, "cpu_pct_p95");
     t.rss_peak_bytes = ReadOptional(j, "rss_peak_bytes");
     t.data_wait_share = ReadOptional(j, "data_wait_share");
-    if (auto flops = j.find("flops"); flops != j.end()) t.flops = probe::FlopsInfoFromJson(*flops);
+    if (auto flops = j.find("flops"); flops != j.end()) t.flops = core::FlopsInfoFromJson(*flops);
     t.joules_per_sample = ReadOptional(j, "joules_per_sample");
     t.watts = ReadOptional(j, "watts");
     t.energy_method = j.value("energy_method", "");

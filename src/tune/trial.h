@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "core/stage.h"
 #include "measure/estimator.h"
-#include "probe/stage.h"
 #include "run/exit_class.h"
 #include "tune/knob.h"
 #include "util/result.h"
@@ -20,7 +20,7 @@ namespace sat::tune {
 
 // What to measure. Knobs absent from `knobs` take the script's own default.
 struct TrialRequest {
-  probe::StageKind mode = probe::StageKind::kFull;
+  core::StageKind mode = core::StageKind::kFull;
   KnobValues knobs;
   std::string step;  // the search step asking: "baseline", "ceiling", "workers", "amp", "batch", "full", "confirm", "grid"
   // > 0: a repeated measurement of a configuration already measured: 1 the confirmation, 2 and up a run again
@@ -93,9 +93,9 @@ struct Trial {
   std::optional<double> cpu_pct, cpu_pct_p95;    // the process tree, 100 = one core
   std::optional<double> rss_peak_bytes;          // the process tree
   std::optional<double> data_wait_share;
-  // The helper's FLOP count of the trial's first training step (probe/mfu.h turns it into FLOP/s and MFU).
+  // The helper's FLOP count of the trial's first training step (core/mfu.h turns it into FLOP/s and MFU).
   std::optional<measure::FlopsInfo> flops;
-  // The probed GPU's energy per sample over the steady part (probe/energy.h: the energy counter, else power x
+  // The probed GPU's energy per sample over the steady part (core/energy.h: the energy counter, else power x
   // time; the GPU only), the mean power, and how it was read; unset without a GPU reading.
   std::optional<double> joules_per_sample, watts;
   std::string energy_method;
@@ -124,7 +124,7 @@ std::optional<double> MemoryShare(const Trial& t);
 // name, and those of the automatic instrumentation also by role (its "workers" is a searched "num_workers").
 // Memory is the GPU's when the stage saw the probed GPU's total, else the process tree's resident memory against
 // `host_mem_total_bytes`.
-Trial TrialFromStage(const probe::StageResult& stage, const std::vector<KnobSpec>& knobs,
+Trial TrialFromStage(const core::StageResult& stage, const std::vector<KnobSpec>& knobs,
                      std::optional<double> host_mem_total_bytes);
 
 // `series` thinned to at most `max_points` by averaging neighbours (time order kept).
@@ -134,6 +134,6 @@ nlohmann::json TrialToJson(const Trial& t);
 Result<Trial> TrialFromJson(const nlohmann::json& j);
 
 std::optional<run::ExitClass> ParseExitClass(std::string_view name);
-std::optional<probe::StageKind> ParseStageKind(std::string_view name);
+std::optional<core::StageKind> ParseStageKind(std::string_view name);
 
 }  // namespace sat::tune

@@ -8,7 +8,7 @@ namespace {
 Trial Sample() {
   Trial t;
   t.id = 4;
-  t.request = {probe::StageKind::kCompute, {{"batch_size", 128}, {"amp", "bf16"}}, "batch", 0, {}};
+  t.request = {core::StageKind::kCompute, {{"batch_size", 128}, {"amp", "bf16"}}, "batch", 0, {}};
   t.exit_class = run::ExitClass::kStopped;
   t.detail = "stopped by saturate";
   t.helper_seen = true;
@@ -44,7 +44,7 @@ TEST(Trial, RoundTripsThroughJson) {
   auto back = TrialFromJson(TrialToJson(t));
   ASSERT_TRUE(back) << back.error().message;
   EXPECT_EQ(TrialToJson(*back), TrialToJson(t));
-  EXPECT_EQ(back->request.mode, probe::StageKind::kCompute);
+  EXPECT_EQ(back->request.mode, core::StageKind::kCompute);
   EXPECT_EQ(back->exit_class, run::ExitClass::kStopped);
   EXPECT_EQ(back->series.size(), 2u);
   EXPECT_FALSE(back->cpu_pct_p95.has_value());
@@ -93,14 +93,14 @@ TEST(Trial, EffectiveKnobPrefersWhatWasSet) {
 }
 
 TEST(Trial, RequestsCompareByMeasurement) {
-  TrialRequest a{probe::StageKind::kFull, {{"workers", 2}}, "full", 0, {}};
+  TrialRequest a{core::StageKind::kFull, {{"workers", 2}}, "full", 0, {}};
   TrialRequest b = a;
   b.step = "confirm";
   EXPECT_TRUE(a.SameMeasurement(b));
   b.repeat = 1;
   EXPECT_FALSE(a.SameMeasurement(b));
   TrialRequest c = a;
-  c.mode = probe::StageKind::kLoader;
+  c.mode = core::StageKind::kLoader;
   EXPECT_FALSE(a.SameMeasurement(c));
 }
 
@@ -115,8 +115,8 @@ TEST(Trial, ThinsLongSeries) {
 }
 
 TEST(Trial, FromStage) {
-  probe::StageResult s;
-  s.kind = probe::StageKind::kFull;
+  core::StageResult s;
+  s.kind = core::StageKind::kFull;
   s.ran = true;
   s.helper_seen = true;
   s.knobs_seen = {{"pin_memory", true}, {"batch_size", 64}, {"unknown", 1}};
@@ -150,7 +150,7 @@ TEST(Trial, FromStage) {
 }
 
 TEST(Trial, FromStageMatchesAutomaticKnobsByRole) {
-  probe::StageResult s;
+  core::StageResult s;
   s.ran = true;
   s.helper_seen = s.auto_seen = true;
   // The automatic layer's names: "workers" and "amp" stand for the searched num_workers and precision.
@@ -191,7 +191,7 @@ TEST(Trial, FromStageMatchesAutomaticKnobsByRole) {
 }
 
 TEST(Trial, FromStageJudgesTheEstimate) {
-  probe::StageResult s;
+  core::StageResult s;
   s.outcome.exit_class = run::ExitClass::kStopped;
   s.estimate.samples_per_s = 500;
   s.estimate.ci_low = 400;

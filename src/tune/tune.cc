@@ -8,9 +8,9 @@
 #include <ctime>
 #include <filesystem>
 
+#include "core/log_root.h"
+#include "core/session.h"
 #include "measure/line_parser.h"
-#include "probe/log_root.h"
-#include "probe/session.h"
 #include "run/environment.h"
 #include "run/interrupt.h"
 #include "telemetry/sampler.h"
@@ -39,15 +39,15 @@ double TrialCap(const TuneOptions& o) {
 }
 
 // A --parse pattern that gives steps needs the samples per step from a {batch_size} placeholder or --batch-size.
-Status CheckParse(const TuneOptions& o, const KnobSpec* batch) {
-  if (o.parse.empty() || measure::LineParser::Create(o.parse, std::nullopt)) return Status::Ok();
-  auto with_batch = measure::LineParser::Create(o.parse, 1.0);
+Status CheckParse(const core::SessionOptions& o, const KnobSpec* batch) {
+  if (!o.parse || measure::LineParser::Create(*o.parse, std::nullopt)) return Status::Ok();
+  auto with_batch = measure::LineParser::Create(*o.parse, 1.0);
   if (!with_batch) return with_batch.error();
-  if (o.parse_batch_size || (batch && batch->delivery == Delivery::kPlaceholder)) return Status::Ok();
+  if (o.batch_size || (batch && batch->delivery == Delivery::kPlaceholder)) return Status::Ok();
   return UsageError(fmt::format("--parse '{}' gives step times, not samples: put a {{batch_size}} placeholder in the "
                                 "command (each trial's batch size is then its samples per step), or give "
                                 "--batch-size N",
-                                o.parse));
+                                *o.parse));
 }
 
 std::string StopReason(const TuneResult& r) {
@@ -71,9 +71,11 @@ std::string JoinCommand(const std::vector<std::string>& argv) {
 }  // namespace
 
 Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
+  const core::SessionOptions& measured = o.session;
+  const std::string parse = measured.parse.value_or("");  // trial keys name no pattern as ""
   TuneResult result;
-  result.command = o.argv;
-  result.shell = o.shell;
+  result.command = measured.argv;
+  result.shell = measured.shell;
   result.strategy = o.strategy;
   result.budget_s = o.budget_s;
   result.mem_target = o.mem_target;
@@ -85,25 +87,23 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
 
   // One sampler for every trial; each trial watches its own process tree on it.
   // Each trial adds its id and mode to the live figures' labels.
-  probe::SessionSpec spec = probe::SessionSpecOf(o, gpu, "tune", std::min(o.budget_s, 4.0 * 3600));
-  if (!o.parse.empty()) spec.parse = o.parse;
-  auto session = probe::StartSession(spec);
+  auto session = core::StartSession({measured, gpu, "tune", std::min(o.budget_s, 4.0 * 3600)});
   if (!session) return session.error();
   telemetry::Sampler& sampler = *session->sampling.sampler;
   const int gpu_index = session->sampling.gpu_index;
   result.machine = session->machine;
   const std::string machine_key = result.machine.Fingerprint();
-  // Energy per sample is read from the GPU, else the CPU packages (probe/energy.h); without either there is
+  // Energy per sample is read from the GPU, else the CPU packages (core/energy.h); without either there is
   // nothing to judge trials by.
   if (o.objective == Objective::kEnergy && gpu_index < 0 && !session->sampling.first.host.cpu_energy_j)
     return Error{"--objective energy needs an energy reading: a GPU (NVML's energy counter or power), or the CPU "
                  "packages' RAPL counter (/sys/class/powercap/intel-rapl:N/energy_uj), and this machine offers "
                  "neither to saturate"};
 
-  auto knobs = ResolveKnobs(o.knob_flags, o.argv, MachineFacts{result.machine.usable_cores, result.machine.gpu_index >= 0});
+  auto knobs = ResolveKnobs(o.knob_flags, measured.argv, MachineFacts{result.machine.usable_cores, result.machine.gpu_index >= 0});
   if (!knobs) return knobs.error();
   const KnobSpec* batch_knob = FindRole(*knobs, KnobRole::kBatchSize);
-  if (Status st = CheckParse(o, batch_knob); !st) return st.error();
+  if (Status st = CheckParse(measured, batch_knob); !st) return st.error();
 
   // No place for the cache is no reason not to tune: trials are then measured and not kept, and the report says so.
   std::unique_ptr<TrialCache> cache;
@@ -118,20 +118,20 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
   }
 
   // Trial logs go under --out, or a temporary folder that is removed at the end.
-  auto logs = probe::LogRoot::Create(o.out_dir, "trials", "tune");
+  auto logs = core::LogRoot::Create(o.out_dir, "trials", "tune");
   if (!logs) return logs.error();
   const std::string log_root = logs->path();
 
-  const probe::StageOptions& base = session->base;
+  const core::StageOptions& base = session->base;
   const std::optional<double> host_mem =
       result.machine.mem_total_bytes ? std::optional<double>(static_cast<double>(*result.machine.mem_total_bytes))
                                      : std::nullopt;
-  const std::string command_text = JoinCommand(RedactCommand(o.argv, o.shell));  // shown by the cache, so redacted
+  const std::string command_text = JoinCommand(RedactCommand(measured.argv, measured.shell));  // shown by the cache, so redacted
   std::vector<std::string> knob_order;
   for (const auto& k : *knobs) knob_order.push_back(k.name);
 
-  const MeasureSetup setup{base.auto_instrument, o.samples_per_step, o.parse_batch_size};
-  const CommandIdentity identity = IdentifyCommand(o.argv, o.shell);
+  const MeasureSetup setup{base.auto_instrument, measured.samples_per_step, measured.batch_size};
+  const CommandIdentity identity = IdentifyCommand(measured.argv, measured.shell);
   double cap = TrialCap(o);
   std::vector<std::string> length_notes;  // trials made longer, or too slow to measure
   // The training DataLoader the first trial found: later trials inject into it and take it over by its key.
@@ -141,7 +141,7 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
   TrialFn run_trial = [&](int id, const TrialRequest& req) -> std::optional<Trial> {
     if (run::Interrupted()) return std::nullopt;
     const double elapsed = telemetry::MonotonicSeconds() - t0;
-    const std::string key = TrialKey(o.argv, o.shell, o.parse, req, setup, identity);
+    const std::string key = TrialKey(measured.argv, measured.shell, parse, req, setup, identity);
 
     // A trial measured before on this machine is taken as it was.
     if (!o.fresh && cache) {
@@ -161,18 +161,18 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
         return std::move(**found);
       }
     }
-    probe::StageOptions stage = base;
-    RenderedRun rendered = RenderRun(o.argv, *knobs, req.knobs, req.flags);
+    core::StageOptions stage = base;
+    RenderedRun rendered = RenderRun(measured.argv, *knobs, req.knobs, req.flags);
     stage.argv = rendered.argv;
     for (const auto& [k, v] : rendered.env) stage.env[k] = v;
     // A step-time pattern's samples per step: this trial's batch size, else --batch-size.
-    if (!o.parse.empty()) {
-      stage.batch_size = o.parse_batch_size;
+    if (measured.parse) {
+      stage.batch_size = measured.batch_size;
       if (rendered.batch_size) stage.batch_size = static_cast<double>(*rendered.batch_size);
     }
-    stage.log_dir = (fs::path(log_root) / fmt::format("{:03d}-{}", id, probe::StageName(req.mode))).string();
+    stage.log_dir = (fs::path(log_root) / fmt::format("{:03d}-{}", id, core::StageName(req.mode))).string();
     stage.live_labels = {
-        {"command", "tune"}, {"trial", std::to_string(id)}, {"stage", std::string(probe::StageName(req.mode))}};
+        {"command", "tune"}, {"trial", std::to_string(id)}, {"stage", std::string(core::StageName(req.mode))}};
 
     // Measure; a trial too short for its steps runs once more with a longer cap, when the budget holds it.
     Trial trial;
@@ -188,7 +188,7 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
       stage.budget_s = budget;
       stage.auto_target = auto_target;
       const double started_unix = static_cast<double>(std::time(nullptr));
-      auto measured = probe::RunStage(req.mode, stage, sampler);
+      auto measured = core::RunStage(req.mode, stage, sampler);
       if (!measured) {
         own_error = measured.error();
         return std::nullopt;
@@ -248,7 +248,7 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
   if (result.search.kept_for_confirmation) result.budget_spent = true;
   // --trace: the recommendation once more, in a run of its own, for a profiler trace of its steady steps.
   if (o.trace && !own_error) {
-    result.trace = TraceRecommendation(base, o.argv, result.search, probe::TracePath(o.out_dir, "tune"), auto_target,
+    result.trace = TraceRecommendation(base, measured.argv, result.search, core::TracePath(o.out_dir, "tune"), auto_target,
                                        sampler, (fs::path(log_root) / "trace").string());
   }
   sampler.Stop();
@@ -265,11 +265,11 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
   for (const auto& k : result.search.knobs) final_knobs.push_back(k.spec);
   if (!result.search.recommended.empty()) {
     result.recommended_command =
-        PasteableCommand(o.argv, o.shell, final_knobs, result.search.recommended, result.python_dir);
+        PasteableCommand(measured.argv, measured.shell, final_knobs, result.search.recommended, result.python_dir);
     result.code_changes = CodeChanges(result.search, result.search.recommended, gpu_index >= 0);
   }
   if (!result.search.fastest.empty())
-    result.fastest_command = PasteableCommand(o.argv, o.shell, final_knobs, result.search.fastest, result.python_dir);
+    result.fastest_command = PasteableCommand(measured.argv, measured.shell, final_knobs, result.search.fastest, result.python_dir);
   if (!o.out_dir.empty()) {
     if (Status st = WriteOutputs(result, o.out_dir); !st) return st.error();
   }

@@ -2,7 +2,7 @@
 // recommend a configuration (see search.h for the steps).
 //
 // Data flow: options -> machine (sampler's first sample) -> knobs (ResolveKnobs) -> RunSearch, whose trials are
-// run here: each first looked up in the cache, else measured with probe::RunStage (helper channel, estimator,
+// run here: each first looked up in the cache, else measured with core::RunStage (helper channel, estimator,
 // sampler) and stored -> TuneResult -> results.json, results.csv, report.html (results.h, html_report.h).
 #pragma once
 
@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "monitor/live_figures.h"
-#include "probe/machine.h"
-#include "probe/trace_summary.h"
+#include "core/machine.h"
+#include "core/session.h"
+#include "core/trace_summary.h"
 #include "probe/what_if.h"
 #include "telemetry/gpu.h"
 #include "tune/code_change.h"
@@ -38,8 +38,10 @@ struct TrialEvent {
 };
 
 struct TuneOptions {
-  std::vector<std::string> argv;
-  bool shell = false;
+  // The command and how each trial is measured (core/session.h); a trial stops once its 95% interval is as tight
+  // as session.target_rel_half_width. A --parse pattern that gives steps takes each trial's batch size as its
+  // samples per step when the command has a {batch_size} placeholder, else session.batch_size.
+  core::SessionOptions session = {.target_rel_half_width = 0.03};
   std::vector<std::string> knob_flags;  // --knob values; empty: the machine's default knobs
   Strategy strategy = Strategy::kGuided;
   double budget_s = 600;                // all trials together
@@ -51,29 +53,17 @@ struct TuneOptions {
   std::vector<probe::WhatIfTarget> what_if;  // --what-if: the report's section (flops.h WhatIfSection)
   double tolerance = 0.03;
   int64_t batch_multiple = 1;
-  double target_rel_half_width = 0.03;  // a trial stops once its 95% interval is this tight
-  int gpu_index = -1;                   // --device N; -1: the first GPU when there is one
-  std::string parse;                    // --parse for scripts without the helper; empty: none
-  // Samples per step for a --parse pattern that gives steps, when the command has no {batch_size} placeholder
-  // (with one, each trial's own batch size is its samples per step).
-  std::optional<double> parse_batch_size;
-  bool auto_instrument = true;          // false: --no-auto (SATURATE_AUTO=0); --parse turns it off too
-  std::optional<double> samples_per_step;  // --samples-per-step: for steps with neither a DataLoader nor an input
   std::string out_dir;                  // results.json, results.csv, report.html and trial logs; empty: none kept
   bool trace = false;                   // --trace: a profiler trace of the recommendation (trace_run.h)
-  // --serve: every sample and each trial's progress (labels command="tune", trial, stage) go there; not owned.
-  monitor::LiveFigures* live = nullptr;
   std::string cache_path;               // empty: DefaultCachePath(), or no cache where it has no place
   bool fresh = false;                   // do not reuse cached trials (new ones are still stored)
-  bool verbose = false;                 // echo the command's output
-  std::string proc_root = "/proc";
   std::function<void(const TrialEvent&)> on_event;
 };
 
 struct TuneResult {
   std::vector<std::string> command;
   bool shell = false;
-  probe::Machine machine;
+  core::Machine machine;
   Strategy strategy = Strategy::kGuided;
   double budget_s = 0, wall_s = 0;
   double mem_target = 0.9;
@@ -92,7 +82,7 @@ struct TuneResult {
   int trials_run = 0, trials_cached = 0;
   std::string cache_path;      // "" when there was no place for one (a warning says why)
   std::string python_dir;      // the helper's folder, for pasteable commands
-  std::optional<probe::TraceOutcome> trace;  // --trace: the recommendation's profiler trace; absent without it
+  std::optional<core::TraceOutcome> trace;  // --trace: the recommendation's profiler trace; absent without it
 };
 
 // Trial length: each trial runs until its estimate converges or its cap (--trial-budget, else a fifteenth of the

@@ -4,7 +4,9 @@
 For each module (a folder under src/ with a saturate_module() line in CMakeLists.txt):
 - the table's "depends on" column names exactly the modules its saturate_module() line declares (sat_<name>);
 - every module its non-test files include from is declared, directly or through a declared module;
-- every declared module is used: included from, directly.
+- every declared module is used: included from, directly;
+- the measurement core (src/core) includes no command's module, in any file, its tests included: probe and tune
+  stand on it, never the other way round.
 Any disagreement fails with the module and what differs.
 """
 import os
@@ -63,6 +65,13 @@ for name in sorted(declared):
     unused = declared[name] - used[name]
     if unused:
         problems.append(f"{name}: CMakeLists.txt declares {sorted(unused)}, which none of its files include")
+commands = {"probe", "tune", "sweep", "slurm", "sim", "serve", "cli"}
+core = os.path.join(root, "src", "core")
+for f in sorted(os.listdir(core)):
+    for inc in re.findall(r'#include "(\w+)/', open(os.path.join(core, f)).read()):
+        if inc in commands:
+            problems.append(f"core/{f}: includes from {inc}/, a command's module; the measurement core stands below "
+                            f"the commands")
 for p in problems:
     print("FAIL:", p, file=sys.stderr)
 sys.exit(1 if problems else 0)

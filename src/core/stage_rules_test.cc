@@ -1,0 +1,274 @@
+// The rules of a stage (MeasureStage) on a scripted command (test_scripted_command.h): when it stops, what counts
+// in its estimate, and what it keeps of the helper's messages. Each runs in milliseconds; the same rules on real
+// scripts are checked end to end by tests/e2e/probe_*.sh.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "core/stage.h"
+#include "core/test_scripted_command.h"
+
+namespace sat::core {
+namespace {
+
+using fixtures::ScriptedCommand;
+using ::testing::ElementsAre;
+using ::testing::UnorderedElementsAre;
+
+constexpr double kT0 = 1000;
+
+StageOptions Options(double budget_s) {
+  StageOptions o;
+  o.budget_s = budget_s;
+  return o;
+}
+
+StageResult Measure(ScriptedCommand& c, const StageOptions& o, StageKind kind = StageKind::kFull) {
+  return MeasureStage(kind, o, c, "run", kT0);
+}
+
+measure::HelperMessage Typed(measure::MessageType type, int64_t pid = 100) {
+  measure::HelperMessage m;
+  m.type = type;
+  m.run = "run";
+  m.pid = pid;
+  return m;
+}
+
+measure::HelperMessage LoaderOf(int64_t rank, int64_t world, int64_t batch) {
+  measure::HelperMessage m = Typed(measure::MessageType::kLoader, 100 + rank);
+  m.rank_info = measure::RankInfo{rank, world, rank};
+  m.loader.key = "train.py:57#0";
+  m.loader.batch_size = batch;
+  return m;
+}
+
+// A stream whose rate climbs 2% a second and never settles.
+void Climbing(ScriptedCommand& c, double to_s) {
+  double samples = 0;
+  int64_t steps = 0;
+  for (double t = 0; t <= to_s; t += 0.1) {
+    measure::HelperMessage m = Typed(measure::MessageType::kProgress);
+    m.samples = samples;
+    m.steps = steps++;
+    c.Message(t, m);
+    samples += 0.1 * 1000 * (1 + 0.02 * t);
+  }
+}
+
+TEST(StageRules, StopsOnceTheEstimateIsTightLongBeforeTheBudget) {
+  ScriptedCommand c(kT0);
+  c.Steady(0, 120, 0.1, 1000);
+  StageResult r = Measure(c, Options(40));
+  ASSERT_TRUE(c.stopped_at());
+  EXPECT_LT(*c.stopped_at() - kT0, 20);
+  EXPECT_TRUE(r.estimate.converged);
+  EXPECT_NEAR(r.estimate.samples_per_s, 1000, 10);
+  EXPECT_EQ(r.outcome.exit_class, run::ExitClass::kStopped);
+  EXPECT_TRUE(r.ran);
+  EXPECT_TRUE(r.helper_seen);
+  EXPECT_FALSE(r.series.empty());
+}
+
+TEST(StageRules, ARateThatKeepsMovingRunsToTheBudget) {
+  ScriptedCommand c(kT0);
+  Climbing(c, 60);
+  StageResult r = Measure(c, Options(20));
+  ASSERT_TRUE(c.stopped_at());
+  EXPECT_NEAR(*c.stopped_at() - kT0, 20, 0.2);
+  EXPECT_FALSE(r.estimate.converged);
+  EXPECT_NEAR(r.wall_s, 20, 0.3);
+}
+
+TEST(StageRules, SettleTimeHoldsTheStopBackEvenWhenConverged) {
+  ScriptedCommand c(kT0);
+  c.Steady(0, 120, 0.1, 1000);
+  StageOptions o = Options(40);
+  o.settle_s = 25;
+  Measure(c, o);
+  ASSERT_TRUE(c.stopped_at());
+  EXPECT_GE(*c.stopped_at() - kT0, 25);
+  EXPECT_LT(*c.stopped_at() - kT0, 26);
+}
+
+TEST(StageRules, AStageAskedForATraceWaitsForItBeforeStoppingOnConvergence) {
+  ScriptedCommand c(kT0);
+  c.Steady(0, 120, 0.1, 1000);
+  measure::HelperMessage trace = Typed(measure::MessageType::kTrace);
+  trace.trace.path = "/tmp/trace.json";
+  trace.trace.steps = 5;
+  c.Message(30, trace);
+  StageOptions o = Options(60);
+  o.trace_path = "/tmp/trace.json";
+  StageResult r = Measure(c, o);
+  ASSERT_TRUE(c.stopped_at());
+  EXPECT_GE(*c.stopped_at() - kT0, 30);
+  EXPECT_LT(*c.stopped_at() - kT0, 31);
+  ASSERT_TRUE(r.trace);
+  EXPECT_EQ(r.trace->steps, 5);
+}
+
+TEST(StageRules, ARunForTheTraceAloneStopsAsSoonAsItComes) {
+  ScriptedCommand c(kT0);
+  Climbing(c, 60);  // never converges
+  measure::HelperMessage trace = Typed(measure::MessageType::kTrace);
+  trace.trace.path = "/tmp/trace.json";
+  c.Message(4, trace);
+  StageOptions o = Options(60);
+  o.trace_path = "/tmp/trace.json";
+  o.stop_after_trace = true;
+  Measure(c, o);
+  ASSERT_TRUE(c.stopped_at());
+  EXPECT_NEAR(*c.stopped_at() - kT0, 4, 0.2);
+}
+
+TEST(StageRules, ReportsOfTheShutdownCountInTheTotalsNeverInTheEstimate) {
+  ScriptedCommand c(kT0);
+  c.Steady(0, 10, 0.1, 1000);  // the last report at 10 s has 10,000 samples behind it
+  // The helper's last report, sent while the command stops: 50,000 samples more in 0.3 s.
+  measure::HelperMessage last = Typed(measure::MessageType::kProgress);
+  last.samples = 60000;
+  last.steps = 1900;
+  last.step_s = 10.3;
+  c.Message(10.3, last);
+  StageOptions o = Options(10);
+  o.settle_s = 100;  // no stop on convergence: the budget ends it at 10 s
+  c.ShutdownTakes(1);
+  StageResult r = Measure(c, o);
+  ASSERT_TRUE(c.stopped_at());
+  EXPECT_NEAR(*c.stopped_at() - kT0, 10, 0.15);
+  EXPECT_DOUBLE_EQ(r.totals.samples, 60000);
+  EXPECT_NEAR(r.estimate.samples_per_s, 1000, 20);
+}
+
+TEST(StageRules, ACommandThatEndsOnItsOwnEndsTheStageWithItsOutcome) {
+  ScriptedCommand c(kT0);
+  c.Steady(0, 2.5, 0.1, 1000);
+  run::RunOutcome failed;
+  failed.exit_class = run::ExitClass::kGpuOom;
+  failed.exit_code = 1;
+  failed.detail = "GPU out of memory";
+  c.Exit(3, failed);
+  StageResult r = Measure(c, Options(40));
+  EXPECT_FALSE(c.stopped_at());  // never asked to stop: it had ended
+  EXPECT_EQ(r.outcome.exit_class, run::ExitClass::kGpuOom);
+  EXPECT_NEAR(r.wall_s, 3, 0.15);
+  EXPECT_TRUE(StageFailed(r));
+}
+
+TEST(StageRules, EveryRanksLoaderIsKeptAndRankZerosIsTheStages) {
+  ScriptedCommand c(kT0);
+  c.Steady(0, 60, 0.1, 1000);
+  c.Message(0.5, LoaderOf(1, 2, 64));
+  c.Message(0.6, LoaderOf(0, 2, 32));
+  StageResult r = Measure(c, Options(40));
+  EXPECT_EQ(r.world_size, 2);
+  ASSERT_TRUE(r.loader);
+  EXPECT_EQ(r.loader->batch_size, 32);
+  ASSERT_EQ(r.rank_loaders.size(), 2u);
+  EXPECT_EQ(r.rank_loaders.at(1).batch_size, 64);
+}
+
+TEST(StageRules, EachTrainerThatReportsIsWatchedOnTheSampler) {
+  ScriptedCommand c(kT0);
+  c.Steady(0, 60, 0.1, 500, 32, 100);
+  c.Steady(0.05, 60, 0.1, 500, 32, 101);
+  StageResult r = Measure(c, Options(40));
+  EXPECT_THAT(c.trainers(), UnorderedElementsAre(100, 101));
+  EXPECT_NEAR(r.estimate.samples_per_s, 1000, 20);  // the two streams add up
+}
+
+TEST(StageRules, KnobsErrorsAndANoLoaderEndAreKept) {
+  ScriptedCommand c(kT0);
+  measure::HelperMessage bad = Typed(measure::MessageType::kKnob);
+  bad.knob_name = "num_workers";
+  bad.knob_value = 0;
+  bad.knob_error = "the DataLoader was built before saturate could set it";
+  bad.automatic = true;
+  measure::HelperMessage amp = Typed(measure::MessageType::kKnob);
+  amp.knob_name = "amp";
+  amp.knob_value = "bf16";
+  amp.knob_flag = "--precision";
+  measure::HelperMessage done = Typed(measure::MessageType::kDone);
+  done.done_reason = "no-loader";
+  c.Message(0.2, bad).Message(0.3, amp).Message(1, done);
+  run::RunOutcome finished;
+  finished.exit_class = run::ExitClass::kFinished;
+  finished.exit_code = 0;
+  c.Exit(1.2, finished);
+  StageResult r = Measure(c, Options(40), StageKind::kLoader);
+  EXPECT_TRUE(r.no_loader);
+  EXPECT_EQ(r.knobs_seen.at("amp"), "bf16");
+  EXPECT_EQ(r.knob_flags.at("amp"), "--precision");
+  EXPECT_EQ(r.knob_errors.at("num_workers"), "the DataLoader was built before saturate could set it");
+  EXPECT_THAT(r.knobs_auto, ElementsAre("num_workers"));
+  EXPECT_EQ(r.estimate.samples_per_s, 0);  // nothing measured
+  EXPECT_FALSE(StageMeasured(r));
+}
+
+TEST(StageRules, ParsedLinesGiveTheRateAndTheDataShareWithoutTheHelper) {
+  ScriptedCommand c(kT0);
+  for (int i = 1; i <= 600; ++i) {
+    measure::ParsedLine l;
+    l.observation.duration_s = 0.1;
+    l.observation.samples = 100;
+    l.data_wait_share = i % 2 ? 0.2 : 0.4;
+    c.Line(i * 0.1, l);
+  }
+  StageResult r = Measure(c, Options(40));
+  EXPECT_TRUE(r.parsed_lines);
+  EXPECT_FALSE(r.helper_seen);
+  ASSERT_TRUE(r.data_wait_share);
+  EXPECT_NEAR(*r.data_wait_share, 0.3, 0.01);
+  EXPECT_NEAR(r.estimate.samples_per_s, 1000, 20);
+}
+
+TEST(StageRules, TheHelpersWaitShareIsTheDataWait) {
+  ScriptedCommand c(kT0);
+  c.Steady(0, 60, 0.1, 1000, 32, 100, "run", 0.25);
+  StageResult r = Measure(c, Options(40));
+  ASSERT_TRUE(r.data_wait_share);
+  EXPECT_NEAR(*r.data_wait_share, 0.25, 0.01);
+}
+
+TEST(StageRules, TheTreesOpenFilesAreScannedEveryTwoSeconds) {
+  ScriptedCommand c(kT0);
+  Climbing(c, 60);
+  c.OpenFiles({"/data/a.jpg", "/data/b.jpg"});
+  StageResult r = Measure(c, Options(10));
+  EXPECT_GE(c.scans(), 4);
+  EXPECT_LE(c.scans(), 6);
+  EXPECT_THAT(r.open_data_paths, ElementsAre("/data/a.jpg", "/data/b.jpg"));
+}
+
+TEST(StageRules, TelemetryIsTheSteadyPartsNotTheWarmUps) {
+  ScriptedCommand c(kT0);
+  // A slow first second (warm-up), then 1000 samples/s.
+  double samples = 0;
+  for (double t = 0; t <= 60; t += 0.1) {
+    measure::HelperMessage m = Typed(measure::MessageType::kProgress);
+    m.samples = samples;
+    m.steps = static_cast<int64_t>(t * 10);
+    c.Message(t, m);
+    samples += t < 2 ? 10 : 100;
+  }
+  // The tree at 400% CPU during the warm-up, 100% after it.
+  std::vector<telemetry::Sample> samples_seen;
+  for (double t = 0; t <= 60; t += 0.25) {
+    telemetry::Sample s;
+    s.mono_s = kT0 + t;
+    telemetry::ProcTreeSample tree;
+    tree.alive = true;
+    tree.cpu_pct = t < 2 ? 400 : 100;
+    s.tree = tree;
+    samples_seen.push_back(s);
+  }
+  c.Samples(samples_seen);
+  StageResult r = Measure(c, Options(40));
+  ASSERT_TRUE(r.estimate.converged);
+  EXPECT_GE(r.estimate.warmup_s, 1.5);
+  ASSERT_TRUE(r.telemetry.tree_cpu_pct);
+  EXPECT_DOUBLE_EQ(r.telemetry.tree_cpu_pct->max, 100);
+}
+
+}  // namespace
+}  // namespace sat::core

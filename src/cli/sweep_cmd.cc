@@ -19,9 +19,9 @@
 #include "sweep/status.h"
 #include "sweep/view.h"
 #include "util/atomic_file.h"
+#include "util/bytes.h"
 #include "util/json_text.h"
 #include "util/range.h"
-#include "util/bytes.h"
 #include "util/strings.h"
 
 namespace sat::cli {
@@ -195,7 +195,7 @@ Status RunSweepCommand(const SweepCliOptions& c) {
     for (const auto& note : mps->notes()) fmt::print(stderr, "saturate: {}\n", note);
   }
 
-  for (const auto& w : spec->warnings) fmt::print(stderr, "saturate: warning: {}\n", w);
+  for (const auto& w : sweep::SpecWarnings(*spec)) fmt::print(stderr, "saturate: warning: {}\n", w);
   if (!c.quiet) {
     fmt::print(stderr, "saturate: sweep of {} on {}; journal {}\n", spec->source,
                slurm   ? "Slurm"

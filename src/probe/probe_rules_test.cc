@@ -106,7 +106,8 @@ TEST(ProbeRules, TheLoaderAndComputeStagesTakeOverTheLoaderTheFullStageFound) {
   EXPECT_EQ(stages.For(StageKind::kCompute)->auto_target, "train.py:57#0");
   // Each stage logs into a folder of its own and is labelled on the live page.
   EXPECT_THAT(stages.For(StageKind::kLoader)->log_dir, HasSubstr("loader"));
-  EXPECT_EQ(stages.For(StageKind::kCompute)->live_labels.back(), (std::pair<std::string, std::string>{"stage", "compute"}));
+  EXPECT_EQ(stages.For(StageKind::kCompute)->live_labels.back(),
+            (std::pair<std::string, std::string>{"stage", "compute"}));
 }
 
 TEST(ProbeRules, WithoutReportsOnlyTheFullStageRunsAndSaysWhy) {

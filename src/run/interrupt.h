@@ -22,7 +22,8 @@ int InterruptCount();
 // The first signal that arrived (SIGINT, SIGTERM or SIGHUP), 0 if none; for an exit code of 128 + signal.
 int InterruptSignal();
 
-// Forgets earlier interrupts: for tests, and for an interactive caller that has fully handled one.
+// Forgets earlier interrupts. A test seam: the flag is process-wide, so a test that raised SIGINT clears it
+// before the next test runs; saturate itself never clears one (an interrupt ends the command).
 void ClearInterrupt();
 
 }  // namespace sat::run

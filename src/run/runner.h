@@ -119,6 +119,9 @@ class Run {
   // The outcome once the run is over (command ended, leftovers gone, output drained), else nullopt.
   std::optional<RunOutcome> Poll() const;
   RunOutcome Wait() const;
+  // Wait for at most `seconds`: nullopt when the run is not over by then. saturate's own loops poll (Poll) between
+  // their other duties; this is the tests' seam, which checks that a run is still going, or ended, by a deadline
+  // without hanging the suite when a rule breaks.
   std::optional<RunOutcome> WaitFor(double seconds) const;
 
   class Supervisor;  // the per-run state and thread, private to runner.cc

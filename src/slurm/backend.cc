@@ -12,17 +12,20 @@
 #include <thread>
 
 #include "run/interrupt.h"
-#include "slurm/node_wrapper.h"
-#include "sweep/plan.h"
-#include "slurm/right_size.h"
 #include "slurm/cli.h"
+#include "slurm/node_wrapper.h"
 #include "slurm/reconcile.h"
+#include "slurm/right_size.h"
+#include "sweep/plan.h"
 #include "telemetry/sampler.h"
 #include "util/atomic_file.h"
 #include "util/json_text.h"
 #include "util/strings.h"
 
 namespace sat::slurm {
+
+// The Slurm backend works on sweep\'s spec, plan, journal and records throughout.
+using namespace sweep;
 
 namespace {
 

@@ -34,8 +34,6 @@
 
 namespace sat::slurm {
 
-using namespace sweep;  // the Slurm backend works on sweep's spec, plan, journal and records
-
 struct SlurmSweepOptions {
   std::string journal_path;  // required; on this machine (SQLite is not safe on network filesystems)
   std::string log_dir;       // required; the sweep folder the nodes write to: must be shared with them
@@ -48,13 +46,13 @@ struct SlurmSweepOptions {
   bool cancel_on_interrupt = false;
   std::function<bool(size_t jobs)> confirm_cancel;
   double grace_s = 10;  // how long an ended job's outcome file may take to show
-  std::function<void(const SweepEvent&)> on_event;  // on the caller's thread
+  std::function<void(const sweep::SweepEvent&)> on_event;  // on the caller's thread
 };
 
 // Runs the sweep on Slurm until every run is done or failed, or until an interrupt. Errors: those of
 // OpenSweepJournal; no Slurm commands on PATH; a partition or GRES the cluster lacks; an sbatch rejection (with
 // sbatch's message); a job that could not see the sweep folder; a journal still in use by a live saturate.
-Result<SweepResult> RunSlurmSweep(const Spec& spec, const SlurmSweepOptions& options);
+Result<sweep::SweepResult> RunSlurmSweep(const sweep::Spec& spec, const SlurmSweepOptions& options);
 
 // The job name every job of the sweep with this journal carries: "sat-" and 12 hex digits of the journal's
 // absolute path.

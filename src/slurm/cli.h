@@ -23,8 +23,6 @@
 
 namespace sat::slurm {
 
-using namespace sweep;  // the Slurm backend works on sweep's spec, plan, journal and records
-
 // Slurm's job states (squeue's %T, scontrol's JobState), with the ones saturate treats alike folded together.
 enum class JobState {
   kPending,      // PENDING, REQUEUED, REQUEUE_HOLD, REQUEUE_FED, RESV_DEL_HOLD, CONFIGURING

@@ -22,15 +22,13 @@
 #include <vector>
 
 #include "run/exit_class.h"
+#include "slurm/right_size.h"
 #include "sweep/records.h"
 #include "sweep/staging.h"
-#include "slurm/right_size.h"
 #include "telemetry/gpu.h"
 #include "util/result.h"
 
 namespace sat::slurm {
-
-using namespace sweep;  // the Slurm backend works on sweep's spec, plan, journal and records
 
 // What the submitter tells the wrapper (job.json in the attempt's folder).
 struct NodeJob {
@@ -41,13 +39,13 @@ struct NodeJob {
   std::map<std::string, std::string> env;
   std::string log_dir;  // the attempt's folder: logs, and the files above
   std::string metric_pattern;
-  std::optional<MetricSpec> metric;
+  std::optional<sweep::MetricSpec> metric;
   bool auto_instrumentation = true;
   double time_limit_s = 0;
   double warmup_s = 1, window_s = 1;
   SlurmRequest request;
   // Data to stage on the node before the run starts (sweep/staging.h StageOnNode); no paths: none.
-  StageOptions stage;
+  sweep::StageOptions stage;
 };
 nlohmann::json NodeJobToJson(const NodeJob& job);
 Result<NodeJob> NodeJobFromJson(const nlohmann::json& j);
@@ -64,11 +62,11 @@ struct NodeOutcome {
   // The run could not start for a reason of this node's, not the command's (its staging failed): retried within
   // the retry budget as a transient start failure.
   bool start_transient = false;
-  Measurements measurements;
+  sweep::Measurements measurements;
   std::optional<uint64_t> gpu_total_bytes;  // memory of the GPU the run used
   // The GPU's mean utilisation while the run trained alone on it (a whole-GPU request); unset otherwise.
   std::optional<double> gpu_util_pct;
-  std::vector<MetricPoint> metrics;
+  std::vector<sweep::MetricPoint> metrics;
   // The usage a sized request is computed from.
   ShapeUsage Usage() const;
 };

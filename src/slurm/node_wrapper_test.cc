@@ -12,6 +12,9 @@
 
 namespace sat::slurm {
 
+// The Slurm backend works on sweep\'s spec, plan, journal and records throughout.
+using namespace sweep;
+
 namespace {
 
 NodeJob Job(const TempDir& dir, std::vector<std::string> argv) {

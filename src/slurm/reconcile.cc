@@ -4,6 +4,9 @@
 
 namespace sat::slurm {
 
+// The Slurm backend works on sweep\'s spec, plan, journal and records throughout.
+using namespace sweep;
+
 namespace {
 
 using Action = ReconcileDecision::Action;

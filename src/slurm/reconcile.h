@@ -23,13 +23,11 @@
 #include <optional>
 #include <string>
 
-#include "sweep/records.h"
-#include "slurm/node_wrapper.h"
 #include "slurm/cli.h"
+#include "slurm/node_wrapper.h"
+#include "sweep/records.h"
 
 namespace sat::slurm {
-
-using namespace sweep;  // the Slurm backend works on sweep's spec, plan, journal and records
 
 struct InFlightView {
   std::string job_id;
@@ -49,7 +47,7 @@ struct ReconcileDecision {
     kFolderInvisible,  // the node could not see the sweep folder: stop the sweep with `detail`
   };
   Action action = Action::kWait;
-  AttemptOutcome outcome;
+  sweep::AttemptOutcome outcome;
   bool oom = false;  // ran out of memory: its next request is larger
   std::string detail;
 };

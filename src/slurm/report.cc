@@ -7,11 +7,14 @@
 #include <filesystem>
 #include <map>
 
-#include "sweep/journal.h"
 #include "slurm/node_wrapper.h"
+#include "sweep/journal.h"
 #include "util/strings.h"
 
 namespace sat::slurm {
+
+// The Slurm backend works on sweep\'s spec, plan, journal and records throughout.
+using namespace sweep;
 
 namespace {
 

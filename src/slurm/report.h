@@ -9,13 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "sweep/records.h"
 #include "slurm/right_size.h"
+#include "sweep/records.h"
 #include "util/result.h"
 
 namespace sat::slurm {
-
-using namespace sweep;  // the Slurm backend works on sweep's spec, plan, journal and records
 
 struct SlurmRunUsage {
   std::string key;
@@ -23,7 +21,7 @@ struct SlurmRunUsage {
   std::string state;   // the run's
   std::string job_id;  // of its latest ended attempt
   SlurmRequest asked;
-  Measurements used;        // the run's latest measurements
+  sweep::Measurements used;        // the run's latest measurements
   double duration_s = 0;    // the latest attempt's run time on its node
 };
 
@@ -37,8 +35,8 @@ struct SlurmReport {
 
 // Pure: the report over runs and their latest ended Slurm attempt (parallel vectors; attempts without a Slurm
 // job are left out), with each attempt's duration.
-SlurmReport BuildSlurmReport(const std::vector<RunRecord>& runs, const std::vector<AttemptRecord>& attempts,
-                             const std::vector<double>& durations_s);
+SlurmReport BuildSlurmReport(const std::vector<sweep::RunRecord>& runs,
+                             const std::vector<sweep::AttemptRecord>& attempts, const std::vector<double>& durations_s);
 
 // Reads the journal at `path`; nullopt when no attempt of it went through Slurm.
 Result<std::optional<SlurmReport>> ReadSlurmReport(const std::string& journal_path);

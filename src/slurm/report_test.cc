@@ -8,6 +8,9 @@
 
 namespace sat::slurm {
 
+// The Slurm backend works on sweep\'s spec, plan, journal and records throughout.
+using namespace sweep;
+
 namespace {
 
 RunRecord RunOf(std::string key, int64_t index, double cpu_pct) {

@@ -7,6 +7,9 @@
 
 namespace sat::slurm {
 
+// The Slurm backend works on sweep\'s spec, plan, journal and records throughout.
+using namespace sweep;
+
 namespace {
 
 template <class T>

@@ -16,8 +16,6 @@
 
 namespace sat::slurm {
 
-using namespace sweep;  // the Slurm backend works on sweep's spec, plan, journal and records
-
 // The generic resources a partition's nodes define (the node with the most GPUs speaks for the partition).
 struct PartitionGres {
   int gpus_per_node = 0;
@@ -62,12 +60,12 @@ struct SlurmRequest {
 // The way a sized run asks for part of a GPU on this partition: the spec's choice, or for kAuto shard, then mps,
 // then a whole GPU by what the partition defines. Usage error when the spec asks for shard or mps and the
 // partition does not define it, naming what it has.
-Result<GpuShare> ResolveShare(GpuShare wanted, const PartitionGres& gres, const std::string& partition);
+Result<sweep::GpuShare> ResolveShare(sweep::GpuShare wanted, const PartitionGres& gres, const std::string& partition);
 
 // The request of a run whose shape is not measured yet: the spec's cpus and mem, and its GPUs (default: one
 // where the partition has GPUs), each GPU whole. `oom_bumps` doubles the memory request that many times
 // (when the spec gives one).
-SlurmRequest DefaultRequest(const SlurmSpec& spec, const PartitionGres& gres, int oom_bumps = 0);
+SlurmRequest DefaultRequest(const sweep::SlurmSpec& spec, const PartitionGres& gres, int oom_bumps = 0);
 
 // The request of a run of a measured shape:
 //   cpus  = max(1, ceil(cpu_pct / 100 x (1 + margin))), at most the node's CPUs;
@@ -78,8 +76,8 @@ SlurmRequest DefaultRequest(const SlurmSpec& spec, const PartitionGres& gres, in
 //           shard: K = ceil(share x shards per GPU), mps: P = ceil(share x mps per GPU), at least 1; a share
 //           that needs the whole GPU (K or P reaching the GPU's count) asks for the GPU itself.
 // What was not measured keeps the default request's value.
-SlurmRequest SizedRequest(const SlurmSpec& spec, const PartitionGres& gres, GpuShare share, const ShapeUsage& usage,
-                          int oom_bumps);
+SlurmRequest SizedRequest(const sweep::SlurmSpec& spec, const PartitionGres& gres, sweep::GpuShare share,
+                          const ShapeUsage& usage, int oom_bumps);
 
 inline constexpr uint64_t kMinMemMib = 64;
 

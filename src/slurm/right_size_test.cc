@@ -4,6 +4,9 @@
 
 namespace sat::slurm {
 
+// The Slurm backend works on sweep\'s spec, plan, journal and records throughout.
+using namespace sweep;
+
 namespace {
 
 constexpr uint64_t kGiB = 1ULL << 30, kMiB = 1ULL << 20;

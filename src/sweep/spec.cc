@@ -16,8 +16,8 @@
 
 #include "sweep/metrics.h"
 #include "sweep/plan.h"
-#include "util/json_text.h"
 #include "util/bytes.h"
+#include "util/json_text.h"
 #include "util/strings.h"
 
 namespace sat::sweep {
@@ -719,7 +719,6 @@ class Parser {
     auto compiled = MetricPattern::Create(pattern, "'metric_pattern'");
     if (!compiled) return Fail(n, "saturate", compiled.error().message);
     spec_.saturate.metric_pattern = pattern;
-    spec_.saturate.metric_groups = compiled->names();
     return true;
   }
 
@@ -756,14 +755,6 @@ class Parser {
         if (!values) return Fail(parameter_marks_[p.name], "parameters." + p.name, values.error().message);
       }
       if (auto count = RunCount(spec_); !count) return Fail(YAML::Mark::null_mark(), "", count.error().message);
-    }
-    const auto& metric = spec_.metric;
-    const auto& groups = spec_.saturate.metric_groups;
-    if (metric && !groups.empty() && std::find(groups.begin(), groups.end(), metric.value().name) == groups.end()) {
-      spec_.warnings.push_back(
-          fmt::format("metric '{}' is not a named group of saturate.metric_pattern ({}); it "
-                      "can only come from the saturate Python helper",
-                      metric.value().name, Join(groups, ", ")));
     }
     return true;
   }
@@ -834,6 +825,22 @@ Result<Spec> ParseSpec(std::string_view yaml, std::string_view source) {
   } catch (const std::bad_alloc&) {
     return UsageError(fmt::format("{}: out of memory while reading the sweep spec", source));
   }
+}
+
+std::vector<std::string> SpecWarnings(const Spec& spec) {
+  std::vector<std::string> warnings = spec.warnings;
+  const std::string& pattern = spec.saturate.metric_pattern;
+  if (!spec.metric || pattern.empty()) return warnings;
+  // A pattern that does not compile is an error where the sweep starts (controller, node wrapper), not here.
+  auto compiled = MetricPattern::Create(pattern, "'metric_pattern'");
+  if (!compiled) return warnings;
+  const std::vector<std::string> groups = compiled->names();
+  if (!groups.empty() && std::find(groups.begin(), groups.end(), spec.metric->name) == groups.end()) {
+    warnings.push_back(fmt::format("metric '{}' is not a named group of saturate.metric_pattern ({}); it can only "
+                                   "come from the saturate Python helper",
+                                   spec.metric->name, Join(groups, ", ")));
+  }
+  return warnings;
 }
 
 Result<Spec> LoadSpecFile(const std::string& path) {

@@ -75,7 +75,6 @@ struct SaturateOptions {
   double timeout_s = 0;                    // per attempt, in seconds; 0: none (spelled `timeout: none`)
   int retries = 2;                         // how often a failed run is tried again
   std::string metric_pattern;              // PCRE2; each named group is a metric read from output lines; empty: none
-  std::vector<std::string> metric_groups;  // the named groups of metric_pattern, in pattern order
   std::map<std::string, std::string> env;  // added to every run's environment
   std::optional<uint64_t> seed;            // for random draws; unset: the caller picks one (and journals it)
   std::optional<int64_t> runs;             // how many runs to plan (random), or a cap (grid)
@@ -107,9 +106,15 @@ struct Spec {
   std::optional<int64_t> run_cap;
   std::optional<HyperbandSpec> early_terminate;
   SaturateOptions saturate;
-  // For the CLI to print: settings accepted but without effect here, a metric no pattern group captures, ...
+  // Found while parsing, for the CLI to print: settings accepted but without effect here, ... (SpecWarnings adds
+  // what depends on the command line's overrides).
   std::vector<std::string> warnings;
 };
+
+// What the spec as finally set (the file, then the command line's --metric and --metric-pattern) gets wrong
+// without being an error: the parse's warnings, and a metric that no named group of metric_pattern reads (it can
+// then only come from the saturate Python helper).
+std::vector<std::string> SpecWarnings(const Spec& spec);
 
 // The most runs one sweep may plan (grid size or run count); larger grids need run_cap.
 inline constexpr int64_t kMaxRuns = 100000;

@@ -187,7 +187,6 @@ TEST(ParseSpec, ExplicitDistributionsAndSaturateSection) {
   EXPECT_DOUBLE_EQ(o.memory_margin, 0.15);
   EXPECT_DOUBLE_EQ(o.timeout_s, 1800);
   EXPECT_EQ(o.retries, 1);
-  EXPECT_EQ(o.metric_groups, (Argv{"val_acc", "val_loss"}));
   EXPECT_EQ(o.env, (std::map<std::string, std::string>{{"OMP_NUM_THREADS", "4"}, {"TAG", "sweep"}}));
   EXPECT_EQ(o.seed, 7u);
   EXPECT_EQ(o.price_per_gpu_hour, 2.5);
@@ -618,14 +617,25 @@ TEST(ParseSpec, SaturateGpusForms) {
   EXPECT_EQ(MustParse(head + "1\n").saturate.gpus, (std::vector<unsigned>{1}));
 }
 
-TEST(ParseSpec, WarnsWhenNoPatternGroupCapturesTheMetric) {
-  const Spec spec = MustParse(
+TEST(SpecWarnings, WarnsWhenNoPatternGroupCapturesTheMetric) {
+  Spec spec = MustParse(
       "program: t.py\nmethod: grid\nparameters:\n  x: {value: 1}\nmetric: {name: acc}\n"
       "saturate:\n  metric_pattern: 'loss=(?P<loss>[0-9.]+)'\n");
-  ASSERT_EQ(spec.warnings.size(), 1u);
-  EXPECT_EQ(spec.warnings[0],
+  std::vector<std::string> warnings = SpecWarnings(spec);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0],
             "metric 'acc' is not a named group of saturate.metric_pattern (loss); it can only come from the saturate "
             "Python helper");
+  // The command line's --metric-pattern replaces the file's: the warning follows the pattern in force, not the
+  // groups of the one it replaced.
+  spec.saturate.metric_pattern = "acc=(?P<acc>[0-9.]+)";
+  EXPECT_TRUE(SpecWarnings(spec).empty());
+  spec.saturate.metric_pattern = "val=(?P<val>[0-9.]+)";
+  ASSERT_EQ(SpecWarnings(spec).size(), 1u);
+  EXPECT_NE(SpecWarnings(spec)[0].find("(val)"), std::string::npos);
+  // And --metric: a metric the pattern reads draws no warning.
+  spec.metric->name = "val";
+  EXPECT_TRUE(SpecWarnings(spec).empty());
 }
 
 TEST(LoadSpecFile, ReadsAFileAndNamesItInErrors) {

@@ -7,7 +7,9 @@
 #include "tune/compare.h"
 #include "tune/console.h"
 #include "tune/flops.h"
-#include "tune/svg_chart.h"
+#include "report/page.h"
+#include "report/svg_chart.h"
+#include "report/table.h"
 #include "util/redact.h"
 #include "util/strings.h"
 
@@ -19,24 +21,13 @@ constexpr const char* kOrange = "#e08a1e";
 constexpr const char* kGreen = "#2a9d5b";
 constexpr const char* kGrey = "#7f7f7f";
 
-constexpr const char* kStyle = R"(
-body { font-family: sans-serif; margin: 24px auto; max-width: 1150px; color: #222; line-height: 1.4; }
-h1 { font-size: 22px; margin-bottom: 4px; } h2 { font-size: 17px; margin-top: 28px; border-bottom: 1px solid #ddd; }
-.sub { color: #555; font-size: 13px; }
-.box { background: #f4f8fc; border: 1px solid #c9dcef; border-radius: 6px; padding: 12px 16px; }
-.box.fail { background: #fdf1f0; border-color: #efc9c5; }
-pre { background: #272822; color: #f8f8f2; padding: 10px; border-radius: 4px; white-space: pre-wrap; word-break: break-all; }
-table { border-collapse: collapse; font-size: 12px; }
-th, td { border-bottom: 1px solid #e5e5e5; padding: 3px 8px; text-align: left; vertical-align: top; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
-tr.bad td { color: #b03a2e; }
-.charts { display: flex; flex-wrap: wrap; gap: 18px; }
-.small { display: flex; flex-wrap: wrap; gap: 8px; }
-figure { margin: 0; } figcaption { font-size: 12px; color: #555; max-width: 560px; }
-.warn { color: #8a5a00; }
-)";
+using report::Axis;
+using report::Chart;
+using report::Series;
+using report::SeriesStyle;
+using report::RenderSvg;
 
-std::string Esc(const std::string& s) { return XmlEscape(s); }
+std::string Esc(const std::string& s) { return report::XmlEscape(s); }
 
 const KnobSpec* ExposedRole(const SearchOutcome& s, KnobRole role) {
   for (const auto& k : s.knobs)
@@ -53,10 +44,6 @@ std::optional<double> IntKnob(const Trial& t, const std::string& name) {
 std::string FailLabel(const Trial& t) {
   if (t.exit_class == run::ExitClass::kGpuOom || t.exit_class == run::ExitClass::kHostOom) return "OOM";
   return std::string(run::ExitClassName(t.exit_class));
-}
-
-std::string Figure(const std::string& svg, const std::string& caption) {
-  return fmt::format("<figure>{}<figcaption>{}</figcaption></figure>\n", svg, Esc(caption));
 }
 
 std::string WorkersChart(const TuneResult& r) {
@@ -83,7 +70,7 @@ std::string WorkersChart(const TuneResult& r) {
   if (const Trial* rec = s.FindTrial(s.recommended_batch_trial); rec && Succeeded(*rec))
     c.lines.push_back(
         {rec->samples_per_s, "compute at the recommended settings " + FormatNumber(rec->samples_per_s), kGreen});
-  return Figure(RenderSvg(c), "Each point is a loader-only trial (no model work). The loader keeps the model fed "
+  return report::Figure(RenderSvg(c), "Each point is a loader-only trial (no model work). The loader keeps the model fed "
                               "once its line is above the compute ceiling; tune picks the fewest workers that clear "
                               "it with a margin.");
 }
@@ -117,7 +104,7 @@ std::string BatchChart(const TuneResult& r) {
   c.series.push_back(rate);
   if (!mem.points.empty()) c.series.push_back(mem);
   c.lines.push_back({r.mem_target * 100, "memory target " + FormatShare(r.mem_target), kGrey, true});
-  return Figure(RenderSvg(c), "Batch sizes tried by doubling, then bisecting the out-of-memory boundary. Crosses are "
+  return report::Figure(RenderSvg(c), "Batch sizes tried by doubling, then bisecting the out-of-memory boundary. Crosses are "
                               "trials that failed. Memory is the GPU's when there is one, else the host's.");
 }
 
@@ -141,7 +128,7 @@ std::string UtilisationChart(const TuneResult& r) {
   }
   c.series.push_back(rate);
   c.series.push_back(util);
-  return Figure(RenderSvg(c), gpu ? "Per trial (l: loader, c: compute, f: full): throughput and the median GPU "
+  return report::Figure(RenderSvg(c), gpu ? "Per trial (l: loader, c: compute, f: full): throughput and the median GPU "
                                     "utilisation over its steady part."
                                   : "Per trial (l: loader, c: compute, f: full): throughput and the median CPU use of "
                                     "the training processes; GPU utilisation is N/A on this machine.");
@@ -172,8 +159,8 @@ std::string TimeCharts(const TuneResult& r) {
 std::string Summary(const TuneResult& r) {
   const SearchOutcome& s = r.search;
   auto order = KnobOrder(r);
-  if (s.failed) return fmt::format("<div class=\"box fail\"><b>No recommendation:</b> {}.</div>\n", Esc(s.failure));
-  std::string o = "<div class=\"box\">\n";
+  if (s.failed) return report::Box(fmt::format("<b>No recommendation:</b> {}.\n", Esc(s.failure)), true);
+  std::string o;
   const Trial* confirm = s.FindTrial(s.confirm_trial);
   const Trial* base = s.FindTrial(s.baseline_trial);
   o += fmt::format("<p><b>Recommended:</b> {}", Esc(ValuesText(s.recommended, order)));
@@ -188,7 +175,7 @@ std::string Summary(const TuneResult& r) {
     }
   }
   o += ".</p>\n";
-  o += fmt::format("<pre>{}</pre>\n", Esc(RedactCommandLine(r.recommended_command)));
+  o += report::CopyBlock(RedactCommandLine(r.recommended_command));
   if (const std::vector<std::string> flags = FlagSources(s); !flags.empty()) {
     o += "<p><b>Set with the script's own flags</b>:</p>\n<ul>\n";
     for (const auto& f : flags) o += fmt::format("<li>{}</li>\n", Esc(f));
@@ -222,31 +209,37 @@ std::string Summary(const TuneResult& r) {
     for (std::string& line : lines) line = Esc(line);
     o += fmt::format("<pre>{}</pre>\n", JoinNonEmpty(lines, "\n"));
   }
-  return o + "</div>\n";
+  return report::Box(o);
 }
 
 std::string KnobTable(const TuneResult& r) {
-  std::string o = "<table><tr><th>knob</th><th>range</th><th>reaches the script by</th><th>searched</th>"
-                  "<th>script's value</th><th>note</th></tr>\n";
+  report::Table t;
+  t.headers = {"knob", "range", "reaches the script by", "searched", "script's value", "note"};
   for (const auto& k : r.search.knobs) {
-    o += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
-                     Esc(k.spec.name), Esc(k.spec.RangeText()), DeliveryName(k.spec.delivery),
-                     k.exposed ? "yes" : "no", k.script_value ? Esc(ValueText(*k.script_value)) : "",
-                     Esc(k.note));
+    t.rows.push_back({{report::Text(k.spec.name), report::Text(k.spec.RangeText()),
+                       report::Text(std::string(DeliveryName(k.spec.delivery))), report::Text(k.exposed ? "yes" : "no"),
+                       report::Text(k.script_value ? ValueText(*k.script_value) : ""), report::Text(k.note)},
+                      ""});
   }
-  return o + "</table>\n";
+  return report::RenderTable(t);
 }
 
 std::string TrialTable(const TuneResult& r) {
-  std::string o = "<table><tr><th>#</th><th>step</th><th>mode</th><th>settings</th><th>samples/s</th><th>±95%</th>"
-                  "<th>result</th><th>time</th></tr>\n";
-  for (const auto& row : TrialRows(r)) {
-    o += fmt::format("<tr{}><td class=\"num\">{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td>"
-                     "<td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td></tr>\n",
-                     row.ok ? "" : " class=\"bad\"", row.id, Esc(row.step), Esc(row.mode), Esc(row.settings),
-                     Esc(row.rate), Esc(row.interval), Esc(row.result), Esc(row.time));
+  report::Table t;
+  t.headers = {"#", "step", "mode", "settings", "samples/s", "±95%", "result", "time"};
+  t.sortable = true;
+  const std::vector<std::string> order = KnobOrder(r);
+  for (const Trial& trial : r.search.trials) {
+    const TrialRow row = MakeRow(trial, order);
+    t.rows.push_back({{report::Number(std::to_string(row.id), row.id), report::Text(row.step), report::Text(row.mode),
+                       report::Text(row.settings),
+                       report::Number(row.rate, trial.samples_per_s > 0 ? std::optional<double>(trial.samples_per_s)
+                                                                         : std::nullopt),
+                       report::Number(row.interval, std::nullopt), report::Text(row.result),
+                       report::Number(row.time, trial.wall_s)},
+                      row.ok ? "" : "bad"});
   }
-  return o + "</table>\n";
+  return report::RenderTable(t);
 }
 
 }  // namespace
@@ -256,18 +249,21 @@ std::string HtmlReport(const TuneResult& r) {
   std::string command;
   for (const auto& a : RedactCommand(r.command, r.shell)) command += (command.empty() ? "" : " ") + a;
   const core::Machine& m = r.machine;
-  std::string o = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
-  o += fmt::format("<title>saturate tune: {}</title>\n<style>{}</style>\n</head>\n<body>\n", Esc(command), kStyle);
-  o += fmt::format("<h1>saturate tune</h1>\n<p class=\"sub\"><code>{}</code><br>{} ({} usable of {} CPUs{}{}) — {} "
-                   "trials ({} run, {} from the cache) in {:.0f}s of a {:.0f}s budget{}; strategy {}</p>\n",
-                   Esc(command), Esc(m.hostname), m.usable_cores, m.cpu_count,
-                   m.mem_total_bytes ? ", " + FormatBytes(static_cast<double>(*m.mem_total_bytes)) + " RAM" : "",
-                   m.gpu_index >= 0 ? ", GPU " + Esc(m.gpu_name) : ", no GPU", s.trials.size(), r.trials_run,
-                   r.trials_cached, r.wall_s, r.budget_s,
-                   r.stop_reason.empty() ? "" : " (" + Esc(r.stop_reason) + ")", StrategyName(r.strategy));
-  o += Summary(r);
+  report::PageOptions page;
+  page.title = "saturate tune: " + command;
+  page.heading = "saturate tune";
+  page.sub_html = fmt::format("<code>{}</code><br>{} ({} usable of {} CPUs{}{}) — {} trials ({} run, {} from the "
+                              "cache) in {:.0f}s of a {:.0f}s budget{}; strategy {}",
+                              Esc(command), Esc(m.hostname), m.usable_cores, m.cpu_count,
+                              m.mem_total_bytes ? ", " + FormatBytes(static_cast<double>(*m.mem_total_bytes)) + " RAM" : "",
+                              m.gpu_index >= 0 ? ", GPU " + Esc(m.gpu_name) : ", no GPU", s.trials.size(), r.trials_run,
+                              r.trials_cached, r.wall_s, r.budget_s,
+                              r.stop_reason.empty() ? "" : " (" + Esc(r.stop_reason) + ")", StrategyName(r.strategy));
+  page.footer_html = "Made by saturate " SATURATE_VERSION "; results.json and results.csv beside this page hold every "
+                     "number.";
+  std::string o = Summary(r);
   if (!s.decisions.empty()) {
-    o += "<h2>Why</h2>\n<ul>\n";
+    o += report::Section("Why") + "<ul>\n";
     for (const auto& d : s.decisions) o += fmt::format("<li>{}</li>\n", Esc(d.text));
     o += "</ul>\n";
   }
@@ -276,14 +272,12 @@ std::string HtmlReport(const TuneResult& r) {
     for (const auto& w : s.warnings) o += fmt::format("<li>{}</li>\n", Esc(w));
     o += "</ul>\n";
   }
-  o += "<h2>Charts</h2>\n<div class=\"charts\">\n" + WorkersChart(r) + BatchChart(r) + "</div>\n";
+  o += report::Section("Charts") + "<div class=\"charts\">\n" + WorkersChart(r) + BatchChart(r) + "</div>\n";
   o += UtilisationChart(r);
-  o += "<h2>Throughput over time</h2>\n" + TimeCharts(r);
-  o += "<h2>Knobs</h2>\n" + KnobTable(r);
-  o += "<h2>Trials</h2>\n" + TrialTable(r);
-  o += "<p class=\"sub\">Made by saturate " SATURATE_VERSION "; results.json and results.csv beside this page hold "
-       "every number.</p>\n</body>\n</html>\n";
-  return o;
+  o += report::Section("Throughput over time") + TimeCharts(r);
+  o += report::Section("Knobs") + KnobTable(r);
+  o += report::Section("Trials") + TrialTable(r);
+  return report::Page(page, o);
 }
 
 }  // namespace sat::tune

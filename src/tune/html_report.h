@@ -1,4 +1,4 @@
-// report.html: one self-contained page (inline CSS and SVG, no scripts, nothing fetched) with the tune's
+// report.html: one self-contained page (report/page.h: inline CSS and SVG, nothing fetched) with the tune's
 // recommendation, its reasons, the trial table and the charts people look at:
 //   - loader throughput against workers, with the compute ceiling as a line;
 //   - throughput against batch size, with the memory used at peak (and failures marked);

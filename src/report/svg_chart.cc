@@ -1,4 +1,4 @@
-#include "tune/svg_chart.h"
+#include "report/svg_chart.h"
 
 #include <fmt/core.h>
 
@@ -6,7 +6,9 @@
 #include <cmath>
 #include <limits>
 
-namespace sat::tune {
+#include "report/page.h"
+
+namespace sat::report {
 namespace {
 
 constexpr int kLeft = 62, kTop = 34, kBottom = 44, kRightWithAxis = 58, kRightWithout = 16;
@@ -64,21 +66,7 @@ std::string TickText(double v) {
   if (a >= 1e6) return fmt::format("{:g}M", v / 1e6);
   if (a >= 1e4) return fmt::format("{:g}k", v / 1e3);
   if (a >= 100 || v == std::floor(v)) return fmt::format("{:.0f}", v);
-  return fmt::format("{:g}", v);
-}
-
-std::string XmlEscape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
+  return fmt::format("{:.3g}", v);
 }
 
 std::string RenderSvg(const Chart& c) {
@@ -142,7 +130,7 @@ std::string RenderSvg(const Chart& c) {
     double x0 = std::clamp(sx(b.x0), px0, px1), x1 = std::clamp(sx(b.x1), px0, px1);
     o += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\" opacity=\"0.35\"/>\n",
                      x0, py1, std::max(0.0, x1 - x0), py0 - py1, b.color);
-    if (!b.label.empty())
+    if (!b.label.empty() && x1 - x0 >= 6.5 * static_cast<double>(b.label.size()) + 4)  // only where it fits
       o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" fill=\"#555\">{}</text>\n", x0 + 3, py1 + 12, XmlEscape(b.label));
   }
   for (double t : yticks) {
@@ -235,4 +223,4 @@ std::string RenderSvg(const Chart& c) {
   return o;
 }
 
-}  // namespace sat::tune
+}  // namespace sat::report

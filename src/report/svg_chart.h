@@ -1,6 +1,7 @@
-// Small charts as inline SVG text, for report.html: lines, points and bars on a linear or log2 x axis, an
-// optional right-hand axis, reference lines, shaded x ranges and failure marks. No scripts, no external
-// resources. Pure functions.
+// Small charts as inline SVG text, for the report pages (report/page.h): lines, points and bars on a linear or log2
+// x axis, an optional right-hand axis, reference lines, shaded x ranges and failure marks. No scripts, no external
+// resources. The <svg> carries width, height and a viewBox, so the page's style scales it down to a narrow window
+// and to paper. Pure functions.
 #pragma once
 
 #include <optional>
@@ -8,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-namespace sat::tune {
+namespace sat::report {
 
 struct Axis {
   std::string label;
@@ -62,10 +63,7 @@ std::vector<double> NiceTicks(double lo, double hi, int max_ticks);
 // Tick text: "1.2k", "850", "0.25".
 std::string TickText(double v);
 
-// `s` with &, <, >, " escaped for XML text and attributes.
-std::string XmlEscape(const std::string& s);
-
 // The chart as one <svg> element (width and height in CSS pixels).
 std::string RenderSvg(const Chart& chart);
 
-}  // namespace sat::tune
+}  // namespace sat::report

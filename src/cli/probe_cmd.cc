@@ -63,6 +63,7 @@ Status RunProbeCommand(const ProbeCliOptions& c) {
     std::cout << probe::ConsoleReport(*result);
   }
   std::cout.flush();
+  if (!c.out.empty()) fmt::print(stderr, "saturate: report: {}/report.html\n", c.out);
   if (!result->kept_log_dir.empty()) {
     fmt::print(stderr, "saturate: the run failed; its logs are kept in {}\n", result->kept_log_dir);
   }
@@ -77,7 +78,7 @@ Action SetupProbe(CLI::App& app) {
   auto c = std::make_shared<ProbeCliOptions>();
   app.add_option("--budget", c->budget, "total time for all measurements (default 2m; e.g. 90s, 5m)");
   app.add_flag("--json", c->json, "print probe.json instead of the report");
-  app.add_option("--out", c->out, "keep probe.json and each stage's logs in DIR");
+  app.add_option("--out", c->out, "keep probe.json, report.html (the pipes and curves, for a browser) and each stage's logs in DIR");
   app.add_option("--target", c->target, "stop a measurement once its 95% interval is within ±TARGET (default 0.02)");
   app.add_flag("--trace", c->trace,
                "save a torch.profiler Chrome trace of a few steady steps of the full stage (trace.json in --out, "

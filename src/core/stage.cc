@@ -125,6 +125,20 @@ void MergeFlags(const std::vector<measure::FlagOption>& in, std::vector<measure:
   }
 }
 
+// The probed GPU's utilisation, memory and power over `samples`, times from `origin`; every k-th sample so that
+// a long stage keeps at most about 600 points.
+std::vector<GpuPoint> GpuSeries(const std::vector<Sample>& samples, int gpu_index, double origin) {
+  std::vector<GpuPoint> out;
+  if (gpu_index < 0) return out;
+  const size_t step = samples.size() / 600 + 1;
+  for (size_t i = 0; i < samples.size(); i += step) {
+    const telemetry::GpuSample* g = GpuOf(samples[i], gpu_index);
+    if (g == nullptr) continue;
+    out.push_back({samples[i].mono_s - origin, g->util_gpu_pct, AsDouble(g->memory_used_bytes), g->power_draw_w});
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<StageResult> RunStage(StageKind kind, const StageOptions& o, telemetry::Sampler& sampler) {
@@ -281,8 +295,9 @@ StageResult MeasureStage(StageKind kind, const StageOptions& o, StageCommand& co
   const bool steady = r.observations > 0 && std::isfinite(r.estimate.steady_s);
   const double steady_from = steady ? r.estimate.start_t + r.estimate.warmup_s : t0;
   const double steady_to = steady ? steady_from + r.estimate.steady_s : end;
-  r.telemetry = SummarizeTelemetry(SteadySamples(command.SamplesSince(t0), t0, end, steady_from, steady_to),
-                                   o.gpu_index);
+  const std::vector<Sample> samples = command.SamplesSince(t0);
+  r.telemetry = SummarizeTelemetry(SteadySamples(samples, t0, end, steady_from, steady_to), o.gpu_index);
+  r.gpu_series = GpuSeries(samples, o.gpu_index, r.observations > 0 ? r.estimate.start_t : t0);
   return r;
 }
 

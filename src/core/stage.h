@@ -48,6 +48,12 @@ struct StageTelemetry {
   unsigned cpu_count = 0;
 };
 
+// The probed GPU at one sample, for reports' lanes over time.
+struct GpuPoint {
+  double t_s = 0;  // on the clock of StageResult::series (seconds since estimate.start_t; negative before it)
+  std::optional<double> util_pct, mem_used_bytes, power_w;
+};
+
 struct StageResult {
   StageKind kind = StageKind::kFull;
   bool ran = false;                  // false: skipped (see skipped_why)
@@ -79,6 +85,7 @@ struct StageResult {
   std::map<int64_t, measure::LoaderInfo> rank_loaders;
   measure::SteadyState estimate;     // samples_per_s with its 95% interval; samples_per_s 0 when nothing came
   std::vector<measure::RatePoint> series;  // throughput over time, warm-up included (for reports)
+  std::vector<GpuPoint> gpu_series;        // the probed GPU over the whole stage, at most ~600 points; no GPU: empty
   size_t observations = 0;
   measure::ProgressTotals totals;    // helper: wait/step/phase/excluded seconds, memory peak, latest done reason
   std::optional<double> data_wait_share;   // share of loop time waiting for data (helper or parsed data_s)

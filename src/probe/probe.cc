@@ -8,6 +8,7 @@
 
 #include "core/log_root.h"
 #include "core/session.h"
+#include "probe/html_report.h"
 #include "probe/report.h"
 #include "run/interrupt.h"
 #include "util/atomic_file.h"
@@ -159,6 +160,8 @@ Result<ProbeResult> RunProbe(const ProbeOptions& o, telemetry::GpuBackend* gpu, 
   }
   if (!o.out_dir.empty()) {
     if (Status st = WriteProbeJson(result, o.out_dir); !st) return st.error();
+    const std::string page = (fs::path(o.out_dir) / "report.html").string();
+    if (Status st = WriteFileAtomically(page, ProbeHtml(result)); !st) return st.error();
   }
   return result;
 }

@@ -41,7 +41,7 @@ struct ProbeResult {
 struct ProbeOptions {
   core::SessionOptions session;              // the command and how it is measured (core/session.h)
   double budget_s = 120;
-  std::string out_dir;                       // --out: probe.json and the stages' logs; empty: a temporary folder
+  std::string out_dir;                       // --out: probe.json, report.html and the stages' logs; empty: a temporary folder
   bool trace = false;                        // --trace: a profiler trace of the full stage (TracePath)
   std::optional<double> price_per_gpu_hour;  // --price-per-hour: cost lines in the report (energy.h CostOf)
   std::vector<WhatIfTarget> what_if;         // --what-if (ProbeResult::what_if)

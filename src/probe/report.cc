@@ -30,24 +30,6 @@ std::string OneLine(std::string s) {
   return s;
 }
 
-// The command as a shell would read it back: arguments with special characters in single quotes.
-std::string ShellJoin(const std::vector<std::string>& argv) {
-  std::vector<std::string> words;
-  for (const std::string& a : argv) {
-    bool plain = !a.empty() && std::all_of(a.begin(), a.end(), [](char c) {
-      return std::isalnum(static_cast<unsigned char>(c)) || kShellSafe.find(c) != kShellSafe.npos;
-    });
-    if (plain) {
-      words.push_back(a);
-      continue;
-    }
-    std::string quoted = "'";
-    for (char c : a) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    words.push_back(quoted + "'");
-  }
-  return JoinNonEmpty(words, " ");
-}
-
 // Columns of the stage table are aligned by display width: UTF-8 continuation bytes take no column.
 size_t DisplayWidth(std::string_view s) {
   return static_cast<size_t>(std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xC0) != 0x80; }));
@@ -146,13 +128,24 @@ Row StageRow(const ProbeResult& r, const core::StageResult& s) {
   return row;
 }
 
-// The loop time of a stage in parts that add up to 1: waiting for data, named phases, and the rest: the model
-// (forward, backward, optimizer) and anything else the script does in the loop.
-struct StepParts {
-  double data_wait = 0;
-  std::vector<std::pair<std::string, double>> phases;  // largest first
-  double rest = 1;
-};
+}  // namespace
+
+std::string ShellJoin(const std::vector<std::string>& argv) {
+  std::vector<std::string> words;
+  for (const std::string& a : argv) {
+    bool plain = !a.empty() && std::all_of(a.begin(), a.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || kShellSafe.find(c) != kShellSafe.npos;
+    });
+    if (plain) {
+      words.push_back(a);
+      continue;
+    }
+    std::string quoted = "'";
+    for (char c : a) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    words.push_back(quoted + "'");
+  }
+  return JoinNonEmpty(words, " ");
+}
 
 std::optional<StepParts> StepPartsOf(const core::StageResult& s) {
   if (!core::StageMeasured(s) || (!s.data_wait_share && s.phase_shares.empty())) return std::nullopt;
@@ -166,6 +159,8 @@ std::optional<StepParts> StepPartsOf(const core::StageResult& s) {
   parts.rest = std::max(0.0, parts.rest);
   return parts;
 }
+
+namespace {
 
 std::string StepTimeLine(const core::StageResult& full) {
   std::optional<StepParts> parts = StepPartsOf(full);
@@ -184,6 +179,8 @@ std::string StepTimeLine(const core::StageResult& full) {
   return line;
 }
 
+}  // namespace
+
 // "flops: 4.10 GFLOP per sample (...) · full 1.23 TFLOP/s, MFU 38% of ... · compute ..."; empty when the helper
 // counted nothing and the script did not report through it.
 std::string FlopsLine(const ProbeResult& r) {
@@ -201,6 +198,8 @@ std::string FlopsLine(const ProbeResult& r) {
   }
   return "flops: " + JoinNonEmpty(parts, " · ");
 }
+
+namespace {
 
 std::string OnOff(const std::optional<bool>& v) { return v ? (*v ? "on" : "off") : "n/a"; }
 
@@ -256,6 +255,8 @@ std::string TrainingLoaderLine(const core::StageResult& full) {
   return "training loader: " + JoinNonEmpty(parts, " · ");
 }
 
+}  // namespace
+
 // "energy: full 1.23 J per sample (2,930 samples/kWh) at 251 W · compute ..., from NVML's energy counter"; n/a
 // with the reason when no stage has a reading; empty when no stage measured anything.
 std::string EnergyLine(const ProbeResult& r) {
@@ -289,6 +290,8 @@ std::string CostLine(const ProbeResult& r) {
                      epoch, FormatNumber(*r.price_per_gpu_hour),
                      c->gpus > 1 ? fmt::format(" x {} GPUs", FormatNumber(c->gpus)) : std::string());
 }
+
+namespace {
 
 // "batch: 32 per device x 2 ranks = 64 global" and one row per rank, for a distributed job; empty otherwise.
 std::string RanksLines(const core::StageResult& full) {

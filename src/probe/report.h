@@ -3,7 +3,10 @@
 // verdict comes from result.verdict, as Decide left it).
 #pragma once
 
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -56,5 +59,29 @@ std::string ConsoleReport(const ProbeResult& result);
 // samples_per_s and its interval are null for a stage that measured nothing; no infinity or NaN reaches the
 // JSON (null instead). Shares are 0..1, times in seconds, memory in bytes.
 nlohmann::ordered_json ProbeJson(const ProbeResult& result);
+
+// Pieces of the report that report.html (probe/html_report.h) shows too.
+
+// The command as a shell would read it back: arguments with special characters in single quotes.
+std::string ShellJoin(const std::vector<std::string>& argv);
+
+// The loop time of a stage in parts that add up to 1: waiting for data, named phases (largest first), and the
+// rest: the model (forward, backward, optimizer) and anything else the script does in the loop. nullopt when the
+// stage measured nothing or reported neither a data wait nor phases.
+struct StepParts {
+  double data_wait = 0;
+  std::vector<std::pair<std::string, double>> phases;
+  double rest = 1;
+};
+std::optional<StepParts> StepPartsOf(const core::StageResult& stage);
+
+// "flops: 4.10 GFLOP per sample (...) · full 1.23 TFLOP/s, MFU 38% of ... · compute ..."; "" when the helper
+// counted nothing and the script did not report through it.
+std::string FlopsLine(const ProbeResult& result);
+// "energy: full 1.23 J per sample (2,930 samples/kWh) at 251 W · ..., from NVML's energy counter"; n/a with the
+// reason when no stage has a reading; "" when no stage measured anything.
+std::string EnergyLine(const ProbeResult& result);
+// "cost: full $0.52 per million samples, ... at 2.50 per GPU-hour x 2 GPUs"; "" without --price-per-hour.
+std::string CostLine(const ProbeResult& result);
 
 }  // namespace sat::probe

@@ -9,11 +9,13 @@
 #include "cli/gpu_setup.h"
 #include "cli/options.h"
 #include "cli/serve_flag.h"
+#include "cli/sweep_report.h"
 #include "cli/sweep_slurm.h"
 #include "cli/terminal.h"
 #include "monitor/human_view.h"
 #include "run/interrupt.h"
 #include "sweep/controller.h"
+#include "sweep/device_log.h"
 #include "sweep/export.h"
 #include "sweep/mps.h"
 #include "sweep/status.h"
@@ -205,15 +207,37 @@ Status RunSweepCommand(const SweepCliOptions& c) {
                journal);
   }
   LiveOutput live(c.quiet);
-  o.on_event = [&live](const sweep::SweepEvent& e) { live.Event(e); };
-  o.on_snapshot = [&live](const sweep::SweepSnapshot& s) { live.Snapshot(s); };
+  // report.html beside the journal, kept fresh while the sweep runs.
+  LiveReport page(journal, *price);
+  o.on_event = [&live, &page](const sweep::SweepEvent& e) {
+    live.Event(e);
+    page.Poll();
+  };
+  o.on_snapshot = [&live, &page](const sweep::SweepSnapshot& s) {
+    live.Snapshot(s);
+    page.Poll();
+  };
+  // The devices' memory and utilisation for the page's lanes (this machine's devices: not on Slurm).
+  std::shared_ptr<sweep::DeviceLog> devices;
+  if (!slurm) {
+    auto opened = sweep::DeviceLog::Open(o.log_dir);
+    if (opened) devices = std::move(*opened);
+    else fmt::print(stderr, "saturate: warning: {}\n", opened.error().message);
+  }
   // --serve: the host and GPUs as sampled, and each running run's samples/s as the live view shows it.
   auto exporter = StartExporter(c.serve);
   if (!exporter) return exporter.error();
-  if (monitor::LiveFigures* figures = exporter->figures.get()) {
-    o.on_sample = [figures](const telemetry::Sample& s) { figures->SetSample(s); };
-    o.on_snapshot = [&live, figures](const sweep::SweepSnapshot& s) {
+  monitor::LiveFigures* figures = exporter->figures.get();
+  if (devices || figures) {
+    o.on_sample = [devices, figures](const telemetry::Sample& s) {
+      if (devices) devices->Add(s);
+      if (figures) figures->SetSample(s);
+    };
+  }
+  if (figures) {
+    o.on_snapshot = [&live, &page, figures](const sweep::SweepSnapshot& s) {
       live.Snapshot(s);
+      page.Poll();
       std::vector<monitor::RunSeries> runs;
       for (const sweep::DeviceSnapshot& device : s.devices) {
         for (const sweep::LiveRunView& run : device.runs) {
@@ -233,8 +257,10 @@ Status RunSweepCommand(const SweepCliOptions& c) {
 
   auto status = sweep::ReadStatus(journal);
   if (!status) return status.error();
+  if (Status st = page.Finish(); !st) fmt::print(stderr, "saturate: warning: no report.html: {}\n", st.error().message);
   if (c.json) {
     nlohmann::json doc = sweep::StatusJson(*status);
+    doc["report"] = page.path();
     doc["wall_s"] = result->wall_s;
     doc["interrupted"] = result->interrupted;
     doc["held_degree"] = result->held;
@@ -252,6 +278,7 @@ Status RunSweepCommand(const SweepCliOptions& c) {
     if (!cost) return cost.error();
     std::cout << *cost;
     if (result->staging) std::cout << sweep::StagingText(*result->staging);
+    std::cout << "report: " << page.path() << '\n';
   }
   std::cout.flush();
   if (result->interrupted) {
@@ -275,13 +302,9 @@ Result<std::string> JournalOf(const ReadCliOptions& c, std::string_view command)
   return UsageError(fmt::format("sweep {} needs the sweep's spec file or --journal PATH", command));
 }
 
-Status RunStatusCommand(const ReadCliOptions& c) {
-  auto path = JournalOf(c, "status");
-  if (!path) return path.error();
-  auto status = sweep::ReadStatus(*path);
-  if (!status) return status.error();
-  // The spec's price, when status was given the spec; --price-per-hour wins. The journal is what status reads: a
-  // spec moved or edited since the sweep costs only its price, with a note.
+// The price for a command that reads a journal: --price-per-hour, else the spec's when it was given the spec. The
+// journal is what it reads: a spec moved or edited since the sweep costs only its price, with a note.
+Result<std::optional<double>> ReadPrice(const ReadCliOptions& c) {
   std::optional<double> spec_price;
   if (c.journal.empty() && c.args.size() == 1 && c.price_per_hour == 0) {
     if (auto spec = sweep::LoadSpecFile(c.args[0])) {
@@ -290,7 +313,15 @@ Status RunStatusCommand(const ReadCliOptions& c) {
       fmt::print(stderr, "saturate: note: no price from the spec: {}\n", spec.error().message);
     }
   }
-  auto price = SummaryPrice(c.price_per_hour, spec_price);
+  return SummaryPrice(c.price_per_hour, spec_price);
+}
+
+Status RunStatusCommand(const ReadCliOptions& c) {
+  auto path = JournalOf(c, "status");
+  if (!path) return path.error();
+  auto status = sweep::ReadStatus(*path);
+  if (!status) return status.error();
+  auto price = ReadPrice(c);
   if (!price) return price.error();
   if (c.json) {
     nlohmann::json doc = sweep::StatusJson(*status);
@@ -323,9 +354,40 @@ Status RunExportCommand(const ReadCliOptions& c) {
   return WriteFileAtomically(c.out, text);
 }
 
+// `saturate sweep report SPEC`: report.html from the journal (read-only; a sweep may be running).
+Status RunReportCommand(const ReadCliOptions& c) {
+  auto path = JournalOf(c, "report");
+  if (!path) return path.error();
+  auto price = ReadPrice(c);
+  if (!price) return price.error();
+  const std::string out = c.out.empty() ? sweep::ReportPathFor(*path) : c.out;
+  auto page = WriteSweepReport(*path, out, *price, false);
+  if (!page) return page.error();
+  if (c.json) {
+    nlohmann::json doc = {{"report", out},
+                          {"journal", *path},
+                          {"runs", page->status.runs.size()},
+                          {"attempts", page->attempts.size()},
+                          {"device_points", page->devices.size()}};
+    std::cout << JsonText(doc, 2) << '\n';
+  } else {
+    std::cout << fmt::format("report: {} ({} runs, {} attempts)\n", out, page->status.runs.size(),
+                             page->attempts.size());
+  }
+  std::cout.flush();
+  return Status::Ok();
+}
+
 void AddReadOptions(CLI::App& sub, ReadCliOptions& c) {
   sub.add_option("spec", c.args, "the sweep's spec file (its journal is found beside it)");
   sub.add_option("--journal", c.journal, "the journal to read (default: beside the spec)");
+}
+
+void AddPriceOption(CLI::App& sub, ReadCliOptions& c) {
+  sub.add_option("--price-per-hour", c.price_per_hour,
+                 "what one GPU-hour costs (e.g. 2.50): the GPU-hours in money (default: the spec's "
+                 "saturate.price_per_gpu_hour)")
+      ->type_name("PRICE");
 }
 
 }  // namespace
@@ -385,10 +447,7 @@ Action SetupSweep(CLI::App& app) {
   AddReadOptions(*status_cmd, *status);
   status_cmd->add_flag("--json", status->json, "print JSON instead");
   status_cmd->add_flag("--all", status->all, "list every run (default: the best 20)");
-  status_cmd->add_option("--price-per-hour", status->price_per_hour,
-                         "what one GPU-hour costs (e.g. 2.50): the GPU-hours in money (default: the spec's "
-                         "saturate.price_per_gpu_hour)")
-      ->type_name("PRICE");
+  AddPriceOption(*status_cmd, *status);
 
   auto exported = std::make_shared<ReadCliOptions>();
   CLI::App* export_cmd = app.add_subcommand("export", "the results as CSV or JSON, best first");
@@ -397,14 +456,25 @@ Action SetupSweep(CLI::App& app) {
   export_cmd->add_flag("--json", exported->json, "JSON");
   export_cmd->add_option("-o,--output", exported->out, "write to FILE instead of stdout");
 
+  auto reported = std::make_shared<ReadCliOptions>();
+  CLI::App* report_cmd = app.add_subcommand(
+      "report",
+      "report.html from the journal: every attempt on a timeline by device, packing, device lanes, the runs "
+      "table; e.g. saturate sweep report sweep.yaml (written beside the journal: sweep.report.html)");
+  AddReadOptions(*report_cmd, *reported);
+  report_cmd->add_option("-o,--output", reported->out, "write the page to FILE (default: beside the journal)");
+  report_cmd->add_flag("--json", reported->json, "print the page's path and counts as JSON");
+  AddPriceOption(*report_cmd, *reported);
+
   // What each Slurm job runs on its node; not for people.
   auto run_one = std::make_shared<std::string>();
   CLI::App* run_one_cmd = app.add_subcommand("run-one", "run one attempt of a sweep on Slurm (its jobs call this)");
   run_one_cmd->add_option("job", *run_one, "the attempt's job.json")->required();
   run_one_cmd->group("");
 
-  return [c, status, exported, status_cmd, export_cmd, run_one, run_one_cmd]() -> Status {
+  return [c, status, exported, reported, status_cmd, export_cmd, report_cmd, run_one, run_one_cmd]() -> Status {
     if (run_one_cmd->parsed()) return RunOneCommand(*run_one);
+    if (report_cmd->parsed()) return RunReportCommand(*reported);
     if (status_cmd->parsed()) return RunStatusCommand(*status);
     if (export_cmd->parsed()) return RunExportCommand(*exported);
     return RunSweepCommand(*c);

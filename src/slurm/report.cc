@@ -70,6 +70,17 @@ SlurmReport BuildSlurmReport(const std::vector<RunRecord>& runs, const std::vect
   return report;
 }
 
+std::string AttemptNode(const AttemptRecord& a) {
+  if (a.log_dir.empty()) return "";
+  for (const char* name : {kStartedFile, kOutcomeFile}) {
+    auto file = ReadJsonFile(a.log_dir + "/" + name);
+    if (!file.ok() || !*file) continue;
+    auto node = (*file)->find("node");
+    if (node != (*file)->end() && node->is_string() && !node->get<std::string>().empty()) return node->get<std::string>();
+  }
+  return "";
+}
+
 Result<std::optional<SlurmReport>> ReadSlurmReport(const std::string& journal_path) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(journal_path, ec)) return std::optional<SlurmReport>();

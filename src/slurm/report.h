@@ -38,6 +38,10 @@ struct SlurmReport {
 SlurmReport BuildSlurmReport(const std::vector<sweep::RunRecord>& runs,
                              const std::vector<sweep::AttemptRecord>& attempts, const std::vector<double>& durations_s);
 
+// The node a Slurm attempt's job ran on, as its started.json (or outcome.json) in the attempt's folder says; "" when
+// neither does (the job has not started, or the folder is gone). For the sweep report's lanes (sweep::NodeOf).
+std::string AttemptNode(const sweep::AttemptRecord& attempt);
+
 // Reads the journal at `path`; nullopt when no attempt of it went through Slurm.
 Result<std::optional<SlurmReport>> ReadSlurmReport(const std::string& journal_path);
 

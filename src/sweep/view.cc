@@ -25,13 +25,6 @@ std::string ParamsText(const nlohmann::json& params) {
   return fmt::format("{}", fmt::join(parts, " "));
 }
 
-std::string Duration(double s) {
-  if (s < 120) return fmt::format("{:.1f}s", s);
-  const long total = static_cast<long>(s);
-  if (total < 3600) return fmt::format("{}m{:02}s", total / 60, total % 60);
-  return fmt::format("{}h{:02}m", total / 3600, (total % 3600) / 60);
-}
-
 std::string DeviceLine(const DeviceSnapshot& d) {
   std::string line = d.name;
   if (d.util_pct) line += fmt::format("  {} {:.0f}%", d.name == "cpu" ? "CPU" : "util", *d.util_pct);
@@ -50,7 +43,7 @@ std::string RunLine(const LiveRunView& r) {
   std::string rate = r.samples_per_s ? fmt::format("{:.1f} samples/s", *r.samples_per_s)
                      : r.cpu_pct     ? fmt::format("{:.0f}% CPU", *r.cpu_pct)
                                      : std::string("-");
-  return fmt::format("  #{:<4} {} {:>8} {:>18} {:>9}{}  {}", r.index, r.key, Duration(r.up_s), rate,
+  return fmt::format("  #{:<4} {} {:>8} {:>18} {:>9}{}  {}", r.index, r.key, FormatDuration(r.up_s), rate,
                      FormatBytes(r.mem_bytes), r.measured ? "" : " (measuring)", ParamsText(r.params));
 }
 
@@ -73,7 +66,7 @@ std::string CountsLine(const StateCounts& c) {
 
 std::vector<std::string> LiveLines(const SweepSnapshot& snapshot, size_t width) {
   std::vector<std::string> lines;
-  lines.push_back(Cut(fmt::format("sweep {}  {}", Duration(snapshot.elapsed_s), CountsLine(snapshot.counts)), width));
+  lines.push_back(Cut(fmt::format("sweep {}  {}", FormatDuration(snapshot.elapsed_s), CountsLine(snapshot.counts)), width));
   for (const DeviceSnapshot& d : snapshot.devices) {
     lines.push_back(Cut(DeviceLine(d), width));
     for (const LiveRunView& r : d.runs) lines.push_back(Cut(RunLine(r), width));

@@ -202,4 +202,11 @@ std::string FormatTimes(double ratio) {
   return std::fabs(ratio) < 9.995 ? fmt::format("{:.2f}×", ratio) : fmt::format("{:.0f}×", ratio);
 }
 
+std::string FormatDuration(double s) {
+  if (s < 120) return fmt::format("{:.1f}s", s);
+  const long total = static_cast<long>(s);
+  if (total < 3600) return fmt::format("{}m{:02}s", total / 60, total % 60);
+  return fmt::format("{}h{:02}m", total / 3600, (total % 3600) / 60);
+}
+
 }  // namespace sat

@@ -55,5 +55,7 @@ std::string FormatGiB(double bytes);  // 10952166604 -> "10.2 GiB"
 // Binary units, one decimal below 100 of the unit: 512 -> "512 B", 1536 -> "1.5 KiB", 314572800 -> "300 MiB".
 std::string FormatBytes(double bytes);
 std::string FormatTimes(double ratio);  // a ratio: 1.6 -> "1.60×", 12.3 -> "12×"
+// A span of time: 42.3 -> "42.3s" (below two minutes), 754 -> "12m34s", 7500 -> "2h05m".
+std::string FormatDuration(double seconds);
 
 }  // namespace sat

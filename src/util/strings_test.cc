@@ -113,5 +113,11 @@ TEST(Format, BytesTimesPercent) {
   EXPECT_EQ(FormatShare(0.9), "90%");
 }
 
+TEST(Format, Duration) {
+  EXPECT_EQ(FormatDuration(42.31), "42.3s");
+  EXPECT_EQ(FormatDuration(754), "12m34s");
+  EXPECT_EQ(FormatDuration(7500), "2h05m");
+}
+
 }  // namespace
 }  // namespace sat

@@ -105,6 +105,12 @@ expect_contains "$status" "runs asked for a request sized from measurement"
 expect_contains "$status" "CPU-hours:"
 "$SATURATE" sweep export --csv "$WORK/s.yaml" -o "$WORK/results.csv"
 [ "$(wc -l <"$WORK/results.csv")" = 9 ] || fail "CSV rows"
+# The report's timeline: every attempt a bar on its node's lane (jobs per node, from the attempts' started.json).
+"$SATURATE" sweep report "$WORK/s.yaml" >/dev/null
+page="$WORK/s.report.html"
+[ "$(grep -o '<rect class="bar attempt' "$page" | wc -l)" = "$(journal_query "$journal" "SELECT count(*) FROM attempts")" ] ||
+  fail "the report should draw one bar per attempt"
+grep -q 'class="lane"[^>]*>node [^<]*</text>' "$page" || fail "the report's lanes should be Slurm nodes"
 # job.json carries the run's environment (${envvar:...} secrets among it) on a shared filesystem: the owner's alone.
 [ "$(find "$WORK/s.logs" -name job.json -exec stat -c %a {} + | sort -u)" = 600 ] || fail "job.json is not 0600"
 

@@ -3,7 +3,8 @@
 # (saturate.knob("workers", args.workers, flag="--workers")): the script's own values are read as the baseline,
 # a loader-only scan of workers runs against the compute ceiling, preload is tried in full training, every trial
 # sets the knobs with the flags, the recommendation is the user's own command line (no SATURATE_ variable, no
-# PYTHONPATH: it runs without saturate), and the page with its charts renders in headless Chromium.
+# PYTHONPATH: it runs without saturate), and the page with its charts renders in headless Chromium and fits a
+# narrow window.
 set -euo pipefail
 source "$(dirname "$0")/lib.bash"
 source "$(dirname "$0")/probe_lib.bash"
@@ -31,5 +32,10 @@ if command -v chromium >/dev/null; then
   chromium --headless --no-sandbox --disable-gpu --screenshot="$WORK/ex.png" --window-size=1200,2000 \
     "file://$WORK/ex/report.html" >/dev/null 2>&1 || fail "chromium could not render report.html"
   [ "$(stat -c %s "$WORK/ex.png")" -gt 20000 ] || fail "the screenshot of report.html is (nearly) empty"
+  # The shared look (report/page.h): the page fits a narrow window, and the trial table sorts by samples/s.
+  source "$(dirname "$0")/page_lib.bash"
+  dom=$(render_page "$WORK/ex/report.html" 420 "document.querySelectorAll('table.sortable tbody tr').length")
+  expect_fits "$dom" 420
+  [ "$(page_attr "$dom" data-probe)" = "$(jq_py "$R" 'len(j["trials"])')" ] || fail "the trial table should list every trial"
 fi
 echo ok

@@ -76,14 +76,17 @@ class Channel:
     def enabled(self):
         return self.path is not None
 
-    def send(self, kind, fields, patient=False, optional=()):
+    def send(self, kind, fields, patient=False, optional=(), worker_ok=False):
         """Sends one message of type `kind` with `fields` merged after the common header. Returns True if sent.
+
+        In a DataLoader worker only a `worker_ok` send goes out (the `files` message: each worker reports the files
+        it opens); everything else a worker would say is its parent's to say.
 
         `optional` names fields to leave out, in that order, while the datagram is over MAX_DATAGRAM_BYTES; a
         message still too big is dropped. The kernel queues only net.unix.max_dgram_qlen (default 10) datagrams
         per receiver: a `patient` send (for messages that are not cumulative: hello, knob, metrics, done, all
         outside the per-step path) retries a full queue for up to PATIENCE_S; any other send drops at once."""
-        if self.path is None or in_dataloader_worker():
+        if self.path is None or (not worker_ok and in_dataloader_worker()):
             return False
         message = {"v": PROTOCOL_VERSION, "type": kind, "run": self.run_id, "pid": os.getpid(),
                    "t": time.monotonic()}

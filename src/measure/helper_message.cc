@@ -15,11 +15,11 @@ namespace {
 using json = nlohmann::json;
 
 constexpr int kProtocolVersion = 1;
-constexpr std::array<MessageType, 9> kTypes = {MessageType::kHello,    MessageType::kKnob,
-                                               MessageType::kProgress, MessageType::kDone,
-                                               MessageType::kMetrics,  MessageType::kLoader,
-                                               MessageType::kFlops,    MessageType::kTrace,
-                                               MessageType::kFlags};
+constexpr std::array<MessageType, 10> kTypes = {MessageType::kHello,    MessageType::kKnob,
+                                                MessageType::kProgress, MessageType::kDone,
+                                                MessageType::kMetrics,  MessageType::kLoader,
+                                                MessageType::kFlops,    MessageType::kTrace,
+                                                MessageType::kFlags,    MessageType::kFiles};
 
 // Typed reads of one JSON object's fields; the first problem is kept and later reads are harmless.
 class FieldReader {
@@ -199,6 +199,24 @@ void ReadTrace(FieldReader& in, TraceInfo& t) {
   in.String("error", t.error);
 }
 
+// A list of paths; only absolute ones name a file without the sender's working folder, the rest are left out.
+void ReadPaths(FieldReader& in, const char* key, bool required, std::vector<std::string>& out) {
+  const json* paths = in.Find(key, required);
+  if (paths == nullptr) return;
+  if (!paths->is_array()) return in.Fail(fmt::format("field '{}' is not a list", key));
+  for (const auto& p : *paths) {
+    if (!p.is_string()) return in.Fail(fmt::format("field '{}' holds a non-string", key));
+    std::string path = p.get<std::string>();
+    if (!path.empty() && path[0] == '/' && path.find('\0') == std::string::npos) out.push_back(std::move(path));
+  }
+}
+
+void ReadFiles(FieldReader& in, FilesInfo& f) {
+  in.Count("opens", f.opens, false);
+  ReadPaths(in, "paths", true, f.paths);
+  ReadPaths(in, "writes", false, f.writes);
+}
+
 void ReadFlagOption(FieldReader& in, const json& j, FlagOption& o) {
   in.String("dest", o.dest, true);
   in.String("kind", o.kind, true);
@@ -263,6 +281,7 @@ std::string_view MessageTypeName(MessageType type) {
     case MessageType::kFlops: return "flops";
     case MessageType::kTrace: return "trace";
     case MessageType::kFlags: return "flags";
+    case MessageType::kFiles: return "files";
   }
   return "?";
 }
@@ -330,6 +349,7 @@ Result<HelperMessage> ParseHelperMessage(std::string_view datagram) {
     case MessageType::kFlops: ReadFlops(in, m.flops); break;
     case MessageType::kTrace: ReadTrace(in, m.trace); break;
     case MessageType::kFlags: ReadFlags(in, m); break;
+    case MessageType::kFiles: ReadFiles(in, m.files); break;
   }
   if (!in.error().empty()) return Error{in.error()};
   return m;

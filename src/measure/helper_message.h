@@ -13,9 +13,9 @@
 
 namespace sat::measure {
 
-enum class MessageType { kHello, kKnob, kProgress, kDone, kMetrics, kLoader, kFlops, kTrace, kFlags };
+enum class MessageType { kHello, kKnob, kProgress, kDone, kMetrics, kLoader, kFlops, kTrace, kFlags, kFiles };
 
-// "hello", "knob", "progress", "done", "metrics", "loader", "flops", "trace", "flags".
+// "hello", "knob", "progress", "done", "metrics", "loader", "flops", "trace", "flags", "files".
 std::string_view MessageTypeName(MessageType type);
 
 // The training DataLoader as the automatic instrumentation identified it at the first training step (a `loader`
@@ -70,6 +70,14 @@ struct TraceInfo {
   std::optional<std::string> path;  // absent when no trace was written
   int64_t steps = 0;                // profiled steps in it
   std::optional<std::string> error;  // why there is none
+};
+
+// Data files the sending process opened for reading, as its audit hook sampled them (a `files` message;
+// python/saturate/_files.py): paths new since its previous `files` message, and its data-file opens so far.
+struct FilesInfo {
+  std::vector<std::string> paths;   // absolute
+  std::vector<std::string> writes;  // absolute: files it opened for writing (checkpoints, logs), new ones only
+  int64_t opens = 0;                // cumulative, in the sending process
 };
 
 // One of the script's own command-line options as its parser parsed it (a `flags` message;
@@ -139,6 +147,9 @@ struct HelperMessage {
 
   // trace
   TraceInfo trace;
+
+  // files
+  FilesInfo files;
 
   // flags: the parser ("argparse") and its options (a long list comes in several messages)
   std::string flags_parser;

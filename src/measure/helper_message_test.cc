@@ -269,6 +269,31 @@ TEST(HelperMessage, TraceWrittenOrWhyNot) {
   EXPECT_EQ(m->trace.error, "cannot start torch.profiler");
 }
 
+TEST(HelperMessage, FilesTheProcessOpened) {
+  Result<HelperMessage> m =
+      ParseHelperMessage(Message("files", R"("paths":["/data/a.jpg","relative.jpg","/data/\u00e9t\u00e9.jpg"],"opens":7)"));
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_EQ(m->type, MessageType::kFiles);
+  // A relative path names nothing without the sender's working folder: left out.
+  EXPECT_EQ(m->files.paths, (std::vector<std::string>{"/data/a.jpg", "/data/\u00e9t\u00e9.jpg"}));
+  EXPECT_EQ(m->files.opens, 7);
+  EXPECT_TRUE(m->files.writes.empty());
+  m = ParseHelperMessage(Message("files", R"("paths":[],"writes":["/nfs/ckpt/model.pt"],"opens":7)"));
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_EQ(m->files.writes, (std::vector<std::string>{"/nfs/ckpt/model.pt"}));
+  EXPECT_FALSE(ParseHelperMessage(Message("files", R"("paths":[],"writes":"/a")")));
+  // A count update alone, with no new path.
+  m = ParseHelperMessage(Message("files", R"("paths":[],"opens":9)"));
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_TRUE(m->files.paths.empty());
+  EXPECT_EQ(m->files.opens, 9);
+  EXPECT_FALSE(ParseHelperMessage(Message("files", R"("opens":1)")));
+  EXPECT_FALSE(ParseHelperMessage(Message("files", R"("paths":"/data/a.jpg")")));
+  EXPECT_FALSE(ParseHelperMessage(Message("files", R"("paths":[3])")));
+  EXPECT_FALSE(ParseHelperMessage(Message("files", R"("paths":[],"opens":-1)")));
+  EXPECT_EQ(MessageTypeName(MessageType::kFiles), "files");
+}
+
 TEST(HelperMessage, ScriptFlagsAndAKnobsOwnFlag) {
   Result<HelperMessage> m = ParseHelperMessage(Message(
       "flags", R"("parser":"argparse","options":[{"dest":"batch_size","flags":["--batch-size","--bs"],)"

@@ -20,7 +20,7 @@
 #include <string_view>
 #include <vector>
 
-#include "run/unique_fd.h"
+#include "util/unique_fd.h"
 #include "util/result.h"
 
 namespace sat::run {

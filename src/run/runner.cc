@@ -32,7 +32,7 @@
 #include "run/line_splitter.h"
 #include "run/process_tree.h"
 #include "run/spawn.h"
-#include "run/unique_fd.h"
+#include "util/unique_fd.h"
 #include "util/strings.h"
 #include "util/thread_guard.h"
 

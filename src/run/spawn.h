@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "run/unique_fd.h"
+#include "util/unique_fd.h"
 #include "util/result.h"
 
 namespace sat::run {

@@ -47,15 +47,16 @@ std::optional<PidStat> ParsePidStat(std::string_view text) {
 }
 
 std::optional<PidIo> ParsePidIo(std::string_view text) {
-  std::optional<uint64_t> read_bytes, write_bytes;
+  std::optional<uint64_t> read_bytes, write_bytes, rchar;
   std::string_view line;
   while (NextLine(&text, &line)) {
     std::string_view key = NextField(&line);
     if (key == "read_bytes:") read_bytes = NextU64(&line);
     if (key == "write_bytes:") write_bytes = NextU64(&line);
+    if (key == "rchar:") rchar = NextU64(&line);
   }
   if (!read_bytes || !write_bytes) return std::nullopt;
-  return PidIo{*read_bytes, *write_bytes};
+  return PidIo{*read_bytes, *write_bytes, rchar.value_or(0)};
 }
 
 std::optional<double> ParseUptime(std::string_view text) { return ParseF64(NextField(&text)); }
@@ -123,6 +124,7 @@ ProcTreeSample ComputeTreeSample(const TreeCounters* prev, const TreeCounters& c
   for (const ProcCounters& p : cur.procs) {
     if (p.pid != cur.root) out.pids.push_back(p.pid);
     out.thread_count += p.threads;
+    if (p.state == 'D') ++out.blocked_count;
     rss += p.rss_bytes;
   }
   if (out.pids.size() < cur.procs.size()) out.pids.insert(out.pids.begin(), cur.root);
@@ -135,7 +137,7 @@ ProcTreeSample ComputeTreeSample(const TreeCounters* prev, const TreeCounters& c
   // interval. Without an uptime, no process counts as new.
   std::optional<double> prev_ticks;
   if (prev->uptime_s) prev_ticks = *prev->uptime_s * static_cast<double>(ticks_per_s);
-  uint64_t cpu_ticks = 0, read_bytes = 0, write_bytes = 0;
+  uint64_t cpu_ticks = 0, read_bytes = 0, write_bytes = 0, rchar = 0;
   bool have_io = false;
   for (const ProcCounters& p : cur.procs) {
     auto q = std::lower_bound(prev->procs.begin(), prev->procs.end(), p.pid,
@@ -145,6 +147,7 @@ ProcTreeSample ComputeTreeSample(const TreeCounters* prev, const TreeCounters& c
       if (p.io && q->io) {
         read_bytes += CounterDelta(p.io->read_bytes, q->io->read_bytes);
         write_bytes += CounterDelta(p.io->write_bytes, q->io->write_bytes);
+        rchar += CounterDelta(p.io->rchar, q->io->rchar);
         have_io = true;
       }
     } else if (prev_ticks && static_cast<double>(p.start_ticks) >= *prev_ticks) {
@@ -152,6 +155,7 @@ ProcTreeSample ComputeTreeSample(const TreeCounters* prev, const TreeCounters& c
       if (p.io) {
         read_bytes += p.io->read_bytes;
         write_bytes += p.io->write_bytes;
+        rchar += p.io->rchar;
         have_io = true;
       }
     }
@@ -160,6 +164,7 @@ ProcTreeSample ComputeTreeSample(const TreeCounters* prev, const TreeCounters& c
   if (have_io) {
     out.read_bytes_per_s = static_cast<double>(read_bytes) / interval_s;
     out.write_bytes_per_s = static_cast<double>(write_bytes) / interval_s;
+    out.rchar_per_s = static_cast<double>(rchar) / interval_s;
   }
   return out;
 }
@@ -210,6 +215,7 @@ TreeCounters ProcTreeReader::Read(pid_t root) {
     p.cpu_ticks = st->utime_ticks + st->stime_ticks;
     p.threads = st->num_threads;
     p.rss_bytes = st->rss_pages * static_cast<uint64_t>(page_size_);
+    p.state = st->state;
     p.io = ReadIo(pid);
     if (std::optional<std::string_view> cmdline = reader_.Read(PidPath(pid, "cmdline"))) p.cmdline = *cmdline;
     out.procs.push_back(std::move(p));

@@ -38,6 +38,9 @@ std::optional<PidStat> ParsePidStat(std::string_view text);
 
 struct PidIo {
   uint64_t read_bytes = 0, write_bytes = 0;  // bytes the process caused to be fetched from / sent to storage
+  // Bytes passed to read()-like calls, from storage, the page cache, pipes or sockets alike; 0 where the kernel's
+  // io file has no rchar line.
+  uint64_t rchar = 0;
 };
 std::optional<PidIo> ParsePidIo(std::string_view text);
 
@@ -51,6 +54,7 @@ struct ProcCounters {
   uint64_t cpu_ticks = 0;    // utime + stime
   unsigned threads = 0;
   uint64_t rss_bytes = 0;
+  char state = '?';         // /proc/<pid>/stat's state: 'R' running, 'S' sleeping, 'D' waiting in the kernel, ...
   std::optional<PidIo> io;  // nullopt when /proc/<pid>/io cannot be read (another user's process)
   std::string cmdline;      // /proc/<pid>/cmdline: argv, each word ending in '\0'; empty when unreadable
 };
@@ -86,6 +90,8 @@ std::vector<pid_t> TreeMembers(pid_t root, const std::vector<std::pair<pid_t, pi
 //   - a process that existed before the previous reading but was not a member then adds nothing (no baseline);
 //   - a process that exited during the interval adds nothing: what it used between the previous reading and its
 //     exit is lost (at most one interval's worth per exiting process).
+// blocked_count counts members in state 'D' at this reading: a process waiting in the kernel without taking signals,
+// which is how a read from a disk, NFS or a FUSE file system waits (sleeping on a lock, a queue or a socket is 'S').
 // Processes whose /proc/<pid>/io is unreadable add nothing to the I/O rates, which are nullopt when no member
 // could be read. cpu_pct uses top's scale (100 = one core). rss_bytes sums resident sets, so pages shared
 // between forked workers count once per process, as in top.

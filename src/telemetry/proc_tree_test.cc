@@ -59,7 +59,32 @@ TEST(ParsePidIo, ReadsStorageBytes) {
   ASSERT_TRUE(io.has_value());
   EXPECT_EQ(io->read_bytes, 4096u);
   EXPECT_EQ(io->write_bytes, 8192u);
+  EXPECT_EQ(io->rchar, 10u);
   EXPECT_EQ(ParsePidIo("rchar: 10\n"), std::nullopt);
+  // A kernel without the rchar line: storage bytes still count, rchar reads 0.
+  EXPECT_EQ(ParsePidIo("read_bytes: 1\nwrite_bytes: 2\n")->rchar, 0u);
+}
+
+TEST(ComputeTreeSample, CountsProcessesWaitingInTheKernelAndAllBytesRead) {
+  TreeCounters prev;
+  prev.root = 1;
+  prev.uptime_s = 10.0;
+  prev.procs = {Proc(1, 0, 500, PidIo{0, 0, 1000}), Proc(2, 0, 100, PidIo{0, 0, 0}), Proc(3, 0, 100)};
+  TreeCounters cur = prev;
+  cur.uptime_s = 12.0;
+  cur.procs[0].state = 'S';
+  cur.procs[1].state = 'D';  // a worker waiting for a read from a FUSE or NFS file
+  cur.procs[2].state = 'D';
+  cur.procs[0].io = PidIo{0, 0, 5000};     // +4000 from the page cache: no storage bytes
+  cur.procs[1].io = PidIo{4096, 0, 6000};  // +6000, 4096 of them from the disk
+  ProcTreeSample s = ComputeTreeSample(&prev, cur, 2.0, kTicksPerS);
+  EXPECT_EQ(s.blocked_count, 2u);
+  EXPECT_DOUBLE_EQ(*s.rchar_per_s, 5000.0);
+  EXPECT_DOUBLE_EQ(*s.read_bytes_per_s, 2048.0);
+  // The first reading has no rates, but the states are of that instant.
+  ProcTreeSample first = ComputeTreeSample(nullptr, cur, 0, kTicksPerS);
+  EXPECT_EQ(first.blocked_count, 2u);
+  EXPECT_FALSE(first.rchar_per_s.has_value());
 }
 
 TEST(ProcTreeReader, FindsDescendantsAndLeavesOthersOut) {

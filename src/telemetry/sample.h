@@ -87,6 +87,8 @@ struct ProcTreeSample {
   Opt<double> cpu_pct;                // 100 = one core busy (top's convention)
   Opt<uint64_t> rss_bytes;
   Opt<double> read_bytes_per_s, write_bytes_per_s;  // storage I/O (/proc/PID/io read_bytes)
+  Opt<double> rchar_per_s;            // bytes read by any read()-like call, page cache included (rchar)
+  unsigned blocked_count = 0;         // members waiting in the kernel ('D': disk, NFS or FUSE reads) at this tick
   Opt<uint64_t> gpu_memory_bytes;     // sum over the tree's pids in NVML's lists; nullopt without NVML
   // Training throughput over the last sampling interval, from the helper channel (monitor::TrainingMeter; the
   // sampler leaves them unset); nullopt while nothing has reported.

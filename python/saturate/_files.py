@@ -164,6 +164,8 @@ class FileWatch:
         # A reservoir entry replaced before this send is no longer in the sample: it is not sent.
         kept = set(self._reservoir)
         paths = _nameable(p for p in dict.fromkeys(batch) if p in kept or p in self._firsts)
+        if not paths and not writes and self.opens == self._sent_opens:
+            return
         channel = self._get_channel()
         if channel is None:
             return

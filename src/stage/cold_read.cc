@@ -4,6 +4,7 @@
 #include <linux/magic.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -26,6 +27,12 @@ namespace fs = std::filesystem;
 
 double Now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+double ThreadCpu() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
 // The whole file into `out`; false when it cannot be opened or read (gone since it was listed, not readable).
@@ -147,9 +154,9 @@ Result<ColdReadComparison> CompareColdReads(const std::vector<std::string>& file
   std::string data;
   for (const std::string& path : sample.paths) {
     (void)telemetry::DropFromPageCache(path);  // a file that cannot be dropped is read as it is
-    double t0 = Now();
+    double t0 = Now(), c0 = ThreadCpu();
     bool read = ReadWhole(path, data);
-    double took = Now() - t0;
+    double took = Now() - t0, cpu = ThreadCpu() - c0;
     if (!read) {
       ++c.vanished;
       continue;
@@ -159,6 +166,7 @@ Result<ColdReadComparison> CompareColdReads(const std::vector<std::string>& file
     c.source.files += 1;
     c.source.bytes += data.size();
     c.source.seconds += took;
+    c.source.cpu_seconds += cpu;
     copies.push_back(std::move(copy));
   }
   if (copies.empty()) return Error{"none of the run's data files could be read any more"};
@@ -168,9 +176,10 @@ Result<ColdReadComparison> CompareColdReads(const std::vector<std::string>& file
     if (Status st = telemetry::DropFromPageCache(copy); !st) return st.error();
   }
   for (const std::string& copy : copies) {
-    double t0 = Now();
+    double t0 = Now(), c0 = ThreadCpu();
     if (!ReadWhole(copy, data)) return Error{fmt::format("cannot read back the local copy {}", copy)};
     c.local.seconds += Now() - t0;
+    c.local.cpu_seconds += ThreadCpu() - c0;
     c.local.files += 1;
     c.local.bytes += data.size();
   }

@@ -31,7 +31,9 @@ struct ColdReadOptions {
 struct ColdReadTiming {
   size_t files = 0;
   uint64_t bytes = 0;
-  double seconds = 0;  // wall time of the reads alone (opens included)
+  double seconds = 0;      // wall time of the reads alone (opens included)
+  double cpu_seconds = 0;  // CPU time of the reading thread in them (a FUSE or network read costs the reader
+                           // kernel time a local one does not)
 };
 
 struct ColdReadComparison {

@@ -49,6 +49,7 @@ TEST_F(ColdReadTest, ReadsTheSampleFromBothPlacesAndRemovesTheCopy) {
   EXPECT_EQ(c->local.bytes, 18000u);
   EXPECT_GT(c->source.seconds, 0);
   EXPECT_GT(c->local.seconds, 0);
+  EXPECT_LE(c->source.cpu_seconds, c->source.seconds + 0.01);
   EXPECT_EQ(c->local_dir, (root_ / "local").string());
   EXPECT_EQ(c->vanished, 0u);
   EXPECT_TRUE(fs::is_empty(root_ / "local"));
@@ -91,7 +92,7 @@ TEST_F(ColdReadTest, RefusesAFolderOnTheDataFileSystemAndSaysWhy) {
 }
 
 TEST(CopySecondsAtPace, ScalesByTheLargerOfFilesAndBytes) {
-  ColdReadTiming t{10, 1000, 2.0};
+  ColdReadTiming t{10, 1000, 2.0, 0.1};
   EXPECT_DOUBLE_EQ(CopySecondsAtPace(t, 100, 1000), 20.0);     // many small files: per-file latency
   EXPECT_DOUBLE_EQ(CopySecondsAtPace(t, 10, 1000000), 2000.0);  // few large ones: bytes
   EXPECT_DOUBLE_EQ(CopySecondsAtPace(ColdReadTiming{}, 10, 10), 0.0);

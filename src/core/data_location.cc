@@ -44,7 +44,9 @@ bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
-bool IsLibraryOrSystemFile(std::string_view path) {
+}  // namespace
+
+bool IsCodeOrSystemFile(std::string_view path) {
   for (std::string_view prefix : kSystemPrefixes) {
     if (StartsWith(path, prefix)) return true;
   }
@@ -55,6 +57,8 @@ bool IsLibraryOrSystemFile(std::string_view path) {
   return EndsWith(name, ".py") || EndsWith(name, ".pyc") || EndsWith(name, ".so") ||
          name.find(".so.") != std::string_view::npos;
 }
+
+namespace {
 
 bool IsRegularFile(const std::string& path) {
   struct stat st {};
@@ -89,7 +93,7 @@ void AddOpenFiles(const std::string& proc_dir, std::set<std::string>& out) {
     if (n <= 0) continue;
     std::string path(target.data(), static_cast<size_t>(n));
     // Sockets, pipes and anonymous inodes read "socket:[123]"; unlinked files end in " (deleted)".
-    if (!StartsWith(path, "/") || EndsWith(path, " (deleted)") || IsLibraryOrSystemFile(path)) continue;
+    if (!StartsWith(path, "/") || EndsWith(path, " (deleted)") || IsCodeOrSystemFile(path)) continue;
     if (!IsRegularFile(link) || !OpenForReading(proc_dir + "/fdinfo/" + name)) continue;
     out.insert(std::move(path));
   }
@@ -110,7 +114,7 @@ void AddMappedFiles(const std::string& proc_dir, std::set<std::string>& out) {
     (f[1][2] == 'x' ? code : data).insert(std::move(path));
   }
   for (const std::string& path : data) {
-    if (code.count(path) || EndsWith(path, " (deleted)") || IsLibraryOrSystemFile(path)) continue;
+    if (code.count(path) || EndsWith(path, " (deleted)") || IsCodeOrSystemFile(path)) continue;
     if (IsRegularFile(path)) out.insert(path);
   }
 }

@@ -24,6 +24,11 @@ namespace sat::core {
 
 bool IsNetworkFs(std::string_view fs_type);
 
+// A file that is the interpreter's, a library's or the system's, never training data: anything under /dev, /proc,
+// /sys, /etc, /usr, /lib*, /bin, /sbin, and Python's own files (*.py, *.pyc, shared libraries, site-packages /
+// dist-packages). The helper's file watch leaves out the same (python/saturate/_files.py).
+bool IsCodeOrSystemFile(std::string_view path);
+
 // The files of a run on one filesystem.
 struct DataLocation {
   std::string path;         // one of the files (the first in sorted order), as an example

@@ -154,5 +154,17 @@ TEST(OpenRegularFiles, SeesAFileThisProcessHasOpen) {
   EXPECT_THAT(files, ::testing::Not(::testing::Contains(::testing::HasSubstr("libstdc++"))));
 }
 
+TEST(IsCodeOrSystemFile, TheInterpretersAndLibrariesFilesAreNotData) {
+  for (const char* code : {"/usr/lib/python3/dist-packages/torch/__init__.py", "/home/a/train.py",
+                           "/home/a/.venv/lib/python3.11/site-packages/x/data.bin", "/opt/x/libfoo.so.1",
+                           "/proc/self/maps", "/dev/shm/torch_123", "/home/a/__pycache__/m.cpython-311.pyc"}) {
+    EXPECT_TRUE(IsCodeOrSystemFile(code)) << code;
+  }
+  for (const char* data : {"/data/images/0/000001.jpg", "/tmp/staged/shard-0.tar", "/run/media/usb/x.npy",
+                           "/home/a/python.txt"}) {
+    EXPECT_FALSE(IsCodeOrSystemFile(data)) << data;
+  }
+}
+
 }  // namespace
 }  // namespace sat::core

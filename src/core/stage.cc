@@ -88,6 +88,10 @@ StageTelemetry SummarizeTelemetry(const std::vector<Sample>& samples, int gpu_in
   t.tree_cpu_pct = SummarizeField(samples, tree([](const Tree& p) { return p.cpu_pct; }));
   t.tree_rss_bytes = SummarizeField(samples, tree([](const Tree& p) { return AsDouble(p.rss_bytes); }));
   t.tree_read_bytes_per_s = SummarizeField(samples, tree([](const Tree& p) { return p.read_bytes_per_s; }));
+  t.tree_rchar_per_s = SummarizeField(samples, tree([](const Tree& p) { return p.rchar_per_s; }));
+  t.tree_write_bytes_per_s = SummarizeField(samples, tree([](const Tree& p) { return p.write_bytes_per_s; }));
+  t.tree_blocked = SummarizeField(
+      samples, tree([](const Tree& p) { return std::optional<double>(static_cast<double>(p.blocked_count)); }));
   t.tree_processes = SummarizeField(
       samples, tree([](const Tree& p) { return std::optional<double>(static_cast<double>(p.process_count)); }));
   t.tree_workers = SummarizeField(
@@ -115,6 +119,30 @@ StageTelemetry SummarizeTelemetry(const std::vector<Sample>& samples, int gpu_in
   t.cpu_energy = CpuEnergy(samples);
   return t;
 }
+
+// What the helper's `files` messages said (docs/helper-protocol.md), bounded: a sample of paths per process, so a
+// long run of many workers stays within kMaxHelperFiles.
+constexpr size_t kMaxHelperFiles = 4096;
+struct HelperFiles {
+  std::set<std::string> paths, writes;
+  std::map<int64_t, int64_t> opens;  // pid -> its latest cumulative count
+
+  void Add(const measure::HelperMessage& m) {
+    for (const std::string& p : m.files.paths) {
+      if (paths.size() < kMaxHelperFiles) paths.insert(p);
+    }
+    for (const std::string& p : m.files.writes) {
+      if (writes.size() < kMaxHelperFiles) writes.insert(p);
+    }
+    int64_t& latest = opens[m.pid];
+    latest = std::max(latest, m.files.opens);
+  }
+  void MoveTo(StageResult& r) {
+    r.data_files.assign(paths.begin(), paths.end());
+    r.written_files.assign(writes.begin(), writes.end());
+    for (const auto& [pid, n] : opens) r.data_opens += n;
+  }
+};
 
 // Options from one more `flags` message: a long list comes in parts, and a parser run twice sends it again.
 void MergeFlags(const std::vector<measure::FlagOption>& in, std::vector<measure::FlagOption>& out) {
@@ -189,6 +217,7 @@ StageResult MeasureStage(StageKind kind, const StageOptions& o, StageCommand& co
   };
   measure::ProgressAggregator progress(run_id);
   ParsedShares shares;
+  HelperFiles files;
   std::set<std::string> open_files;
   double next_files_scan = t0 + 1.0;
 
@@ -220,6 +249,7 @@ StageResult MeasureStage(StageKind kind, const StageOptions& o, StageCommand& co
       }
       if (m.type == measure::MessageType::kTrace) r.trace = m.trace;
       if (m.type == measure::MessageType::kFlags) MergeFlags(m.flag_options, r.flags);
+      if (m.type == measure::MessageType::kFiles) files.Add(m);
       if (m.type == measure::MessageType::kDone && m.done_reason == "no-loader") r.no_loader = true;
       const size_t trainers = progress.totals().per_process.size();
       std::optional<measure::Observation> observed = progress.Add(m);
@@ -289,6 +319,7 @@ StageResult MeasureStage(StageKind kind, const StageOptions& o, StageCommand& co
     for (const auto& [name, sum_n] : shares.phases) r.phase_shares[name] = sum_n.first / sum_n.second;
   }
   r.open_data_paths.assign(open_files.begin(), open_files.end());
+  files.MoveTo(r);
 
   // Telemetry over the steady part; the whole stage when no steady part was found.
   const double end = t0 + r.wall_s;

@@ -38,6 +38,9 @@ struct StageTelemetry {
   std::optional<telemetry::Summary> tree_cpu_pct;   // 100 = one core
   std::optional<telemetry::Summary> tree_rss_bytes;
   std::optional<telemetry::Summary> tree_read_bytes_per_s;
+  std::optional<telemetry::Summary> tree_rchar_per_s;        // bytes passed to read(), page cache included
+  std::optional<telemetry::Summary> tree_write_bytes_per_s;  // bytes written to storage
+  std::optional<telemetry::Summary> tree_blocked;            // processes in state 'D' (waiting on storage)
   std::optional<telemetry::Summary> tree_processes;  // every process of the command: wrappers, trainers, workers
   std::optional<telemetry::Summary> tree_workers;    // DataLoader workers (telemetry::CountForkedWorkers)
   std::optional<telemetry::Summary> tree_gpu_mem_bytes;
@@ -94,6 +97,11 @@ struct StageResult {
   run::RunOutcome outcome;           // how the command ended (usually: stopped by us once measured)
   double wall_s = 0;
   std::vector<std::string> open_data_paths;  // regular files the tree had open (for the filesystem check)
+  // The helper's `files` messages (docs/helper-protocol.md): the data files its processes opened (a sample, sorted),
+  // their data-file opens (each process's latest count, summed), and files they opened for writing.
+  std::vector<std::string> data_files;
+  int64_t data_opens = 0;
+  std::vector<std::string> written_files;
   std::string log_dir;
 };
 

@@ -240,6 +240,27 @@ TEST(StageRules, TheTreesOpenFilesAreScannedEveryTwoSeconds) {
   EXPECT_THAT(r.open_data_paths, ElementsAre("/data/a.jpg", "/data/b.jpg"));
 }
 
+TEST(StageRules, TheHelpersDataFilesAreCollectedFromEveryProcess) {
+  ScriptedCommand c(kT0);
+  c.Steady(0, 60, 0.1, 1000);
+  measure::HelperMessage main = Typed(measure::MessageType::kFiles, 100);
+  main.files.paths = {"/data/b.jpg", "/data/a.jpg"};
+  main.files.opens = 2;
+  measure::HelperMessage worker = Typed(measure::MessageType::kFiles, 101);
+  worker.files.paths = {"/data/a.jpg", "/data/c.jpg"};
+  worker.files.writes = {"/ckpt/model.pt"};
+  worker.files.opens = 5;
+  measure::HelperMessage later = worker;  // the worker's next message: a count update, no new path
+  later.files.paths.clear();
+  later.files.writes.clear();
+  later.files.opens = 9;
+  c.Message(0.5, main).Message(0.6, worker).Message(1.6, later);
+  StageResult r = Measure(c, Options(10));
+  EXPECT_THAT(r.data_files, ElementsAre("/data/a.jpg", "/data/b.jpg", "/data/c.jpg"));
+  EXPECT_THAT(r.written_files, ElementsAre("/ckpt/model.pt"));
+  EXPECT_EQ(r.data_opens, 2 + 9);  // each process's latest count
+}
+
 TEST(StageRules, TelemetryIsTheSteadyPartsNotTheWarmUps) {
   ScriptedCommand c(kT0);
   // A slow first second (warm-up), then 1000 samples/s.
@@ -259,6 +280,8 @@ TEST(StageRules, TelemetryIsTheSteadyPartsNotTheWarmUps) {
     telemetry::ProcTreeSample tree;
     tree.alive = true;
     tree.cpu_pct = t < 2 ? 400 : 100;
+    tree.blocked_count = t < 2 ? 0 : 1;
+    tree.rchar_per_s = 4096;
     s.tree = tree;
     samples_seen.push_back(s);
   }
@@ -268,6 +291,10 @@ TEST(StageRules, TelemetryIsTheSteadyPartsNotTheWarmUps) {
   EXPECT_GE(r.estimate.warmup_s, 1.5);
   ASSERT_TRUE(r.telemetry.tree_cpu_pct);
   EXPECT_DOUBLE_EQ(r.telemetry.tree_cpu_pct->max, 100);
+  // The storage readings over the same part: a process blocked on reads at every steady tick.
+  ASSERT_TRUE(r.telemetry.tree_blocked);
+  EXPECT_DOUBLE_EQ(r.telemetry.tree_blocked->mean, 1);
+  EXPECT_DOUBLE_EQ(r.telemetry.tree_rchar_per_s->mean, 4096);
 }
 
 }  // namespace

@@ -73,6 +73,13 @@ inline void SetCpu(StageResult& s, double tree_pct, double processes, double hos
   s.telemetry.disk_busy_pct = Flat(3);
 }
 
+// Storage readings of a stage: its processes waiting in the kernel on reads ('D', on average) and the bytes they
+// read per second (rchar).
+inline void SetBlocked(StageResult& s, double blocked, double read_per_s) {
+  s.telemetry.tree_blocked = Flat(blocked);
+  s.telemetry.tree_rchar_per_s = Flat(read_per_s);
+}
+
 // The helper's FLOP count of a 64-sample step: `per_sample` FLOPs per sample in `dtype` products on `device`.
 inline measure::FlopsInfo Count(double per_sample, std::string dtype = "bf16", std::string device = "cuda",
                                 bool tf32 = false) {

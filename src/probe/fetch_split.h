@@ -21,7 +21,6 @@
 namespace sat::probe {
 
 inline constexpr double kFetchBoundShare = 0.3;   // fetch >= 30% of the loader's time, and more than prep: storage
-inline constexpr double kColdCacheShare = 0.5;    // data files under half in the page cache: the cache was cold
 
 // What one stage showed of its loader, over its steady part.
 struct LoaderActivity {

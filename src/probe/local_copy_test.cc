@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "probe/test_results.h"
+
 namespace sat::probe {
 namespace {
 
@@ -36,23 +38,9 @@ TEST(FormatRoughDuration, SecondsMinutesHours) {
   EXPECT_EQ(FormatRoughDuration(-1), "n/a");
 }
 
-LocalCopyWhatIf Example() {
-  LocalCopyWhatIf w;
-  w.reads.source = {32, 32 * 4096, 0.672};  // 21 ms a file
-  w.reads.local = {32, 32 * 4096, 0.0064};  // 0.2 ms a file
-  w.reads.local_dir = "/root/.cache/saturate";
-  w.root = "/mnt/data";
-  w.total_bytes = 300 * 4096;
-  w.total_files = 300;
-  w.copy_s = 6.3;
-  w.loader_now = 40;
-  w.estimate = {800, 300};
-  w.fits_in_memory = true;
-  return w;
-}
 
 TEST(LocalCopyText, StatesTheCostTheRateAndWhatItRestsOn) {
-  LocalCopyWhatIf w = Example();
+  LocalCopyWhatIf w = results::ExampleLocalCopy();
   EXPECT_EQ(LocalCopyText(w),
             "a local copy of 1.2 MiB (300 files) takes ~6 s on this link; the loader alone would reach ~800 "
             "samples/s (~300 while the copy is read cold), 20× today's 40.0 samples/s (cold reads of 32 files "
@@ -69,7 +57,7 @@ TEST(LocalCopyText, StatesTheCostTheRateAndWhatItRestsOn) {
 }
 
 TEST(LocalCopyText, AnUnlistedFolderSaysWhy) {
-  LocalCopyWhatIf w = Example();
+  LocalCopyWhatIf w = results::ExampleLocalCopy();
   w.total_bytes.reset();
   w.total_files.reset();
   w.copy_s.reset();

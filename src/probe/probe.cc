@@ -12,6 +12,7 @@
 #include "probe/report.h"
 #include "run/interrupt.h"
 #include "util/atomic_file.h"
+#include "util/cache_home.h"
 #include "util/json_text.h"
 #include "util/strings.h"
 
@@ -40,6 +41,52 @@ std::vector<std::string> ExistingPathArguments(const std::vector<std::string>& a
     paths.push_back(abs);
   }
   return paths;
+}
+
+// Where the local-copy what-if may put its sample's copy: the user's cache, $TMPDIR, /tmp; none on a network
+// filesystem (stage/cold_read.h refuses the data's own filesystem and tmpfs itself).
+std::vector<std::string> LocalCopyFolders(const std::string& proc_root) {
+  std::vector<std::string> candidates;
+  if (std::optional<std::string> cache = SaturateCacheDir(CacheHomesOfThisProcess())) {
+    std::error_code ec;
+    fs::create_directories(*cache, ec);
+    candidates.push_back(*cache);
+  }
+  if (const char* tmp = std::getenv("TMPDIR"); tmp != nullptr && *tmp != '\0') candidates.emplace_back(tmp);
+  candidates.emplace_back("/tmp");
+  std::vector<std::string> out;
+  for (const std::string& dir : candidates) {
+    std::vector<core::DataLocation> where = core::LocateFiles({dir + "/"}, proc_root);
+    if (where.empty() || !where.front().network) out.push_back(dir);
+  }
+  return out;
+}
+
+// The local-copy what-if (probe/local_copy.h) into result.storage, or why there is none.
+void AddLocalCopyWhatIf(ProbeResult& r, const std::vector<std::string>& path_arguments, unsigned cores,
+                        std::optional<uint64_t> mem_available, const std::string& proc_root) {
+  if (!core::StageMeasured(r.loader) || !EnoughSteadyData(r.loader)) {
+    r.storage.local_copy_why_not = r.loader.skipped_why.empty()
+                                       ? "the loader stage measured no steady rate on the source"
+                                       : "the loader stage did not run: " + r.loader.skipped_why;
+    return;
+  }
+  LocalCopyInputs in;
+  in.files = r.storage.files.paths;
+  in.path_arguments = path_arguments;
+  in.loader = LoaderActivityOf(r.loader);
+  if (r.loader.data_opens > 0 && r.loader.totals.samples > 0) {
+    in.files_per_sample = static_cast<double>(r.loader.data_opens) / r.loader.totals.samples;
+  }
+  in.cores = cores;
+  in.mem_available_bytes = mem_available;
+  in.local_dirs = LocalCopyFolders(proc_root);
+  Result<LocalCopyWhatIf> w = MeasureLocalCopy(in);
+  if (w) {
+    r.storage.local_copy = std::move(*w);
+  } else {
+    r.storage.local_copy_why_not = w.error().message;
+  }
 }
 
 // Why a loader or compute stage cannot run for a script whose training step uses no DataLoader.
@@ -129,6 +176,11 @@ Result<ProbeResult> RunProbe(const ProbeOptions& o, telemetry::GpuBackend* gpu, 
       slot.skipped_why = why;
       continue;
     }
+    if (kind == core::StageKind::kLoader) {
+      // How much of the data the page cache holds as the loader is measured: a warm cache hides the drive.
+      DataFiles seen = DataFilesOf(result, {});
+      if (!seen.paths.empty()) result.storage.page_cache = telemetry::SampleResidency(seen.paths, kResidencySampleFiles);
+    }
     auto stage = run_stage(kind, budget);
     if (!stage) return stage.error();
     slot = std::move(*stage);
@@ -142,12 +194,19 @@ Result<ProbeResult> RunProbe(const ProbeOptions& o, telemetry::GpuBackend* gpu, 
   sampler.Stop();
   result.interrupted = run::Interrupted();
 
-  // Where the data lives: the files any stage's tree had open, and the paths named on the command line (a
-  // loader opens and closes each file quickly, so the scans of open files may miss them).
-  std::vector<std::string> paths = ExistingPathArguments(measured.argv);
-  for (const core::StageResult* s : {&result.full, &result.loader, &result.compute})
-    paths.insert(paths.end(), s->open_data_paths.begin(), s->open_data_paths.end());
-  result.data_locations = core::LocateFiles(paths, measured.proc_root);
+  // Where the data lives: the files the loader opened (the helper's watch, else the scans of open files, else the
+  // command line's paths that may be data; storage.h DataFilesOf), and where the run writes.
+  const std::vector<std::string> path_arguments = ExistingPathArguments(measured.argv);
+  StorageFindings& storage = result.storage;
+  storage.files = DataFilesOf(result, path_arguments);
+  result.data_locations = core::LocateFiles(storage.files.paths, measured.proc_root);
+  storage.write_locations = core::LocateFiles(storage.files.writes, measured.proc_root);
+  if (const auto& w = result.full.telemetry.tree_write_bytes_per_s; w && w->count > 0) storage.write_bytes_per_s = w->mean;
+  // On a network or slow drive: what a local copy would give, from cold reads of a sample of the run's own files.
+  if (LocalCopyDue(result) && !result.interrupted) {
+    AddLocalCopyWhatIf(result, path_arguments, result.machine.cpu_count,
+                       session->sampling.first.host.mem_available_bytes, measured.proc_root);
+  }
 
   result.wall_s = runner.Now() - t0;
   result.verdict = Decide(result);

@@ -10,6 +10,7 @@
 #include "core/session.h"
 #include "core/stage.h"
 #include "core/trace_summary.h"
+#include "probe/storage.h"
 #include "probe/verdict.h"
 #include "probe/what_if.h"
 #include "telemetry/gpu.h"
@@ -28,6 +29,7 @@ struct ProbeResult {
   bool interrupted = false;                  // Ctrl-C: the stages measured so far are kept
   core::StageResult loader, compute, full;         // a stage that did not run has ran == false
   std::vector<core::DataLocation> data_locations;  // where the files the run read live
+  StorageFindings storage;                         // its data files, page cache, fetch vs prep, local copy, writes
   Verdict verdict;
   // Without --out: the temporary folder of the stages' logs, kept because the run failed; empty when it was
   // removed (a probe that did not fail leaves nothing behind) or with --out.

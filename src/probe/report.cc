@@ -338,11 +338,20 @@ std::string StagesText(const ProbeResult& r) {
 }
 
 std::string DataLines(const ProbeResult& r) {
-  if (r.data_locations.empty()) return "data: n/a (no open data files were seen)\n";
   std::string out;
+  if (r.data_locations.empty()) {
+    out = "data: n/a (no open data files were seen)\n";
+  }
+  // Where the files came from: the loader's own opens (a sample of them), the scans, or the command line.
+  const DataFiles& seen = r.storage.files;
+  std::string from = seen.source == "helper"
+                         ? (seen.opens > 0 ? fmt::format(" (sampled from {} opens)", GroupThousands(seen.opens))
+                                           : std::string(" (opened by the loader)"))
+                         : (seen.source == "arguments" ? " (named on the command line)" : "");
   std::string_view lead = "data: ";
   for (const core::DataLocation& loc : r.data_locations) {
-    std::string files = fmt::format("{} file{}", GroupThousands(loc.file_count), loc.file_count == 1 ? "" : "s");
+    std::string files = fmt::format("{} file{}{}", GroupThousands(loc.file_count), loc.file_count == 1 ? "" : "s",
+                                    lead == "data: " ? from : "");
     std::string where = loc.mount_point.empty()
                             ? "on an unknown filesystem (no mount table)"
                             : fmt::format("on {} ({} {}, {})", loc.mount_point, loc.fs_type, loc.device,
@@ -350,6 +359,7 @@ std::string DataLines(const ProbeResult& r) {
     out += OneLine(fmt::format("{}{} {}, e.g. {}", lead, files, where, loc.path)) + '\n';
     lead = "      ";
   }
+  for (const std::string& line : StorageLines(r)) out += OneLine(line) + '\n';
   return out;
 }
 
@@ -387,6 +397,9 @@ ordered_json TelemetryJson(const core::StageTelemetry& t) {
           {"tree_cpu_pct", SummaryJson(t.tree_cpu_pct)},
           {"tree_rss_bytes", SummaryJson(t.tree_rss_bytes)},
           {"tree_read_bytes_per_s", SummaryJson(t.tree_read_bytes_per_s)},
+          {"tree_rchar_per_s", SummaryJson(t.tree_rchar_per_s)},
+          {"tree_write_bytes_per_s", SummaryJson(t.tree_write_bytes_per_s)},
+          {"tree_blocked", SummaryJson(t.tree_blocked)},
           {"tree_processes", SummaryJson(t.tree_processes)},
           {"tree_gpu_mem_bytes", SummaryJson(t.tree_gpu_mem_bytes)},
           {"host_cpu_pct", SummaryJson(t.host_cpu_pct)},
@@ -670,6 +683,7 @@ ordered_json ProbeJson(const ProbeResult& r) {
           {"trace", Ordered(core::TraceOutcomeJson(r.trace))},
           {"what_if", WhatIfJson(r)},
           {"data_locations", std::move(locations)},
+          {"storage", StorageJson(r)},
           {"verdict",
            {{"bottleneck", v.bottleneck.empty() ? ordered_json(nullptr) : ordered_json(v.bottleneck)},
             {"cause", v.cause},

@@ -67,6 +67,28 @@ TEST(ConsoleReport, PrintsThePipeAndEndsWithOneVerdictLine) {
 }
 
 // A compiled model's count was skipped on purpose: the report says why, and reports no FLOP/s or MFU.
+TEST(ConsoleReport, ShowsTheLoadersFilesItsFetchAndPrepAndTheLocalCopy) {
+  ProbeResult r = WithHelper(false, 40, 9000, 39);
+  r.full.data_wait_share = 0.95;
+  SetCpu(r.loader, 5, 1, 10);
+  SetBlocked(r.loader, 0.9, 40 * 4096);
+  r.data_locations = {{"/mnt/slow/f000001.bin", 64, "/mnt/slow", "fuse.slowfs", "slowfs", false}};
+  r.storage.files.source = "helper";
+  r.storage.files.opens = 12000;
+  r.storage.local_copy = ExampleLocalCopy();
+  r.verdict = Decide(r);
+  std::string text = ConsoleReport(r);
+  EXPECT_THAT(text, HasSubstr("data: 64 files (sampled from 12,000 opens) on /mnt/slow (fuse.slowfs slowfs, local), "
+                              "e.g. /mnt/slow/f000001.bin\n"));
+  EXPECT_THAT(text, HasSubstr("\nloader time: loader stage fetch 90%, prep 5%"));
+  EXPECT_THAT(text, HasSubstr("\nlocal copy (what-if, measured on a sample): a local copy of 1.2 MiB (300 files) "
+                              "takes ~6 s on this link; the loader alone would reach ~800 samples/s"));
+  EXPECT_THAT(text, HasSubstr("verdict: storage — "));
+  nlohmann::ordered_json j = ProbeJson(r);
+  EXPECT_EQ(j["storage"]["local_copy"]["samples_per_s"], 800.0);
+  EXPECT_EQ(j["storage"]["fetch_bound"], true);
+}
+
 TEST(ConsoleReport, FlopsSkippedSaysWhy) {
   ProbeResult r = WithHelper(true, 6500, 2150, 1950);
   r.full.flops_skipped = "the model is compiled (torch.compile)";
@@ -293,7 +315,7 @@ TEST(ProbeJson, HasTheDocumentedShape) {
   for (const auto& item : j.items()) keys.push_back(item.key());
   EXPECT_EQ(keys, (std::vector<std::string>{"version", "command", "machine", "budget", "helper", "instrumentation",
                                             "auto_enabled", "interrupted", "stages", "trace", "what_if",
-                                            "data_locations", "verdict"}));
+                                            "data_locations", "storage", "verdict"}));
   EXPECT_TRUE(j["what_if"].is_null());
   EXPECT_EQ(j["version"], SATURATE_VERSION);
   EXPECT_EQ(j["command"][3], "0");
@@ -334,6 +356,12 @@ TEST(ProbeJson, HasTheDocumentedShape) {
   EXPECT_EQ(j["data_locations"][0]["fs_type"], "nfs4");
   EXPECT_EQ(j["data_locations"][0]["file_count"], 2000);
   EXPECT_EQ(j["data_locations"][0]["network"], true);
+  for (const char* key : {"data_files", "page_cache", "loader_time", "fetch_bound", "local_copy",
+                          "local_copy_why_not", "writes"}) {
+    EXPECT_TRUE(j["storage"].contains(key)) << key;
+  }
+  EXPECT_EQ(j["storage"]["fetch_bound"], false);
+  EXPECT_TRUE(j["stages"]["loader"]["telemetry"].contains("tree_blocked"));
   EXPECT_EQ(j["verdict"]["bottleneck"], "loader");
   EXPECT_EQ(j["verdict"]["next"], r.verdict.next);
   EXPECT_EQ(j["verdict"]["failed"], false);

@@ -214,21 +214,39 @@ void DecideLoader(const ProbeResult& r, const Pipe& p, Verdict& v) {
     }
   }
   evidence.push_back(CpuEvidence(cpu, p.loading == &r.loader ? "loader" : "run"));
-  const core::DataLocation* remote = NetworkData(r);
-  bool storage_busy = (cpu.iowait_pct && *cpu.iowait_pct >= kIowaitHighPct) ||
-                      (cpu.disk_busy_pct && *cpu.disk_busy_pct >= kDiskBusyPct);
+  // Where the loader's time goes (storage.h): with it, storage is what the loader waits on, not where data lives.
+  const core::StageResult* split_from = nullptr;
+  const std::optional<LoaderTimeSplit> split = LoaderSplit(r, &split_from);
+  if (split) {
+    evidence.push_back(fmt::format("{} time: fetch {}, prep {}", split_from == &r.loader ? "loader" : "loading",
+                                   FormatShare(split->fetch), FormatShare(split->prep)));
+  }
+  const core::DataLocation* remote = split ? nullptr : NetworkData(r);
+  bool storage_busy = !split && ((cpu.iowait_pct && *cpu.iowait_pct >= kIowaitHighPct) ||
+                                 (cpu.disk_busy_pct && *cpu.disk_busy_pct >= kDiskBusyPct));
+  std::string workers_at = WorkersAt(SeenLoader(r), cpu.cores);
 
-  if (cpu.host_busy) {
+  if (split && FetchBound(*split)) {
+    // Fetch stalls bind: storage is the narrowest pipe. More workers overlap the waits; a local copy removes them.
+    v.bottleneck = "storage";
+    v.cause = FetchStallCause(r, *split);
+    std::string overlap = workers_at.empty() ? "" : "; or overlap the reads: " + workers_at;
+    v.next = (r.storage.local_copy ? LocalCopyNext(*r.storage.local_copy)
+                                   : std::string("stage the data on a local disk / faster storage")) + overlap;
+  } else if (cpu.host_busy) {
     v.cause = "CPU-bound loader: the machine's cores are busy";
     v.next = "cheaper transforms, or preload / cache decoded data (every core is busy, so more workers would "
              "not help)";
-  } else if (cpu.tree_saturated) {
-    v.cause = "loader CPU-saturated";
-    std::string at = WorkersAt(SeenLoader(r), cpu.cores);
-    v.next = at.empty() ? fmt::format("more loader workers{} or cheaper transforms / preload / cache decoded data",
-                                      WorkersNow(cpu))
-                        : at + ", or cheaper transforms / preload / cache decoded data";
+  } else if (cpu.tree_saturated || (split && split->prep >= kPrepBoundShare)) {
+    // The loader's own CPU: decoding and transforms (prep), not the storage behind it.
+    v.cause = cpu.tree_saturated ? "loader CPU-saturated" : "loader CPU: prep (decoding, transforms)";
+    if (split) v.cause += fmt::format(", prep {} of its time", FormatShare(split->prep));
+    v.next = workers_at.empty()
+                 ? fmt::format("more loader workers{} or cheaper transforms / preload / cache decoded data",
+                               WorkersNow(cpu))
+                 : workers_at + ", or cheaper transforms / preload / cache decoded data";
   } else if (remote != nullptr || storage_busy) {
+    v.bottleneck = "storage";
     v.cause = remote != nullptr ? "data on a network filesystem" : "storage: the loader waits for the disk";
     if (remote != nullptr) {
       evidence.push_back(fmt::format("{} files on {} ({})", GroupThousands(remote->file_count),
@@ -239,7 +257,7 @@ void DecideLoader(const ProbeResult& r, const Pipe& p, Verdict& v) {
     v.cause = cpu.tree_pct ? "loader latency: its CPU is not saturated and the disk is not busy"
                            : "loader (CPU use not measured)";
     const measure::LoaderInfo* seen = SeenLoader(r);
-    std::string workers = WorkersAt(seen, cpu.cores), prefetch = PrefetchAt(seen);
+    std::string workers = workers_at, prefetch = PrefetchAt(seen);
     if (!workers.empty()) {
       v.next = JoinNonEmpty({workers, prefetch}, ", or ");
     } else if (!prefetch.empty()) {
@@ -565,6 +583,7 @@ void AddNotes(const ProbeResult& r, const Pipe& p, Verdict& v) {
                                   "disk", GroupThousands(loc.file_count), loc.file_count == 1 ? "" : "s",
                                   loc.mount_point, loc.fs_type, loc.device));
   }
+  for (std::string& note : StorageNotes(r)) v.notes.push_back(std::move(note));
 
   // CPU time that a GPU's queued work hid: named, so that the data wait in the report is not read as the cause.
   if (p.at_compute_ceiling && p.wait && *p.wait >= kDataWaitBoundShare) {

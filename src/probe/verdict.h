@@ -22,9 +22,12 @@
 //      or when full waits for data at least kDataWaitBoundShare of each step; step overhead is "bound" when
 //      named phases that are neither compute nor copies (metrics, logging, checkpoints) take at least
 //      kOverheadBoundShare. When both hold, the larger share of the step wins (what removing it would save).
-//      The loader's cause: its processes' CPU at kCpuSaturatedShare of the cores they can use, or the host's
-//      CPU at kHostCpuBusyPct (more workers cannot help then); else the storage when iowait, disk busy or a
-//      network filesystem says so; else latency (more workers or prefetch).
+//      The loader's cause: first, where its time splits into fetch and prep (probe/fetch_split.h, from the loader
+//      stage, else the full stage), fetch stalls that bind it (FetchBound) make the bottleneck "storage", naming
+//      the filesystem and whether it is on the network, and the local copy's what-if when there is one; then
+//      the host's CPU at kHostCpuBusyPct (more workers cannot help); its processes' CPU at kCpuSaturatedShare of
+//      the cores they can use, or prep at kPrepBoundShare of its time (the loader's CPU side); without a split,
+//      "storage" when iowait, disk busy or a network filesystem says so; else latency (more workers or prefetch).
 //   5. transfer: a GPU is probed, loader and compute both measured, full below kTransferGapRatio x the
 //      narrower of them, little data wait and overhead: the time goes to host-to-device copies. Also when
 //      copy-named phases take kOverheadBoundShare.
@@ -66,9 +69,11 @@ inline constexpr double kMemHeadroomShare = 0.5;      // peak GPU memory under h
 inline constexpr double kMemNearlyFullShare = 0.9;    // peak GPU memory above this: a larger batch will not fit
 inline constexpr double kMinSteadyS = 3;              // seconds of steady data a rate needs to be used
 inline constexpr double kMaxUsableRelHalfWidth = 0.5;  // ... and a 95% interval within ±50% of it
+inline constexpr double kPrepBoundShare = 0.5;        // the loader on the CPU half its time or more: prep
 
 struct Verdict {
-  std::string bottleneck;  // "loader", "compute", "transfer", "step-overhead", "straggler"; empty: failed/unknown
+  // "loader", "storage", "compute", "transfer", "step-overhead", "straggler"; empty: failed/unknown
+  std::string bottleneck;
   std::string cause;       // why that pipe is narrow, e.g. "loader CPU-saturated", "network filesystem"
   std::string evidence;    // the numbers, "; "-separated: "loader 212 samples/s < compute 1,840 samples/s; ..."
   std::string next;        // the next knob to turn

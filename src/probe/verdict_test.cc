@@ -98,10 +98,80 @@ TEST(Decide, LoaderWaitingForTheDiskPointsAtStorage) {
   SetCpu(r.loader, 120, 5, 30);  // 4 workers, barely busy
   r.loader.telemetry.host_iowait_pct = Flat(25);
   Verdict v = Decide(r);
-  EXPECT_EQ(v.bottleneck, "loader");
+  EXPECT_EQ(v.bottleneck, "storage");
   EXPECT_EQ(v.cause, "storage: the loader waits for the disk");
   EXPECT_THAT(v.evidence, HasSubstr("iowait 25%"));
   EXPECT_EQ(v.next, "stage the data on a local disk / faster storage");
+}
+
+// The e2e slow-mount case: one loading process at 40 samples/s, 5% of a core busy, blocked on reads 90% of ticks.
+ProbeResult SlowLoader(core::DataLocation where) {
+  ProbeResult r = WithHelper(false, 40, 9000, 39);
+  r.full.data_wait_share = 0.95;
+  SetCpu(r.loader, 5, 1, 10);
+  SetBlocked(r.loader, 0.9, 40 * 4096);
+  r.data_locations = {std::move(where)};
+  return r;
+}
+
+TEST(Decide, FetchStallsNameStorageAndItsFilesystem) {
+  Verdict v = Decide(SlowLoader({"/mnt/slow/f1.bin", 64, "/mnt/slow", "fuse.slowfs", "slowfs", false}));
+  EXPECT_EQ(v.bottleneck, "storage");
+  EXPECT_EQ(v.cause, "fetch stalls: the loader waits on /mnt/slow (fuse.slowfs, local) 90% of its time");
+  EXPECT_THAT(v.evidence, HasSubstr("loader time: fetch 90%, prep 5%"));
+  EXPECT_EQ(v.next, "stage the data on a local disk / faster storage");
+
+  Verdict ssh = Decide(SlowLoader({"/mnt/ssh/f1.bin", 64, "/mnt/ssh", "fuse.sshfs", "root@127.0.0.1:/d", true}));
+  EXPECT_EQ(ssh.bottleneck, "storage");
+  EXPECT_EQ(ssh.cause, "fetch stalls: the loader waits on /mnt/ssh (fuse.sshfs, network filesystem) 90% of its time");
+}
+
+TEST(Decide, FetchStallsPointAtTheMeasuredLocalCopyAndAtMoreWorkers) {
+  ProbeResult r = SlowLoader({"/mnt/slow/f1.bin", 64, "/mnt/slow", "fuse.slowfs", "slowfs", false});
+  r.storage.local_copy = ExampleLocalCopy();
+  r.full.auto_seen = true;
+  r.full.loader = measure::LoaderInfo{};
+  r.full.loader->site = "train.py:57";
+  r.full.loader->num_workers = 0;
+  Verdict v = Decide(r);
+  EXPECT_EQ(v.next, "copy the data to a local disk (1.2 MiB, ~6 s): the loader alone would reach ~800 samples/s; or "
+                    "overlap the reads: DataLoader at train.py:57: num_workers=0 → try 4 (the machine has 8 cores)");
+}
+
+TEST(Decide, AWarmLocalLoaderBusyDecodingNamesTheCpuSide) {
+  ProbeResult r = WithHelper(false, 2000, 9000, 1900);
+  r.full.data_wait_share = 0.6;
+  SetCpu(r.loader, 70, 1, 40);  // not saturated (a shared machine), but on the CPU 70% of its time
+  SetBlocked(r.loader, 0, 2000 * 4096);
+  r.data_locations = {{"/data/f1.bin", 64, "/", "ext4", "/dev/vda", false}};
+  r.storage.page_cache = telemetry::ResidencySample{64, 0, 64 * 4096, 64 * 4096};
+  Verdict v = Decide(r);
+  EXPECT_EQ(v.bottleneck, "loader");
+  EXPECT_EQ(v.cause, "loader CPU: prep (decoding, transforms), prep 70% of its time");
+  EXPECT_THAT(Notes(v), HasSubstr("100% of the data was in the page cache when the loader was measured, so the drive "
+                                  "behind / (ext4, local) was not tested"));
+}
+
+TEST(Decide, NetworkDataTheLoaderHardlyWaitsOnIsNotTheCause) {
+  ProbeResult r = WithHelper(false, 300, 9000, 290);
+  r.full.data_wait_share = 0.6;
+  SetCpu(r.loader, 97, 1, 30);
+  SetBlocked(r.loader, 0.02, 300 * 4096);
+  r.data_locations = {{"/mnt/data/a.jpg", 2000, "/mnt/data", "nfs4", "fileserver:/export", true}};
+  Verdict v = Decide(r);
+  EXPECT_EQ(v.bottleneck, "loader");
+  EXPECT_EQ(v.cause, "loader CPU-saturated, prep 97% of its time");
+  EXPECT_THAT(Notes(v), HasSubstr("the loader waited on the network filesystem only 2% of its time"));
+}
+
+TEST(Decide, HeavyWritesToANetworkFilesystemAreNoted) {
+  ProbeResult r = WithHelper(true, 3000, 1200, 1180);
+  r.storage.write_bytes_per_s = 8 << 20;
+  r.storage.write_locations = {{"/nfs/ckpt/model.pt", 1, "/nfs", "nfs4", "server:/x", true}};
+  Verdict v = Decide(r);
+  EXPECT_THAT(Notes(v), HasSubstr("the run writes 8.0 MiB/s, to /nfs (nfs4, network filesystem) among others"));
+  r.storage.write_bytes_per_s = 100 << 10;  // light: no note
+  EXPECT_THAT(Notes(Decide(r)), Not(HasSubstr("writes")));
 }
 
 TEST(Decide, LoaderReadingFromANetworkFilesystem) {

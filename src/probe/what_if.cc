@@ -81,6 +81,27 @@ WhatIfLine Line(const Measured& m, std::string label, const std::vector<Pipe>& p
   return line;
 }
 
+// A run held by its loader or storage where the model ran on the CPU: no GPU lifts it before they are fixed.
+WhatIf HeldByTheLoader(const Measured& m, const std::vector<WhatIfTarget>& targets) {
+  WhatIf w;
+  const std::string what = m.bound_by == "storage" ? "storage" : "loader";
+  for (const WhatIfTarget& t : targets) {
+    const core::GpuPeak* gpu = core::FindGpuPeak(t.name);
+    WhatIfLine line;
+    line.label = t.gpus > 1 ? fmt::format("{} x {}", t.gpus, gpu->model) : std::string(gpu->model);
+    line.samples_per_s = m.full;
+    line.vs_now = 1;
+    line.narrowest = what;
+    line.note = fmt::format("gains nothing from a faster GPU until the {} is fixed", what);
+    w.lines.push_back(std::move(line));
+  }
+  std::string ceiling = m.loader ? fmt::format("the loader alone reached {} here", FormatRate(*m.loader))
+                                 : fmt::format("training waited on its {} at {}", what, FormatRate(m.full));
+  w.assumptions.push_back(fmt::format("{}: {}, and a GPU takes only the model's work off this machine's CPU",
+                                      what, ceiling));
+  return w;
+}
+
 }  // namespace
 
 Result<std::vector<WhatIfTarget>> ParseWhatIf(std::string_view text) {
@@ -138,6 +159,7 @@ WhatIfInputs WhatIfInputsOf(const ProbeResult& r) {
   if (std::optional<double> cpu = Mean(r.loader.telemetry.tree_cpu_pct)) m.loader_cores = std::max(1.0, *cpu / 100);
   if (std::optional<core::Cost> c = core::CostOf(r.full, 1.0)) m.epoch_samples = c->epoch_samples;
   m.price_per_gpu_hour = r.price_per_gpu_hour;
+  if (r.verdict.bottleneck == "loader" || r.verdict.bottleneck == "storage") m.bound_by = r.verdict.bottleneck;
   return m;
 }
 
@@ -155,6 +177,7 @@ WhatIf EstimateWhatIf(const WhatIfInputs& inputs, const std::vector<WhatIfTarget
     return w;
   }
   if (!m.gpu_probed || (m.precision && !m.on_gpu)) {
+    if (!m.bound_by.empty()) return HeldByTheLoader(m, targets);
     w.unavailable_why = "the model ran on the CPU: there is no GPU's MFU to carry to another GPU";
     return w;
   }

@@ -10,7 +10,9 @@
 //            used x the cores left to loading (the node's cores less one per trainer);
 //   copy     the host link's bandwidth / the bytes per sample the GPU received over PCIe while training; x N.
 // The estimate is the narrowest of them times the share of it the full stage reached here (how well this loop
-// overlaps its pipes), at most 1.
+// overlaps its pipes), at most 1. A run the verdict finds loader- or storage-bound on a machine without a GPU (or
+// whose step ran on the CPU) gains nothing from any GPU until the loader or storage is fixed: each target gets
+// today's rate and that sentence, not "n/a".
 #pragma once
 
 #include <optional>
@@ -38,6 +40,9 @@ struct WhatIfInputs {
   unsigned cores = 0;                      // the machine's
   std::optional<double> epoch_samples;     // for the cost of an epoch
   std::optional<double> price_per_gpu_hour;  // this GPU's
+  // "loader" or "storage" when the verdict names one of them: the loader's ceiling bounds any GPU, so a machine
+  // without one (or a step that ran on the CPU) still gets an answer; empty otherwise.
+  std::string bound_by;
 };
 
 WhatIfInputs WhatIfInputsOf(const ProbeResult& result);

@@ -124,6 +124,24 @@ TEST(WhatIf, WithoutWhatItNeedsItSaysWhy) {
   EXPECT_THAT(EstimateWhatIf(no_loader, Targets("h100")).unavailable_why, HasSubstr("both needed"));
 }
 
+TEST(WhatIf, WithoutAGpuALoaderOrStorageBoundRunGainsNothingFromOne) {
+  ProbeResult cpu = WithHelper(false, 40, 9000, 39);
+  for (const char* bound : {"loader", "storage"}) {
+    cpu.verdict.bottleneck = bound;
+    WhatIf w = EstimateWhatIf(cpu, Targets("h100,4xa100"));
+    EXPECT_TRUE(w.unavailable_why.empty());
+    ASSERT_EQ(w.lines.size(), 2u);
+    EXPECT_EQ(w.lines[0].label, "H100 SXM");
+    EXPECT_EQ(w.lines[1].label, "4 x A100");
+    EXPECT_EQ(*w.lines[0].samples_per_s, 39);
+    EXPECT_EQ(w.lines[0].narrowest, bound);
+    EXPECT_EQ(w.lines[0].note, std::string("gains nothing from a faster GPU until the ") + bound + " is fixed");
+    EXPECT_THAT(WhatIfText(w), HasSubstr("the loader alone reached 40.0 samples/s here"));
+  }
+  cpu.verdict.bottleneck = "compute";
+  EXPECT_THAT(EstimateWhatIf(cpu, Targets("h100")).unavailable_why, HasSubstr("ran on the CPU"));
+}
+
 TEST(ParseWhatIf, GpusCountsAndPrices) {
   std::vector<WhatIfTarget> t = Targets(" h100 , a100:1.80,4xl4,H100-PCIe");
   ASSERT_EQ(t.size(), 4u);

@@ -1,5 +1,6 @@
 """A loader-bound trainer that reads one file per sample, as a dataset of many small files on a network mount is
-read: each __getitem__ opens one file of --data, reads it whole and folds its bytes into 64 features; a DataLoader
+read: each __getitem__ opens one file of --data, reads it whole (then, with --prep N, works on it on the CPU as a
+decoder would) and folds its bytes into 64 features; a DataLoader
 (batch 16, --workers processes) feeds a tiny Linear model. Trains --samples samples (the files in name order, again
 from the first when they run out), then exits 0. No saturate in it: it runs the same alone.
 
@@ -22,6 +23,8 @@ p.add_argument("--workers", type=int, default=0, help="DataLoader worker process
 p.add_argument("--seed", type=int, default=0)
 p.add_argument("--make", type=int, default=0, help="write this many files into --data and exit")
 p.add_argument("--file-kib", type=int, default=4, help="size of each file --make writes")
+p.add_argument("--prep", type=int, default=0, metavar="N",
+               help="CPU work per sample after its read: N rounds of a small tensor op (decoding and transforms)")
 a = p.parse_args()
 
 if a.make:
@@ -49,6 +52,8 @@ class Files(torch.utils.data.Dataset):
         with open(self.paths[i % len(self.paths)], "rb") as f:
             raw = f.read()
         x = torch.frombuffer(bytearray(raw), dtype=torch.uint8).float() / 255
+        for _ in range(a.prep):
+            x = torch.sin(x * 1.0001)
         x = F.pad(x, (0, -len(x) % FEATURES)).view(-1, FEATURES).mean(0)
         return x, int(sum(raw[:64])) % 2
 

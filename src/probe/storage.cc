@@ -1,0 +1,230 @@
+#include "probe/storage.h"
+
+#include <fmt/core.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "probe/probe.h"
+#include "probe/verdict.h"
+#include "util/strings.h"
+
+namespace sat::probe {
+namespace {
+
+using nlohmann::ordered_json;
+
+std::optional<double> Mean(const std::optional<telemetry::Summary>& s) {
+  if (!s || s->count == 0 || !std::isfinite(s->mean)) return std::nullopt;
+  return s->mean;
+}
+
+// A command-line path that may be data: not code, not a program (the script without a .py suffix is executable).
+bool MayBeData(const std::string& path) {
+  if (core::IsCodeOrSystemFile(path)) return false;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return false;
+  return S_ISDIR(st.st_mode) || (S_ISREG(st.st_mode) && (st.st_mode & 0111) == 0);
+}
+
+std::string SplitText(const LoaderTimeSplit& s) {
+  std::vector<std::string> per_sample;
+  if (s.cpu_s_per_sample) per_sample.push_back(fmt::format("{:.2f} ms of CPU", *s.cpu_s_per_sample * 1000));
+  if (s.bytes_per_sample) per_sample.push_back(FormatBytes(*s.bytes_per_sample) + " read");
+  std::string tail = per_sample.empty() ? "" : fmt::format(" ({} per sample)", JoinNonEmpty(per_sample, " and "));
+  return fmt::format("fetch {}, prep {}, other {}{}", FormatShare(s.fetch), FormatShare(s.prep),
+                     FormatShare(s.other), tail);
+}
+
+ordered_json SplitJson(const std::optional<LoaderTimeSplit>& s) {
+  if (!s) return nullptr;
+  auto opt = [](const std::optional<double>& v) { return v ? ordered_json(*v) : ordered_json(nullptr); };
+  return {{"fetch", s->fetch}, {"prep", s->prep}, {"other", s->other},
+          {"cpu_s_per_sample", opt(s->cpu_s_per_sample)}, {"bytes_per_sample", opt(s->bytes_per_sample)}};
+}
+
+std::optional<LoaderTimeSplit> SplitOf(const core::StageResult& s) {
+  if (!core::StageMeasured(s) || !EnoughSteadyData(s)) return std::nullopt;
+  return SplitLoaderTime(LoaderActivityOf(s));
+}
+
+std::string WhereText(const core::DataLocation& loc) {
+  if (loc.mount_point.empty()) return "an unknown filesystem";
+  return fmt::format("{} ({}, {})", loc.mount_point, loc.fs_type, loc.network ? "network" : "local");
+}
+
+// The mount holding most of the data, in words: "/mnt/data (fuse.sshfs, network filesystem)".
+std::string DataPlace(const ProbeResult& r) {
+  if (r.data_locations.empty() || r.data_locations.front().mount_point.empty()) return "storage";
+  const core::DataLocation& loc = r.data_locations.front();
+  return fmt::format("{} ({}, {})", loc.mount_point, loc.fs_type, loc.network ? "network filesystem" : "local");
+}
+
+}  // namespace
+
+std::string FetchStallCause(const ProbeResult& r, const LoaderTimeSplit& split) {
+  return fmt::format("fetch stalls: the loader waits on {} {} of its time", DataPlace(r), FormatShare(split.fetch));
+}
+
+std::string LocalCopyNext(const LocalCopyWhatIf& w) {
+  std::string cost = w.total_bytes && w.copy_s ? fmt::format(" ({}, ~{})", FormatBytes(static_cast<double>(*w.total_bytes)),
+                                                             FormatRoughDuration(*w.copy_s))
+                                               : "";
+  return fmt::format("copy the data to a local disk{}: the loader alone would reach ~{}", cost,
+                     FormatRate(w.Headline()));
+}
+
+std::vector<std::string> StorageNotes(const ProbeResult& r) {
+  std::vector<std::string> notes;
+  const StorageFindings& st = r.storage;
+  std::optional<LoaderTimeSplit> split = LoaderSplit(r);
+  std::optional<double> cached = st.page_cache ? st.page_cache->Share() : std::nullopt;
+  bool remote = std::any_of(r.data_locations.begin(), r.data_locations.end(),
+                            [](const core::DataLocation& l) { return l.network; });
+  if (split && !FetchBound(*split) && remote) {
+    notes.push_back(fmt::format("the loader waited on the network filesystem only {} of its time{}: it is not what "
+                                "holds the run back now",
+                                FormatShare(split->fetch),
+                                cached ? fmt::format(" (the page cache held {} of the data)", FormatShare(*cached)) : ""));
+  }
+  if (cached && *cached >= kWarmCacheShare && !remote && !r.data_locations.empty()) {
+    notes.push_back(fmt::format("{} of the data was in the page cache when the loader was measured, so the drive "
+                                "behind {} was not tested: a cold cache (a fresh node, a first epoch) reads from it",
+                                FormatShare(*cached), DataPlace(r)));
+  }
+  if (st.write_bytes_per_s && *st.write_bytes_per_s >= kHeavyWriteBytesPerS) {
+    for (const core::DataLocation& loc : st.write_locations) {
+      if (!loc.network) continue;
+      notes.push_back(fmt::format("the run writes {}/s, to {} ({}, network filesystem) among others: checkpoints and "
+                                  "logs on a network drive hold up the steps that write them; write them to a local "
+                                  "disk and copy them off in the background",
+                                  FormatBytes(*st.write_bytes_per_s), loc.mount_point, loc.fs_type));
+    }
+  }
+  return notes;
+}
+
+DataFiles DataFilesOf(const ProbeResult& r, const std::vector<std::string>& path_arguments) {
+  DataFiles f;
+  std::set<std::string> helper, scanned, writes;
+  for (const core::StageResult* s : {&r.full, &r.loader, &r.compute}) {
+    helper.insert(s->data_files.begin(), s->data_files.end());
+    scanned.insert(s->open_data_paths.begin(), s->open_data_paths.end());
+    writes.insert(s->written_files.begin(), s->written_files.end());
+  }
+  f.opens = r.full.data_opens;
+  f.writes.assign(writes.begin(), writes.end());
+  if (!helper.empty()) {
+    f.source = "helper";
+    f.paths.assign(helper.begin(), helper.end());
+    return f;
+  }
+  if (!scanned.empty()) {
+    f.source = "scan";
+    f.paths.assign(scanned.begin(), scanned.end());
+    return f;
+  }
+  std::set<std::string> args;
+  for (const std::string& p : path_arguments) {
+    if (MayBeData(p)) args.insert(p);
+  }
+  if (!args.empty()) {
+    f.source = "arguments";
+    f.paths.assign(args.begin(), args.end());
+  }
+  return f;
+}
+
+LoaderActivity LoaderActivityOf(const core::StageResult& s) {
+  const core::StageTelemetry& t = s.telemetry;
+  LoaderActivity a;
+  a.samples_per_s = core::StageMeasured(s) ? s.estimate.samples_per_s : 0;
+  a.processes = std::max(1, StageWorkers(s).value_or(0));
+  if (std::optional<double> cpu = Mean(t.tree_cpu_pct)) a.cpu_cores = *cpu / 100;
+  a.blocked = Mean(t.tree_blocked);
+  if (s.kind == core::StageKind::kFull) a.data_wait_share = s.data_wait_share;
+  a.read_per_s = Mean(t.tree_rchar_per_s);
+  a.storage_read_per_s = Mean(t.tree_read_bytes_per_s);
+  return a;
+}
+
+std::optional<LoaderTimeSplit> LoaderSplit(const ProbeResult& r, const core::StageResult** stage_out) {
+  for (const core::StageResult* s : {&r.loader, &r.full}) {
+    if (std::optional<LoaderTimeSplit> split = SplitOf(*s)) {
+      if (stage_out != nullptr) *stage_out = s;
+      return split;
+    }
+  }
+  return std::nullopt;
+}
+
+bool LocalCopyDue(const ProbeResult& r) {
+  for (const core::DataLocation& loc : r.data_locations) {
+    if (loc.network) return true;
+  }
+  std::optional<LoaderTimeSplit> split = LoaderSplit(r);
+  return split && FetchBound(*split);
+}
+
+std::vector<std::string> StorageLines(const ProbeResult& r) {
+  std::vector<std::string> lines;
+  const StorageFindings& st = r.storage;
+  std::vector<std::string> splits;
+  for (const core::StageResult* s : {&r.loader, &r.full}) {
+    if (std::optional<LoaderTimeSplit> split = SplitOf(*s)) {
+      splits.push_back(fmt::format("{} stage {}", core::StageName(s->kind), SplitText(*split)));
+    }
+  }
+  if (!splits.empty()) lines.push_back("loader time: " + JoinNonEmpty(splits, "; "));
+  if (st.page_cache) {
+    const telemetry::ResidencySample& pc = *st.page_cache;
+    std::optional<double> share = pc.Share();
+    lines.push_back(fmt::format("page cache: {} of a sample of {} data file{} ({}) was cached before the loader stage{}",
+                                share ? FormatShare(*share) : std::string("n/a"), pc.files, pc.files == 1 ? "" : "s",
+                                FormatBytes(static_cast<double>(pc.bytes)),
+                                pc.unreadable > 0 ? fmt::format(" ({} more could not be read)", pc.unreadable) : ""));
+  }
+  if (st.local_copy) {
+    lines.push_back("local copy (what-if, measured on a sample): " + LocalCopyText(*st.local_copy));
+  } else if (!st.local_copy_why_not.empty()) {
+    lines.push_back("local copy (what-if): n/a (" + st.local_copy_why_not + ")");
+  }
+  if (st.write_bytes_per_s && *st.write_bytes_per_s > 0) {
+    std::vector<std::string> where;
+    for (const core::DataLocation& loc : st.write_locations) where.push_back(WhereText(loc));
+    lines.push_back(fmt::format("writes: {}/s in training{}", FormatBytes(*st.write_bytes_per_s),
+                                where.empty() ? "" : " to " + JoinNonEmpty(where, ", ")));
+  }
+  return lines;
+}
+
+ordered_json StorageJson(const ProbeResult& r) {
+  const StorageFindings& st = r.storage;
+  ordered_json page_cache = nullptr;
+  if (st.page_cache) {
+    const telemetry::ResidencySample& pc = *st.page_cache;
+    std::optional<double> share = pc.Share();
+    page_cache = {{"files", pc.files}, {"unreadable", pc.unreadable}, {"bytes", pc.bytes},
+                  {"cached_bytes", pc.cached_bytes}, {"share", share ? ordered_json(*share) : ordered_json(nullptr)}};
+  }
+  ordered_json writes = ordered_json::array();
+  for (const core::DataLocation& loc : st.write_locations) {
+    writes.push_back({{"path", loc.path}, {"file_count", loc.file_count}, {"mount_point", loc.mount_point},
+                      {"fs_type", loc.fs_type}, {"network", loc.network}});
+  }
+  std::optional<LoaderTimeSplit> split = LoaderSplit(r);
+  return {{"data_files", {{"source", st.files.source}, {"sample", st.files.paths}, {"opens", st.files.opens}}},
+          {"page_cache", std::move(page_cache)},
+          {"loader_time", {{"loader", SplitJson(SplitOf(r.loader))}, {"full", SplitJson(SplitOf(r.full))}}},
+          {"fetch_bound", split.has_value() && FetchBound(*split)},
+          {"local_copy", st.local_copy ? LocalCopyJson(*st.local_copy) : ordered_json(nullptr)},
+          {"local_copy_why_not", st.local_copy_why_not.empty() ? ordered_json(nullptr)
+                                                               : ordered_json(st.local_copy_why_not)},
+          {"writes",
+           {{"bytes_per_s", st.write_bytes_per_s ? ordered_json(*st.write_bytes_per_s) : ordered_json(nullptr)},
+            {"locations", std::move(writes)}}}};
+}
+
+}  // namespace sat::probe

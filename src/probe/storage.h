@@ -1,0 +1,81 @@
+// What probe finds about the storage a run reads and writes: which files its loader really opens, how much of them
+// the page cache held, how the loader's time splits into fetch and prep (probe/fetch_split.h), the local-copy
+// what-if where the data is on a network or slow drive (probe/local_copy.h), and where the run writes. The verdict
+// (probe/verdict.h) names storage from these; the report shows them.
+//
+// The data files, best source first: the helper's `files` messages (every open the loader's processes made,
+// sampled: docs/helper-protocol.md), else the scans of the stages' open descriptors and memory maps, else the
+// command line's path arguments that are neither code nor the script. Never the script itself.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/data_location.h"
+#include "core/stage.h"
+#include "probe/fetch_split.h"
+#include "probe/local_copy.h"
+#include "telemetry/page_cache.h"
+
+namespace sat::probe {
+
+struct ProbeResult;
+
+struct DataFiles {
+  std::vector<std::string> paths;   // a sample of the files the run read, sorted, no duplicates
+  std::string source;               // "helper", "scan", "arguments", or "" when none was found
+  int64_t opens = 0;                // data-file opens the helper counted in the full stage (0: not counted)
+  std::vector<std::string> writes;  // files the run opened for writing (the helper's and the scans')
+};
+
+struct StorageFindings {
+  DataFiles files;
+  // A sample of the data files just before the loader stage (the full stage read them first, as training does).
+  std::optional<telemetry::ResidencySample> page_cache;
+  std::optional<LocalCopyWhatIf> local_copy;
+  std::string local_copy_why_not;            // the what-if was due (network or fetch-bound data) but not measured
+  std::vector<core::DataLocation> write_locations;  // of `files.writes`
+  std::optional<double> write_bytes_per_s;    // the full stage's tree, to storage (/proc/PID/io write_bytes)
+};
+
+inline constexpr size_t kResidencySampleFiles = 64;
+// At least this much of the data in the page cache: the loader read memory, not the drive.
+inline constexpr double kWarmCacheShare = 0.9;
+// A run writing this much to a network filesystem gets a note.
+inline constexpr double kHeavyWriteBytesPerS = 1 << 20;
+
+// The data files of a run from its stages and its command line (see the file comment). `path_arguments`: the
+// command line's existing paths, absolute.
+DataFiles DataFilesOf(const ProbeResult& result, const std::vector<std::string>& path_arguments);
+
+// What `stage` showed of its loader (fetch_split.h), over its steady part.
+LoaderActivity LoaderActivityOf(const core::StageResult& stage);
+// The split of the stage whose loader the verdict reads: the loader stage when it measured, else the full stage.
+// `stage_out` (may be null) gets that stage.
+std::optional<LoaderTimeSplit> LoaderSplit(const ProbeResult& result, const core::StageResult** stage_out = nullptr);
+
+// Whether the local-copy what-if is due: data on a network filesystem, or fetch stalls bound the loader.
+bool LocalCopyDue(const ProbeResult& result);
+
+// The verdict's sentences (probe/verdict.h):
+// "fetch stalls: the loader waits on /mnt/data (fuse.sshfs, network filesystem) 90% of its time".
+std::string FetchStallCause(const ProbeResult& result, const LoaderTimeSplit& split);
+// "copy the data to a local disk (1.2 MiB, ~6 s): the loader alone would reach ~800 samples/s".
+std::string LocalCopyNext(const LocalCopyWhatIf& w);
+// Notes: network data the loader hardly waits on, a warm page cache that hid the drive, heavy writes to a
+// network filesystem.
+std::vector<std::string> StorageNotes(const ProbeResult& result);
+
+// The report's lines: the loader's time split (per stage), the page cache, the local-copy what-if (or why there is
+// none), where the run writes. Each without a trailing newline.
+std::vector<std::string> StorageLines(const ProbeResult& result);
+// probe.json's "storage": {data_files {source, sample, opens}, page_cache (null or {files, unreadable, bytes,
+// cached_bytes, share}), loader_time {loader, full: null or {fetch, prep, other, cpu_s_per_sample,
+// bytes_per_sample}}, fetch_bound, local_copy (null or LocalCopyJson), local_copy_why_not, writes {bytes_per_s,
+// locations [{path, file_count, mount_point, fs_type, network}]}}.
+nlohmann::ordered_json StorageJson(const ProbeResult& result);
+
+}  // namespace sat::probe

@@ -1,0 +1,130 @@
+#include "probe/storage.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "probe/test_results.h"
+
+namespace sat::probe {
+namespace {
+
+using namespace results;
+using ::testing::HasSubstr;
+
+// The loader on a slow mount: one process, 5% of a core, blocked on reads 90% of the ticks, 4 KiB per sample.
+ProbeResult SlowMount() {
+  ProbeResult r = WithHelper(false, 40, 9000, 39);
+  r.full.data_wait_share = 0.95;
+  SetCpu(r.loader, 5, 1, 10);
+  SetBlocked(r.loader, 0.9, 40 * 4096);
+  SetCpu(r.full, 6, 1, 10);
+  SetBlocked(r.full, 0.85, 39 * 4096);
+  return r;
+}
+
+TEST(DataFilesOf, TheHelpersFilesComeFirstThenTheScansThenArguments) {
+  ProbeResult r = SlowMount();
+  r.full.data_files = {"/mnt/slow/f2.bin", "/mnt/slow/f1.bin"};
+  r.loader.data_files = {"/mnt/slow/f1.bin", "/mnt/slow/f3.bin"};
+  r.full.open_data_paths = {"/mnt/slow/f9.bin"};
+  r.full.data_opens = 120;
+  r.full.written_files = {"/nfs/ckpt/model.pt"};
+  DataFiles f = DataFilesOf(r, {});
+  EXPECT_EQ(f.source, "helper");
+  EXPECT_EQ(f.paths, (std::vector<std::string>{"/mnt/slow/f1.bin", "/mnt/slow/f2.bin", "/mnt/slow/f3.bin"}));
+  EXPECT_EQ(f.opens, 120);
+  EXPECT_EQ(f.writes, (std::vector<std::string>{"/nfs/ckpt/model.pt"}));
+
+  for (core::StageResult* s : {&r.full, &r.loader}) s->data_files.clear();
+  f = DataFilesOf(r, {});
+  EXPECT_EQ(f.source, "scan");
+  EXPECT_EQ(f.paths, (std::vector<std::string>{"/mnt/slow/f9.bin"}));
+}
+
+TEST(DataFilesOf, NeverTheScriptOrAProgram) {
+  std::string dir = (std::filesystem::path(testing::TempDir()) / ("data_files_" + std::to_string(::getpid()))).string();
+  std::filesystem::create_directories(dir + "/data");
+  std::ofstream(dir + "/train.py") << "print()";
+  std::ofstream(dir + "/train") << "#!/bin/sh";
+  ::chmod((dir + "/train").c_str(), 0755);
+  std::ofstream(dir + "/labels.csv") << "a,b";
+  ProbeResult r = SlowMount();
+  DataFiles f = DataFilesOf(r, {"/usr/bin/python3", dir + "/train.py", dir + "/train", dir + "/data",
+                                dir + "/labels.csv"});
+  EXPECT_EQ(f.source, "arguments");
+  EXPECT_EQ(f.paths, (std::vector<std::string>{dir + "/data", dir + "/labels.csv"}));
+  EXPECT_TRUE(DataFilesOf(r, {dir + "/train.py"}).paths.empty());
+  EXPECT_EQ(DataFilesOf(r, {dir + "/train.py"}).source, "");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(LoaderSplit, TheLoaderStageFirstThenTheFullStage) {
+  ProbeResult r = SlowMount();
+  const core::StageResult* from = nullptr;
+  std::optional<LoaderTimeSplit> split = LoaderSplit(r, &from);
+  ASSERT_TRUE(split.has_value());
+  EXPECT_EQ(from, &r.loader);
+  EXPECT_DOUBLE_EQ(split->fetch, 0.9);
+  EXPECT_DOUBLE_EQ(split->prep, 0.05);
+  EXPECT_DOUBLE_EQ(*split->bytes_per_sample, 4096);
+  EXPECT_TRUE(LocalCopyDue(r));
+
+  r.loader = Skipped(core::StageKind::kLoader, "the budget was spent");
+  split = LoaderSplit(r, &from);
+  ASSERT_TRUE(split.has_value());
+  EXPECT_EQ(from, &r.full);
+  // The full stage without workers: 85 of its 95 points of data wait were blocked reads.
+  EXPECT_NEAR(split->fetch, 0.85 / 0.95, 1e-12);
+
+  // No process states sampled: no split, and a local disk is not due a what-if.
+  r.full.telemetry.tree_blocked.reset();
+  EXPECT_FALSE(LoaderSplit(r).has_value());
+  EXPECT_FALSE(LocalCopyDue(r));
+  r.data_locations = {{"/nfs/a.bin", 10, "/nfs", "nfs4", "server:/x", true}};
+  EXPECT_TRUE(LocalCopyDue(r));
+}
+
+TEST(LoaderActivityOf, WorkersAreTheLoadingProcesses) {
+  ProbeResult r = WithHelper(false, 900, 9000, 880);
+  SetCpu(r.loader, 360, 5, 60);  // a trainer and 4 workers
+  SetBlocked(r.loader, 0.2, 9e6);
+  LoaderActivity a = LoaderActivityOf(r.loader);
+  EXPECT_DOUBLE_EQ(a.processes, 4);
+  EXPECT_DOUBLE_EQ(*a.cpu_cores, 3.6);
+  EXPECT_DOUBLE_EQ(*a.blocked, 0.2);
+  EXPECT_FALSE(a.data_wait_share.has_value());  // the loader stage has no training loop
+  EXPECT_DOUBLE_EQ(*a.read_per_s, 9e6);
+}
+
+TEST(StorageLines, SplitPageCacheWhatIfAndWrites) {
+  ProbeResult r = SlowMount();
+  r.storage.page_cache = telemetry::ResidencySample{64, 1, 64 * 4096, 16 * 4096};
+  r.storage.local_copy_why_not = "no local folder for the copy: /tmp is on tmpfs (memory, never cold)";
+  r.storage.write_bytes_per_s = 3 << 20;
+  r.storage.write_locations = {{"/nfs/ckpt/model.pt", 1, "/nfs", "nfs4", "server:/x", true}};
+  std::vector<std::string> lines = StorageLines(r);
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(lines[0],
+            "loader time: loader stage fetch 90%, prep 5%, other 5% (1.25 ms of CPU and 4.0 KiB read per sample); "
+            "full stage fetch 89%, prep 11%, other 0% (1.54 ms of CPU and 4.0 KiB read per sample)");
+  EXPECT_EQ(lines[1], "page cache: 25% of a sample of 64 data files (256 KiB) was cached before the loader stage "
+                      "(1 more could not be read)");
+  EXPECT_EQ(lines[2], "local copy (what-if): n/a (no local folder for the copy: /tmp is on tmpfs (memory, never cold))");
+  EXPECT_EQ(lines[3], "writes: 3.0 MiB/s in training to /nfs (nfs4, network)");
+
+  nlohmann::ordered_json j = StorageJson(r);
+  EXPECT_EQ(j["fetch_bound"], true);
+  EXPECT_EQ(j["loader_time"]["loader"]["fetch"], 0.9);
+  EXPECT_EQ(j["page_cache"]["share"], 0.25);
+  EXPECT_TRUE(j["local_copy"].is_null());
+  EXPECT_EQ(j["writes"]["locations"][0]["fs_type"], "nfs4");
+  EXPECT_EQ(j["writes"]["bytes_per_s"], 3 << 20);
+}
+
+}  // namespace
+}  // namespace sat::probe

@@ -67,8 +67,7 @@ Result<LocalCopyWhatIf> MeasureLocalCopy(const LocalCopyInputs& in) {
     return t.files > 0 ? t.cpu_seconds / static_cast<double>(t.files) : 0.0;
   };
   const double saved = in.files_per_sample * std::max(0.0, cpu_per_file(w.reads.source) - cpu_per_file(w.reads.local));
-  std::optional<LocalCopyEstimate> estimate =
-      EstimateLocalCopy(in.loader, w.reads.LocalTimeRatio(), saved, in.cores);
+  std::optional<LocalCopyEstimate> estimate = EstimateLocalCopy(in.loader, w.reads.LocalTimeRatio(), saved, in.cores);
   if (!estimate) return Error{"the loader stage measured no CPU time"};
   w.estimate = *estimate;
 
@@ -79,9 +78,8 @@ Result<LocalCopyWhatIf> MeasureLocalCopy(const LocalCopyInputs& in) {
     w.total_bytes = manifest->total_bytes;
     w.total_files = manifest->file_count;
     w.copy_s = stage::CopySecondsAtPace(w.reads.source, manifest->file_count, manifest->total_bytes);
-    w.fits_in_memory = in.mem_available_bytes &&
-                       static_cast<double>(manifest->total_bytes) <=
-                           kFitsInMemoryShare * static_cast<double>(*in.mem_available_bytes);
+    w.fits_in_memory = in.mem_available_bytes && static_cast<double>(manifest->total_bytes) <=
+                                                     kFitsInMemoryShare * static_cast<double>(*in.mem_available_bytes);
   } else {
     w.total_why_not = manifest.error().message;
   }
@@ -96,9 +94,9 @@ std::string LocalCopyText(const LocalCopyWhatIf& w) {
   } else {
     parts.push_back(fmt::format("the size of {} is unknown ({})", w.root, w.total_why_not));
   }
-  std::string other = w.fits_in_memory
-                          ? fmt::format("~{} while the copy is read cold", FormatNumber(w.estimate.cold_samples_per_s))
-                          : fmt::format("~{} once it is in the page cache", FormatNumber(w.estimate.warm_samples_per_s));
+  std::string other =
+      w.fits_in_memory ? fmt::format("~{} while the copy is read cold", FormatNumber(w.estimate.cold_samples_per_s))
+                       : fmt::format("~{} once it is in the page cache", FormatNumber(w.estimate.warm_samples_per_s));
   std::string vs = w.loader_now > 0 ? fmt::format(", {} today's {}", FormatTimes(w.Headline() / w.loader_now),
                                                   FormatRate(w.loader_now))
                                     : "";
@@ -123,7 +121,8 @@ nlohmann::ordered_json LocalCopyJson(const LocalCopyWhatIf& w) {
           {"root", w.root},
           {"total_bytes", opt(w.total_bytes)},
           {"total_files", opt(w.total_files)},
-          {"total_why_not", w.total_why_not.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(w.total_why_not)},
+          {"total_why_not",
+           w.total_why_not.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(w.total_why_not)},
           {"copy_s", opt(w.copy_s)},
           {"loader_samples_per_s", w.loader_now},
           {"samples_per_s", w.Headline()},

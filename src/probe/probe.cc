@@ -179,7 +179,9 @@ Result<ProbeResult> RunProbe(const ProbeOptions& o, telemetry::GpuBackend* gpu, 
     if (kind == core::StageKind::kLoader) {
       // How much of the data the page cache holds as the loader is measured: a warm cache hides the drive.
       DataFiles seen = DataFilesOf(result, {});
-      if (!seen.paths.empty()) result.storage.page_cache = telemetry::SampleResidency(seen.paths, kResidencySampleFiles);
+      if (!seen.paths.empty()) {
+        result.storage.page_cache = telemetry::SampleResidency(seen.paths, kResidencySampleFiles);
+      }
     }
     auto stage = run_stage(kind, budget);
     if (!stage) return stage.error();
@@ -201,7 +203,9 @@ Result<ProbeResult> RunProbe(const ProbeOptions& o, telemetry::GpuBackend* gpu, 
   storage.files = DataFilesOf(result, path_arguments);
   result.data_locations = core::LocateFiles(storage.files.paths, measured.proc_root);
   storage.write_locations = core::LocateFiles(storage.files.writes, measured.proc_root);
-  if (const auto& w = result.full.telemetry.tree_write_bytes_per_s; w && w->count > 0) storage.write_bytes_per_s = w->mean;
+  if (const auto& w = result.full.telemetry.tree_write_bytes_per_s; w && w->count > 0) {
+    storage.write_bytes_per_s = w->mean;
+  }
   // On a network or slow drive: what a local copy would give, from cold reads of a sample of the run's own files.
   if (LocalCopyDue(result) && !result.interrupted) {
     AddLocalCopyWhatIf(result, path_arguments, result.machine.cpu_count,

@@ -22,8 +22,9 @@ namespace sat::probe {
 // counted, other loaders left out); the step-time breakdown (data wait / model or "compute and the rest" / named
 // phases, after_step as "after-step work (metrics, logging, checkpoints)"); the helper's FLOP count with the
 // achieved FLOP/s and MFU of full and compute ("flops: ...", mfu.h; also in the stage rows); with --trace the
-// trace's summary (trace_summary.h's TraceLines); where the data lives, one line per mount, then the storage lines (storage.h StorageLines: the loader's fetch and prep, the page cache, the local-copy what-if, writes); the notes; and last
-// the one line
+// trace's summary (trace_summary.h's TraceLines); where the data lives, one line per mount, then the storage
+// lines (storage.h StorageLines: the loader's fetch and prep, the page cache, the local-copy what-if, writes); the
+// notes; and last the one line
 // `verdict: <bottleneck> — <evidence>; next: <knob>` ("failed" or "unknown" in place of the bottleneck when
 // there is none). Numbers carry thousands separators; anything not measured reads "n/a". Every line ends in
 // '\n'; line breaks inside texts (a command, an error detail) are turned into spaces, so exactly one line
@@ -48,7 +49,8 @@ std::string ConsoleReport(const ProbeResult& result);
 //     {data_wait, model, after_step, other_phases}: shares of loop time adding up to 1), totals {steps, samples,
 //     wait_s, step_s, excluded_s, phases_s, mem_peak_bytes, processes, done_reason}, outcome {class, detail,
 //     exit_code, signal, duration_s} (null when the stage did not run), telemetry {gpu_util_pct, gpu_mem_used_bytes, gpu_mem_total_bytes, tree_cpu_pct,
-//     tree_rss_bytes, tree_read_bytes_per_s, tree_rchar_per_s, tree_write_bytes_per_s, tree_blocked, tree_processes, tree_gpu_mem_bytes, host_cpu_pct,
+//     tree_rss_bytes, tree_read_bytes_per_s, tree_rchar_per_s, tree_write_bytes_per_s, tree_blocked,
+//     tree_processes, tree_gpu_mem_bytes, host_cpu_pct,
 //     host_iowait_pct, disk_busy_pct, disk_read_bytes_per_s, gpu_pcie_rx_bytes_per_s, cpu_count; each summary {count, mean, p50, p95,
 //     min, max} or null}, workers, series [[t_s, samples_per_s], ...], wall_s, log_dir},
 //   trace (null without --trace, else {path, error, summary: TraceJson or null}),

@@ -34,15 +34,18 @@ std::string SplitText(const LoaderTimeSplit& s) {
   if (s.cpu_s_per_sample) per_sample.push_back(fmt::format("{:.2f} ms of CPU", *s.cpu_s_per_sample * 1000));
   if (s.bytes_per_sample) per_sample.push_back(FormatBytes(*s.bytes_per_sample) + " read");
   std::string tail = per_sample.empty() ? "" : fmt::format(" ({} per sample)", JoinNonEmpty(per_sample, " and "));
-  return fmt::format("fetch {}, prep {}, other {}{}", FormatShare(s.fetch), FormatShare(s.prep),
-                     FormatShare(s.other), tail);
+  return fmt::format("fetch {}, prep {}, other {}{}", FormatShare(s.fetch), FormatShare(s.prep), FormatShare(s.other),
+                     tail);
 }
 
 ordered_json SplitJson(const std::optional<LoaderTimeSplit>& s) {
   if (!s) return nullptr;
   auto opt = [](const std::optional<double>& v) { return v ? ordered_json(*v) : ordered_json(nullptr); };
-  return {{"fetch", s->fetch}, {"prep", s->prep}, {"other", s->other},
-          {"cpu_s_per_sample", opt(s->cpu_s_per_sample)}, {"bytes_per_sample", opt(s->bytes_per_sample)}};
+  return {{"fetch", s->fetch},
+          {"prep", s->prep},
+          {"other", s->other},
+          {"cpu_s_per_sample", opt(s->cpu_s_per_sample)},
+          {"bytes_per_sample", opt(s->bytes_per_sample)}};
 }
 
 std::optional<LoaderTimeSplit> SplitOf(const core::StageResult& s) {
@@ -69,9 +72,10 @@ std::string FetchStallCause(const ProbeResult& r, const LoaderTimeSplit& split) 
 }
 
 std::string LocalCopyNext(const LocalCopyWhatIf& w) {
-  std::string cost = w.total_bytes && w.copy_s ? fmt::format(" ({}, ~{})", FormatBytes(static_cast<double>(*w.total_bytes)),
-                                                             FormatRoughDuration(*w.copy_s))
-                                               : "";
+  std::string cost =
+      w.total_bytes && w.copy_s
+          ? fmt::format(" ({}, ~{})", FormatBytes(static_cast<double>(*w.total_bytes)), FormatRoughDuration(*w.copy_s))
+          : "";
   return fmt::format("copy the data to a local disk{}: the loader alone would reach ~{}", cost,
                      FormatRate(w.Headline()));
 }
@@ -84,23 +88,26 @@ std::vector<std::string> StorageNotes(const ProbeResult& r) {
   bool remote = std::any_of(r.data_locations.begin(), r.data_locations.end(),
                             [](const core::DataLocation& l) { return l.network; });
   if (split && !FetchBound(*split) && remote) {
-    notes.push_back(fmt::format("the loader waited on the network filesystem only {} of its time{}: it is not what "
-                                "holds the run back now",
-                                FormatShare(split->fetch),
-                                cached ? fmt::format(" (the page cache held {} of the data)", FormatShare(*cached)) : ""));
+    notes.push_back(
+        fmt::format("the loader waited on the network filesystem only {} of its time{}: it is not what "
+                    "holds the run back now",
+                    FormatShare(split->fetch),
+                    cached ? fmt::format(" (the page cache held {} of the data)", FormatShare(*cached)) : ""));
   }
   if (cached && *cached >= kWarmCacheShare && !remote && !r.data_locations.empty()) {
-    notes.push_back(fmt::format("{} of the data was in the page cache when the loader was measured, so the drive "
-                                "behind {} was not tested: a cold cache (a fresh node, a first epoch) reads from it",
-                                FormatShare(*cached), DataPlace(r)));
+    notes.push_back(
+        fmt::format("{} of the data was in the page cache when the loader was measured, so the drive "
+                    "behind {} was not tested: a cold cache (a fresh node, a first epoch) reads from it",
+                    FormatShare(*cached), DataPlace(r)));
   }
   if (st.write_bytes_per_s && *st.write_bytes_per_s >= kHeavyWriteBytesPerS) {
     for (const core::DataLocation& loc : st.write_locations) {
       if (!loc.network) continue;
-      notes.push_back(fmt::format("the run writes {}/s, to {} ({}, network filesystem) among others: checkpoints and "
-                                  "logs on a network drive hold up the steps that write them; write them to a local "
-                                  "disk and copy them off in the background",
-                                  FormatBytes(*st.write_bytes_per_s), loc.mount_point, loc.fs_type));
+      notes.push_back(
+          fmt::format("the run writes {}/s, to {} ({}, network filesystem) among others: checkpoints and "
+                      "logs on a network drive hold up the steps that write them; write them to a local "
+                      "disk and copy them off in the background",
+                      FormatBytes(*st.write_bytes_per_s), loc.mount_point, loc.fs_type));
     }
   }
   return notes;
@@ -181,10 +188,11 @@ std::vector<std::string> StorageLines(const ProbeResult& r) {
   if (st.page_cache) {
     const telemetry::ResidencySample& pc = *st.page_cache;
     std::optional<double> share = pc.Share();
-    lines.push_back(fmt::format("page cache: {} of a sample of {} data file{} ({}) was cached before the loader stage{}",
-                                share ? FormatShare(*share) : std::string("n/a"), pc.files, pc.files == 1 ? "" : "s",
-                                FormatBytes(static_cast<double>(pc.bytes)),
-                                pc.unreadable > 0 ? fmt::format(" ({} more could not be read)", pc.unreadable) : ""));
+    lines.push_back(
+        fmt::format("page cache: {} of a sample of {} data file{} ({}) was cached before the loader stage{}",
+                    share ? FormatShare(*share) : std::string("n/a"), pc.files, pc.files == 1 ? "" : "s",
+                    FormatBytes(static_cast<double>(pc.bytes)),
+                    pc.unreadable > 0 ? fmt::format(" ({} more could not be read)", pc.unreadable) : ""));
   }
   if (st.local_copy) {
     lines.push_back("local copy (what-if, measured on a sample): " + LocalCopyText(*st.local_copy));
@@ -206,13 +214,19 @@ ordered_json StorageJson(const ProbeResult& r) {
   if (st.page_cache) {
     const telemetry::ResidencySample& pc = *st.page_cache;
     std::optional<double> share = pc.Share();
-    page_cache = {{"files", pc.files}, {"unreadable", pc.unreadable}, {"bytes", pc.bytes},
-                  {"cached_bytes", pc.cached_bytes}, {"share", share ? ordered_json(*share) : ordered_json(nullptr)}};
+    page_cache = {{"files", pc.files},
+                  {"unreadable", pc.unreadable},
+                  {"bytes", pc.bytes},
+                  {"cached_bytes", pc.cached_bytes},
+                  {"share", share ? ordered_json(*share) : ordered_json(nullptr)}};
   }
   ordered_json writes = ordered_json::array();
   for (const core::DataLocation& loc : st.write_locations) {
-    writes.push_back({{"path", loc.path}, {"file_count", loc.file_count}, {"mount_point", loc.mount_point},
-                      {"fs_type", loc.fs_type}, {"network", loc.network}});
+    writes.push_back({{"path", loc.path},
+                      {"file_count", loc.file_count},
+                      {"mount_point", loc.mount_point},
+                      {"fs_type", loc.fs_type},
+                      {"network", loc.network}});
   }
   std::optional<LoaderTimeSplit> split = LoaderSplit(r);
   return {{"data_files", {{"source", st.files.source}, {"sample", st.files.paths}, {"opens", st.files.opens}}},
@@ -220,8 +234,8 @@ ordered_json StorageJson(const ProbeResult& r) {
           {"loader_time", {{"loader", SplitJson(SplitOf(r.loader))}, {"full", SplitJson(SplitOf(r.full))}}},
           {"fetch_bound", split.has_value() && FetchBound(*split)},
           {"local_copy", st.local_copy ? LocalCopyJson(*st.local_copy) : ordered_json(nullptr)},
-          {"local_copy_why_not", st.local_copy_why_not.empty() ? ordered_json(nullptr)
-                                                               : ordered_json(st.local_copy_why_not)},
+          {"local_copy_why_not",
+           st.local_copy_why_not.empty() ? ordered_json(nullptr) : ordered_json(st.local_copy_why_not)},
           {"writes",
            {{"bytes_per_s", st.write_bytes_per_s ? ordered_json(*st.write_bytes_per_s) : ordered_json(nullptr)},
             {"locations", std::move(writes)}}}};

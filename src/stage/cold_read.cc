@@ -1,6 +1,7 @@
 #include "stage/cold_read.h"
 
 #include <fcntl.h>
+#include <fmt/core.h>
 #include <linux/magic.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -12,22 +13,19 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
-#include <fmt/core.h>
 #include <optional>
 #include <set>
 
 #include "telemetry/page_cache.h"
-#include "util/unique_fd.h"
 #include "util/strings.h"
+#include "util/unique_fd.h"
 
 namespace sat::stage {
 namespace {
 
 namespace fs = std::filesystem;
 
-double Now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double Now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 double ThreadCpu() {
   timespec ts{};

@@ -1,6 +1,7 @@
 #include "telemetry/page_cache.h"
 
 #include <fcntl.h>
+#include <fmt/core.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -10,7 +11,6 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
-#include <fmt/core.h>
 #include <optional>
 
 #include "util/unique_fd.h"

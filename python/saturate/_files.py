@@ -35,20 +35,21 @@ _PAYLOAD_BYTES = 3600
 
 _SYSTEM_PREFIXES = ("/dev/", "/proc/", "/sys/", "/etc/", "/usr/", "/lib/", "/lib32/", "/lib64/", "/libx32/",
                     "/bin/", "/sbin/")
-_PYTHON_INFIXES = ("/site-packages/", "/dist-packages/", "/__pycache__/", "/lib/python3.")
 _CODE_SUFFIXES = (".py", ".pyc", ".pyo", ".pyd", ".so")
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 
 
 def is_code_or_system(path):
     """True for files that are the interpreter's, a library's or the system's, never training data (the same rule
-    as saturate's /proc scans: src/probe/data_location.cc)."""
-    if path.startswith(_SYSTEM_PREFIXES):
+    as saturate's /proc scans: src/core/data_location.cc IsCodeOrSystemFile). Written out, not looped: it runs on
+    every open."""
+    if path.startswith(_SYSTEM_PREFIXES) or path.endswith(_CODE_SUFFIXES):
         return True
-    if any(infix in path for infix in _PYTHON_INFIXES):
+    if "-packages/" in path and ("/site-packages/" in path or "/dist-packages/" in path):
         return True
-    name = path[path.rfind("/") + 1:]
-    return name.endswith(_CODE_SUFFIXES) or ".so." in name
+    if "/__pycache__/" in path or "/lib/python3." in path:
+        return True
+    return ".so." in path[path.rfind("/") + 1:]
 
 
 def _opened_for_reading(mode, flags):
@@ -106,11 +107,12 @@ class FileWatch:
         self._rng = (os.getpid() * 2654435761 + 1) & 0xFFFFFFFFFFFFFFFF
 
     def _on_open(self, args):
-        path, mode, flags = (tuple(args) + (None, None, None))[:3]
-        if isinstance(path, int):
-            return
-        path = os.fsdecode(os.fspath(path))
-        if not path.startswith("/"):
+        path, mode, flags = args if len(args) == 3 else (tuple(args) + (None, None, None))[:3]
+        if type(path) is not str:  # noqa: E721 (the common case first: a str path)
+            if isinstance(path, int):
+                return
+            path = os.fsdecode(os.fspath(path))
+        if path[:1] != "/":
             path = os.path.join(os.getcwd(), path)
         if is_code_or_system(path) or path == self._script_path():
             return
@@ -122,6 +124,9 @@ class FileWatch:
             self.opens += 1
             if path not in self._seen:
                 self._keep(path)
+        # The clock is read on news, and otherwise every 16th open (a count to update).
+        if not (self._unsent or self._unsent_writes or self.opens & 15 == 0):
+            return
         now = time.monotonic()
         if (self._unsent or self._unsent_writes or self.opens != self._sent_opens) and now >= self._next_send:
             self._next_send = now + SEND_EVERY_S

@@ -179,7 +179,8 @@ class FileWatch:
             fields = {"paths": chunk, "opens": self.opens}
             if i == 0 and writes:
                 fields["writes"] = writes
-            channel.send("files", fields, worker_ok=True, optional=("writes",))
+            # Patient: its paths are new ones, not a cumulative count the next message would carry again.
+            channel.send("files", fields, patient=True, worker_ok=True, optional=("writes",))
 
     def _get_channel(self):
         if self._channel is None and self._channel_factory is not None:

@@ -653,15 +653,6 @@ std::string ConsoleReport(const ProbeResult& r) {
 
 ordered_json ProbeJson(const ProbeResult& r) {
   const core::Machine& m = r.machine;
-  ordered_json locations = ordered_json::array();
-  for (const core::DataLocation& loc : r.data_locations) {
-    locations.push_back({{"path", loc.path},
-                         {"file_count", loc.file_count},
-                         {"mount_point", loc.mount_point},
-                         {"fs_type", loc.fs_type},
-                         {"device", loc.device},
-                         {"network", loc.network}});
-  }
   const Verdict& v = r.verdict;
   return {{"version", SATURATE_VERSION},
           {"command", RedactArgv(r.command)},
@@ -682,7 +673,7 @@ ordered_json ProbeJson(const ProbeResult& r) {
            {{"loader", StageJson(r, r.loader)}, {"compute", StageJson(r, r.compute)}, {"full", StageJson(r, r.full)}}},
           {"trace", Ordered(core::TraceOutcomeJson(r.trace))},
           {"what_if", WhatIfJson(r)},
-          {"data_locations", std::move(locations)},
+          {"data_locations", DataLocationsJson(r.data_locations)},
           {"storage", StorageJson(r)},
           {"verdict",
            {{"bottleneck", v.bottleneck.empty() ? ordered_json(nullptr) : ordered_json(v.bottleneck)},

@@ -67,6 +67,19 @@ std::string DataPlace(const ProbeResult& r) {
 
 }  // namespace
 
+ordered_json DataLocationsJson(const std::vector<core::DataLocation>& locations) {
+  ordered_json out = ordered_json::array();
+  for (const core::DataLocation& loc : locations) {
+    out.push_back({{"path", loc.path},
+                   {"file_count", loc.file_count},
+                   {"mount_point", loc.mount_point},
+                   {"fs_type", loc.fs_type},
+                   {"device", loc.device},
+                   {"network", loc.network}});
+  }
+  return out;
+}
+
 std::string FetchStallCause(const ProbeResult& r, const LoaderTimeSplit& split) {
   return fmt::format("fetch stalls: the loader waits on {} {} of its time", DataPlace(r), FormatShare(split.fetch));
 }
@@ -220,14 +233,7 @@ ordered_json StorageJson(const ProbeResult& r) {
                   {"cached_bytes", pc.cached_bytes},
                   {"share", share ? ordered_json(*share) : ordered_json(nullptr)}};
   }
-  ordered_json writes = ordered_json::array();
-  for (const core::DataLocation& loc : st.write_locations) {
-    writes.push_back({{"path", loc.path},
-                      {"file_count", loc.file_count},
-                      {"mount_point", loc.mount_point},
-                      {"fs_type", loc.fs_type},
-                      {"network", loc.network}});
-  }
+  ordered_json writes = DataLocationsJson(st.write_locations);
   std::optional<LoaderTimeSplit> split = LoaderSplit(r);
   return {{"data_files", {{"source", st.files.source}, {"sample", st.files.paths}, {"opens", st.files.opens}}},
           {"page_cache", std::move(page_cache)},

@@ -75,7 +75,9 @@ std::vector<std::string> StorageLines(const ProbeResult& result);
 // probe.json's "storage": {data_files {source, sample, opens}, page_cache (null or {files, unreadable, bytes,
 // cached_bytes, share}), loader_time {loader, full: null or {fetch, prep, other, cpu_s_per_sample,
 // bytes_per_sample}}, fetch_bound, local_copy (null or LocalCopyJson), local_copy_why_not, writes {bytes_per_s,
-// locations [{path, file_count, mount_point, fs_type, network}]}}.
+// locations (DataLocationsJson)}}.
 nlohmann::ordered_json StorageJson(const ProbeResult& result);
+// [{path, file_count, mount_point, fs_type, device, network}]: probe.json's data_locations and storage.writes.
+nlohmann::ordered_json DataLocationsJson(const std::vector<core::DataLocation>& locations);
 
 }  // namespace sat::probe

@@ -113,6 +113,7 @@ report::Pipe CopyPipe(const ProbeResult& r) {
 std::optional<size_t> NarrowestPipe(const Verdict& v) {
   enum { kStorage, kLoader, kCopy, kCompute, kFull };
   if (v.failed || v.bottleneck.empty()) return std::nullopt;
+  if (v.bottleneck == "storage") return kStorage;  // fetch stalls bind the loader (verdict.h)
   if (v.bottleneck == "loader") {
     const bool storage = v.cause.rfind("storage", 0) == 0 || v.cause.find("network filesystem") != std::string::npos;
     return storage ? kStorage : kLoader;

@@ -43,6 +43,16 @@ TEST(ProbePipeline, PipesInFlowOrderWithTheVerdictsNarrowest) {
   EXPECT_EQ(p.narrowest_why, r.verdict.evidence);
 }
 
+TEST(ProbePipeline, AStorageVerdictMarksTheStoragePipe) {
+  ProbeResult r = LoaderBound();
+  r.verdict.bottleneck = "storage";  // fetch stalls bind the loader (verdict.cc)
+  r.verdict.evidence = "the loader waited on reads 70% of its time";
+  report::Pipeline p = ProbePipeline(r);
+  ASSERT_TRUE(p.narrowest);
+  EXPECT_EQ(*p.narrowest, 0u);
+  EXPECT_EQ(p.narrowest_why, r.verdict.evidence);
+}
+
 TEST(ProbePipeline, StorageAndCopyFromWhatTheSamplerSaw) {
   ProbeResult r = LoaderBound();
   r.loader.telemetry.tree_read_bytes_per_s = Flat(50.0 * 1024 * 1024);

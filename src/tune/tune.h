@@ -37,11 +37,18 @@ struct TrialEvent {
   std::string note;              // when ended: what happens next, e.g. the trial runs again for longer
 };
 
+// A trial is shorter than a probe stage: it stops once its 95% interval is within ±3% (probe's: ±2%).
+inline core::SessionOptions DefaultTuneSession() {
+  core::SessionOptions session;
+  session.target_rel_half_width = 0.03;
+  return session;
+}
+
 struct TuneOptions {
   // The command and how each trial is measured (core/session.h); a trial stops once its 95% interval is as tight
   // as session.target_rel_half_width. A --parse pattern that gives steps takes each trial's batch size as its
   // samples per step when the command has a {batch_size} placeholder, else session.batch_size.
-  core::SessionOptions session = {.target_rel_half_width = 0.03};
+  core::SessionOptions session = DefaultTuneSession();
   std::vector<std::string> knob_flags;  // --knob values; empty: the machine's default knobs
   Strategy strategy = Strategy::kGuided;
   double budget_s = 600;                // all trials together

@@ -120,6 +120,9 @@ StageTelemetry SummarizeTelemetry(const std::vector<Sample>& samples, int gpu_in
   return t;
 }
 
+// The most open-file paths a stage keeps from its scans of the tree's descriptors.
+constexpr size_t kMaxOpenFiles = 4096;
+
 // What the helper's `files` messages said (docs/helper-protocol.md), bounded: a sample of paths per process, so a
 // long run of many workers stays within kMaxHelperFiles.
 constexpr size_t kMaxHelperFiles = 4096;
@@ -282,8 +285,9 @@ StageResult MeasureStage(StageKind kind, const StageOptions& o, StageCommand& co
     // The files the tree reads, for the filesystem check; a few scans see the dataset's files open. The same
     // scans tell whether the script imported torch, for the report when nothing was reported.
     if (now >= next_files_scan) {
-      for (auto& f : command.ScanOpenFiles()) {
-        if (open_files.size() >= 4096) break;
+      // Past the cap the scan still looks for torch, but reads no descriptors.
+      for (auto& f : command.ScanOpenFiles(open_files.size() < kMaxOpenFiles)) {
+        if (open_files.size() >= kMaxOpenFiles) break;
         open_files.insert(std::move(f));
       }
       next_files_scan = now + 2.0;

@@ -38,11 +38,11 @@ class RealStageCommand : public StageCommand {
     return outcome;
   }
 
-  std::vector<std::string> ScanOpenFiles() override {
+  std::vector<std::string> ScanOpenFiles(bool want_files) override {
     std::vector<std::string> files;
     auto latest = sampler_.Latest();
     if (!latest || !latest->tree) return files;
-    for (pid_t pid : latest->tree->pids) {
+    for (pid_t pid : want_files ? latest->tree->pids : std::vector<pid_t>{}) {
       for (auto& f : OpenRegularFiles(pid, "/proc")) files.push_back(std::move(f));
     }
     run_->LookForTorch(latest->tree->pids);

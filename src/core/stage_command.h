@@ -42,9 +42,9 @@ class StageCommand {
   virtual std::optional<run::RunOutcome> Poll() = 0;
   // Asks the command to stop (the runner's ladder) and waits until its whole tree is gone.
   virtual run::RunOutcome StopAndWait() = 0;
-  // Looks at the command's processes: the regular files they have open now (for the filesystem check), and, as a
-  // side effect, whether they loaded torch (signs()).
-  virtual std::vector<std::string> ScanOpenFiles() = 0;
+  // Looks at the command's processes: whether they loaded torch (signs()), and, with `want_files`, the regular
+  // files they have open now (for the filesystem check); without it, no descriptor is read and the list is empty.
+  virtual std::vector<std::string> ScanOpenFiles(bool want_files) = 0;
   // The processes that reported training progress, for the sampler's per-trainer readings.
   virtual void SetTrainers(std::vector<pid_t> pids) = 0;
   // The machine's samples from `t0` on, with the command's tree; read once the command has ended.

@@ -111,9 +111,9 @@ class ScriptedCommand : public StageCommand {
     return o;
   }
 
-  std::vector<std::string> ScanOpenFiles() override {
+  std::vector<std::string> ScanOpenFiles(bool want_files) override {
     ++scans_;
-    return open_files_;
+    return want_files ? open_files_ : std::vector<std::string>{};
   }
   void SetTrainers(std::vector<pid_t> pids) override { trainers_ = std::move(pids); }
   std::vector<telemetry::Sample> SamplesSince(double t0) override {

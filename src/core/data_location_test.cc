@@ -20,11 +20,6 @@ using ::testing::IsEmpty;
 
 const std::string kMounts = std::string(SATURATE_SOURCE_DIR) + "/tests/fixtures/mounts";
 
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 TEST(IsNetworkFs, ClassifiesRemoteAndLocalFilesystems) {
   for (const char* remote : {"nfs", "nfs4", "cifs", "smb3", "ceph", "lustre", "gpfs", "beegfs", "glusterfs",
                              "fuse.sshfs", "fuse.s3fs", "fuse.gcsfuse", "fuse.rclone", "fuse.ceph-fuse"}) {

@@ -86,6 +86,7 @@ StageTelemetry SummarizeTelemetry(const std::vector<Sample>& samples, int gpu_in
   };
   using Tree = telemetry::ProcTreeSample;
   t.tree_cpu_pct = SummarizeField(samples, tree([](const Tree& p) { return p.cpu_pct; }));
+  t.tree_sys_cpu_pct = SummarizeField(samples, tree([](const Tree& p) { return p.sys_cpu_pct; }));
   t.tree_rss_bytes = SummarizeField(samples, tree([](const Tree& p) { return AsDouble(p.rss_bytes); }));
   t.tree_read_bytes_per_s = SummarizeField(samples, tree([](const Tree& p) { return p.read_bytes_per_s; }));
   t.tree_rchar_per_s = SummarizeField(samples, tree([](const Tree& p) { return p.rchar_per_s; }));

@@ -36,6 +36,7 @@ struct StageTelemetry {
   // Bytes the probed GPU received over PCIe per second (NVML's RX counter: host-to-device copies and the rest).
   std::optional<telemetry::Summary> gpu_pcie_rx_bytes_per_s;
   std::optional<telemetry::Summary> tree_cpu_pct;   // 100 = one core
+  std::optional<telemetry::Summary> tree_sys_cpu_pct;  // of tree_cpu_pct, the kernel's part (stime)
   std::optional<telemetry::Summary> tree_rss_bytes;
   std::optional<telemetry::Summary> tree_read_bytes_per_s;
   std::optional<telemetry::Summary> tree_rchar_per_s;        // bytes passed to read(), page cache included

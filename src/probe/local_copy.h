@@ -1,6 +1,6 @@
 // probe's local-copy what-if: what the loader alone would reach reading a local copy of the run's data, and what
 // the copy costs, measured on a sample of the run's own files (stage/cold_read.h: each read cold from where it
-// lives and from a local copy) and the loader stage's CPU per sample (probe/fetch_split.h EstimateLocalCopy).
+// lives and from a local copy) and the loader stage's CPU per sample (EstimateLocalCopy below).
 //
 // "a local copy of 12.4 GiB takes ~2 min on this link; the loader alone would reach ~1,840 samples/s (~610 while
 // the copy is read cold), 9.2x today's": the copy's time is the whole data folder at the sample's cold read pace;
@@ -15,11 +15,35 @@
 #include <string>
 #include <vector>
 
-#include "probe/fetch_split.h"
 #include "stage/cold_read.h"
+#include "stage/fetch_split.h"
 #include "util/result.h"
 
 namespace sat::probe {
+
+using stage::LoaderActivity;
+
+// The loader alone reading a local copy, from the loader stage on the source and the cold-read sample.
+struct LocalCopyEstimate {
+  double warm_samples_per_s = 0;  // the copy in the page cache: the loader's CPU alone sets the pace
+  double cold_samples_per_s = 0;  // read cold from the local drive: time off the CPU shrinks by the reads' ratio
+};
+
+// The CPU seconds a sample's reads cost the reading thread, read cold from the source and from a local copy (a FUSE
+// or network read wakes the reader several times; almost all of it is kernel time).
+struct ReadCpuPerSample {
+  double source_s = 0, local_s = 0;
+};
+
+// `loader` (the loader stage on the source), `local_time_ratio` (cold local read time / cold source read time of
+// the same files), `reads` (their CPU), `cores` (the machine's; 0 unknown). Assumes the loader's time off the CPU
+// is spent fetching; of its CPU per sample, the user part stays as measured and the kernel part shrinks by the
+// reads' CPU ratio (local / source: the kernel time the source's reads cost in the loader, often several times the
+// cold reads' own, goes with them). Without the kernel part, the reads' CPU difference comes off the whole. Never
+// less than a fifth of the measured CPU; at most every core (or every loading process) busy. nullopt without the
+// loader's rate or CPU.
+std::optional<LocalCopyEstimate> EstimateLocalCopy(const LoaderActivity& loader, double local_time_ratio,
+                                                   const ReadCpuPerSample& reads, unsigned cores);
 
 struct LocalCopyWhatIf {
   stage::ColdReadComparison reads;  // the sample, cold from the source and from a local copy

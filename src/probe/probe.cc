@@ -133,6 +133,13 @@ Result<ProbeResult> RunProbe(const ProbeOptions& o, telemetry::GpuBackend* gpu, 
     return runner.Run(kind, so2);
   };
 
+  // What the page cache holds of the command line's data before the run reads any of it: a warm cache hides the
+  // drive from every stage.
+  if (std::vector<std::string> given = ArgumentDataFiles(ExistingPathArguments(measured.argv), kArgumentFilesListed);
+      !given.empty()) {
+    result.storage.page_cache_before_run = telemetry::SampleResidency(given, kResidencySampleFiles);
+  }
+
   // 1. The full run: what training achieves now, and whether the script reports at all (import saturate, or
   // the automatic instrumentation of a PyTorch script).
   // A script read through --parse usually has no helper, so its one stage may use the whole budget.

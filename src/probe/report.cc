@@ -395,6 +395,7 @@ ordered_json TelemetryJson(const core::StageTelemetry& t) {
           {"gpu_pcie_rx_bytes_per_s", SummaryJson(t.gpu_pcie_rx_bytes_per_s)},
           {"gpu_mem_total_bytes", Opt(t.gpu_mem_total_bytes)},
           {"tree_cpu_pct", SummaryJson(t.tree_cpu_pct)},
+          {"tree_sys_cpu_pct", SummaryJson(t.tree_sys_cpu_pct)},
           {"tree_rss_bytes", SummaryJson(t.tree_rss_bytes)},
           {"tree_read_bytes_per_s", SummaryJson(t.tree_read_bytes_per_s)},
           {"tree_rchar_per_s", SummaryJson(t.tree_rchar_per_s)},

@@ -48,7 +48,7 @@ std::string ConsoleReport(const ProbeResult& result);
 //     peak_flops_per_s, mfu, gpu_model, no_mfu_why; nulls when unknown), step_parts (null, or
 //     {data_wait, model, after_step, other_phases}: shares of loop time adding up to 1), totals {steps, samples,
 //     wait_s, step_s, excluded_s, phases_s, mem_peak_bytes, processes, done_reason}, outcome {class, detail,
-//     exit_code, signal, duration_s} (null when the stage did not run), telemetry {gpu_util_pct, gpu_mem_used_bytes, gpu_mem_total_bytes, tree_cpu_pct,
+//     exit_code, signal, duration_s} (null when the stage did not run), telemetry {gpu_util_pct, gpu_mem_used_bytes, gpu_mem_total_bytes, tree_cpu_pct, tree_sys_cpu_pct,
 //     tree_rss_bytes, tree_read_bytes_per_s, tree_rchar_per_s, tree_write_bytes_per_s, tree_blocked,
 //     tree_processes, tree_gpu_mem_bytes, host_cpu_pct,
 //     host_iowait_pct, disk_busy_pct, disk_read_bytes_per_s, gpu_pcie_rx_bytes_per_s, cpu_count; each summary {count, mean, p50, p95,

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <set>
 
 #include "probe/probe.h"
@@ -27,6 +28,25 @@ bool MayBeData(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return false;
   return S_ISDIR(st.st_mode) || (S_ISREG(st.st_mode) && (st.st_mode & 0111) == 0);
+}
+
+ordered_json ResidencyJson(const std::optional<telemetry::ResidencySample>& pc) {
+  if (!pc) return nullptr;
+  std::optional<double> share = pc->Share();
+  return {{"files", pc->files},
+          {"unreadable", pc->unreadable},
+          {"bytes", pc->bytes},
+          {"cached_bytes", pc->cached_bytes},
+          {"share", share ? ordered_json(*share) : ordered_json(nullptr)}};
+}
+
+// "25% of a sample of 64 data files (256 KiB) was cached before the loader stage (1 more could not be read)".
+std::string ResidencyText(const telemetry::ResidencySample& pc, const std::string& what, const std::string& where,
+                          const std::string& when) {
+  std::optional<double> share = pc.Share();
+  return fmt::format("{} of a sample of {} {}{}{} ({}) was cached {}{}", share ? FormatShare(*share) : std::string("n/a"),
+                     pc.files, what, pc.files == 1 ? "" : "s", where, FormatBytes(static_cast<double>(pc.bytes)), when,
+                     pc.unreadable > 0 ? fmt::format(" ({} more could not be read)", pc.unreadable) : "");
 }
 
 std::string SplitText(const LoaderTimeSplit& s) {
@@ -97,7 +117,8 @@ std::vector<std::string> StorageNotes(const ProbeResult& r) {
   std::vector<std::string> notes;
   const StorageFindings& st = r.storage;
   std::optional<LoaderTimeSplit> split = LoaderSplit(r);
-  std::optional<double> cached = st.page_cache ? st.page_cache->Share() : std::nullopt;
+  std::optional<double> cached;
+  if (st.page_cache) cached = st.page_cache->Share();
   bool remote = std::any_of(r.data_locations.begin(), r.data_locations.end(),
                             [](const core::DataLocation& l) { return l.network; });
   if (split && !FetchBound(*split) && remote) {
@@ -157,12 +178,32 @@ DataFiles DataFilesOf(const ProbeResult& r, const std::vector<std::string>& path
   return f;
 }
 
+std::vector<std::string> ArgumentDataFiles(const std::vector<std::string>& path_arguments, size_t max_files) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> files;
+  for (const std::string& p : path_arguments) {
+    if (files.size() >= max_files) break;
+    if (!MayBeData(p)) continue;
+    std::error_code ec;
+    if (fs::is_regular_file(p, ec)) {
+      files.push_back(p);
+      continue;
+    }
+    fs::recursive_directory_iterator it(p, fs::directory_options::skip_permission_denied, ec), end;
+    for (; !ec && it != end && files.size() < max_files; it.increment(ec)) {
+      if (it->is_regular_file(ec) && !it->is_symlink(ec)) files.push_back(it->path().string());
+    }
+  }
+  return files;
+}
+
 LoaderActivity LoaderActivityOf(const core::StageResult& s) {
   const core::StageTelemetry& t = s.telemetry;
   LoaderActivity a;
   a.samples_per_s = core::StageMeasured(s) ? s.estimate.samples_per_s : 0;
   a.processes = std::max(1, StageWorkers(s).value_or(0));
   if (std::optional<double> cpu = Mean(t.tree_cpu_pct)) a.cpu_cores = *cpu / 100;
+  if (std::optional<double> sys = Mean(t.tree_sys_cpu_pct)) a.sys_cores = *sys / 100;
   a.blocked = Mean(t.tree_blocked);
   if (s.kind == core::StageKind::kFull) a.data_wait_share = s.data_wait_share;
   a.read_per_s = Mean(t.tree_rchar_per_s);
@@ -198,15 +239,13 @@ std::vector<std::string> StorageLines(const ProbeResult& r) {
     }
   }
   if (!splits.empty()) lines.push_back("loader time: " + JoinNonEmpty(splits, "; "));
-  if (st.page_cache) {
-    const telemetry::ResidencySample& pc = *st.page_cache;
-    std::optional<double> share = pc.Share();
-    lines.push_back(
-        fmt::format("page cache: {} of a sample of {} data file{} ({}) was cached before the loader stage{}",
-                    share ? FormatShare(*share) : std::string("n/a"), pc.files, pc.files == 1 ? "" : "s",
-                    FormatBytes(static_cast<double>(pc.bytes)),
-                    pc.unreadable > 0 ? fmt::format(" ({} more could not be read)", pc.unreadable) : ""));
+  std::vector<std::string> cache;
+  if (st.page_cache_before_run) {
+    cache.push_back(
+        ResidencyText(*st.page_cache_before_run, "file", " under the command line's paths", "before the run"));
   }
+  if (st.page_cache) cache.push_back(ResidencyText(*st.page_cache, "data file", "", "before the loader stage"));
+  if (!cache.empty()) lines.push_back("page cache: " + JoinNonEmpty(cache, "; "));
   if (st.local_copy) {
     lines.push_back("local copy (what-if, measured on a sample): " + LocalCopyText(*st.local_copy));
   } else if (!st.local_copy_why_not.empty()) {
@@ -223,20 +262,11 @@ std::vector<std::string> StorageLines(const ProbeResult& r) {
 
 ordered_json StorageJson(const ProbeResult& r) {
   const StorageFindings& st = r.storage;
-  ordered_json page_cache = nullptr;
-  if (st.page_cache) {
-    const telemetry::ResidencySample& pc = *st.page_cache;
-    std::optional<double> share = pc.Share();
-    page_cache = {{"files", pc.files},
-                  {"unreadable", pc.unreadable},
-                  {"bytes", pc.bytes},
-                  {"cached_bytes", pc.cached_bytes},
-                  {"share", share ? ordered_json(*share) : ordered_json(nullptr)}};
-  }
   ordered_json writes = DataLocationsJson(st.write_locations);
   std::optional<LoaderTimeSplit> split = LoaderSplit(r);
   return {{"data_files", {{"source", st.files.source}, {"sample", st.files.paths}, {"opens", st.files.opens}}},
-          {"page_cache", std::move(page_cache)},
+          {"page_cache_before_run", ResidencyJson(st.page_cache_before_run)},
+          {"page_cache", ResidencyJson(st.page_cache)},
           {"loader_time", {{"loader", SplitJson(SplitOf(r.loader))}, {"full", SplitJson(SplitOf(r.full))}}},
           {"fetch_bound", split.has_value() && FetchBound(*split)},
           {"local_copy", st.local_copy ? LocalCopyJson(*st.local_copy) : ordered_json(nullptr)},

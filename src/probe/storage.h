@@ -1,5 +1,5 @@
 // What probe finds about the storage a run reads and writes: which files its loader really opens, how much of them
-// the page cache held, how the loader's time splits into fetch and prep (probe/fetch_split.h), the local-copy
+// the page cache held, how the loader's time splits into fetch and prep (stage/fetch_split.h), the local-copy
 // what-if where the data is on a network or slow drive (probe/local_copy.h), and where the run writes. The verdict
 // (probe/verdict.h) names storage from these; the report shows them.
 //
@@ -16,11 +16,15 @@
 
 #include "core/data_location.h"
 #include "core/stage.h"
-#include "probe/fetch_split.h"
 #include "probe/local_copy.h"
+#include "stage/fetch_split.h"
 #include "telemetry/page_cache.h"
 
 namespace sat::probe {
+
+using stage::FetchBound;
+using stage::LoaderTimeSplit;
+using stage::SplitLoaderTime;
 
 struct ProbeResult;
 
@@ -33,6 +37,9 @@ struct DataFiles {
 
 struct StorageFindings {
   DataFiles files;
+  // A sample of the files under the command line's data paths just before the full stage, the run's first: what
+  // the cache held before the run read anything (nullopt: no data path on the command line).
+  std::optional<telemetry::ResidencySample> page_cache_before_run;
   // A sample of the data files just before the loader stage (the full stage read them first, as training does).
   std::optional<telemetry::ResidencySample> page_cache;
   std::optional<LocalCopyWhatIf> local_copy;
@@ -42,6 +49,8 @@ struct StorageFindings {
 };
 
 inline constexpr size_t kResidencySampleFiles = 64;
+// Files listed under the command line's data paths for the reading before the run.
+inline constexpr size_t kArgumentFilesListed = 4096;
 // At least this much of the data in the page cache: the loader read memory, not the drive.
 inline constexpr double kWarmCacheShare = 0.9;
 // A run writing this much to a network filesystem gets a note.
@@ -50,6 +59,10 @@ inline constexpr double kHeavyWriteBytesPerS = 1 << 20;
 // The data files of a run from its stages and its command line (see the file comment). `path_arguments`: the
 // command line's existing paths, absolute.
 DataFiles DataFilesOf(const ProbeResult& result, const std::vector<std::string>& path_arguments);
+
+// Up to `max_files` regular files of the command line's paths that may be data (a file as given; a folder walked
+// in directory order, links not followed, unreadable parts skipped), for the page cache before the run reads them.
+std::vector<std::string> ArgumentDataFiles(const std::vector<std::string>& path_arguments, size_t max_files);
 
 // What `stage` showed of its loader (fetch_split.h), over its steady part.
 LoaderActivity LoaderActivityOf(const core::StageResult& stage);
@@ -72,8 +85,8 @@ std::vector<std::string> StorageNotes(const ProbeResult& result);
 // The report's lines: the loader's time split (per stage), the page cache, the local-copy what-if (or why there is
 // none), where the run writes. Each without a trailing newline.
 std::vector<std::string> StorageLines(const ProbeResult& result);
-// probe.json's "storage": {data_files {source, sample, opens}, page_cache (null or {files, unreadable, bytes,
-// cached_bytes, share}), loader_time {loader, full: null or {fetch, prep, other, cpu_s_per_sample,
+// probe.json's "storage": {data_files {source, sample, opens}, page_cache_before_run and page_cache (each null or
+// {files, unreadable, bytes, cached_bytes, share}), loader_time {loader, full: null or {fetch, prep, other, cpu_s_per_sample,
 // bytes_per_sample}}, fetch_bound, local_copy (null or LocalCopyJson), local_copy_why_not, writes {bytes_per_s,
 // locations (DataLocationsJson)}}.
 nlohmann::ordered_json StorageJson(const ProbeResult& result);

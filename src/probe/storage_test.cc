@@ -63,6 +63,23 @@ TEST(DataFilesOf, NeverTheScriptOrAProgram) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(ArgumentDataFiles, FilesAsGivenAndUnderFoldersUpToTheLimit) {
+  std::string dir = (std::filesystem::path(testing::TempDir()) / ("arg_files_" + std::to_string(::getpid()))).string();
+  std::filesystem::create_directories(dir + "/data/sub");
+  for (int i = 0; i < 5; ++i) std::ofstream(dir + "/data/sub/" + std::to_string(i) + ".bin") << "x";
+  std::ofstream(dir + "/train.py") << "print()";
+  std::ofstream(dir + "/labels.csv") << "a,b";
+  std::filesystem::create_symlink(dir + "/labels.csv", dir + "/data/link.csv");
+  // The script is code, the link is not followed; the folder's files in directory order, then the file.
+  std::vector<std::string> got = ArgumentDataFiles({dir + "/train.py", dir + "/data", dir + "/labels.csv"}, 100);
+  ASSERT_EQ(got.size(), 6u);
+  EXPECT_EQ(got.back(), dir + "/labels.csv");
+  for (size_t i = 0; i < 5; ++i) EXPECT_THAT(got[i], HasSubstr("/data/sub/")) << got[i];
+  EXPECT_EQ(ArgumentDataFiles({dir + "/data", dir + "/labels.csv"}, 3).size(), 3u);
+  EXPECT_TRUE(ArgumentDataFiles({dir + "/train.py", dir + "/gone"}, 100).empty());
+  std::filesystem::remove_all(dir);
+}
+
 TEST(LoaderSplit, TheLoaderStageFirstThenTheFullStage) {
   ProbeResult r = SlowMount();
   const core::StageResult* from = nullptr;
@@ -104,6 +121,7 @@ TEST(LoaderActivityOf, WorkersAreTheLoadingProcesses) {
 TEST(StorageLines, SplitPageCacheWhatIfAndWrites) {
   ProbeResult r = SlowMount();
   r.storage.page_cache = telemetry::ResidencySample{64, 1, 64 * 4096, 16 * 4096};
+  r.storage.page_cache_before_run = telemetry::ResidencySample{3, 0, 3 * 4096, 0};
   r.storage.local_copy_why_not = "no local folder for the copy: /tmp is on tmpfs (memory, never cold)";
   r.storage.write_bytes_per_s = 3 << 20;
   r.storage.write_locations = {{"/nfs/ckpt/model.pt", 1, "/nfs", "nfs4", "server:/x", true}};
@@ -112,7 +130,8 @@ TEST(StorageLines, SplitPageCacheWhatIfAndWrites) {
   EXPECT_EQ(lines[0],
             "loader time: loader stage fetch 90%, prep 5%, other 5% (1.25 ms of CPU and 4.0 KiB read per sample); "
             "full stage fetch 89%, prep 11%, other 0% (1.54 ms of CPU and 4.0 KiB read per sample)");
-  EXPECT_EQ(lines[1], "page cache: 25% of a sample of 64 data files (256 KiB) was cached before the loader stage "
+  EXPECT_EQ(lines[1], "page cache: 0% of a sample of 3 files under the command line's paths (12.0 KiB) was cached "
+                      "before the run; 25% of a sample of 64 data files (256 KiB) was cached before the loader stage "
                       "(1 more could not be read)");
   EXPECT_EQ(lines[2], "local copy (what-if): n/a (no local folder for the copy: /tmp is on tmpfs (memory, never cold))");
   EXPECT_EQ(lines[3], "writes: 3.0 MiB/s in training to /nfs (nfs4, network)");
@@ -121,6 +140,8 @@ TEST(StorageLines, SplitPageCacheWhatIfAndWrites) {
   EXPECT_EQ(j["fetch_bound"], true);
   EXPECT_EQ(j["loader_time"]["loader"]["fetch"], 0.9);
   EXPECT_EQ(j["page_cache"]["share"], 0.25);
+  EXPECT_EQ(j["page_cache_before_run"]["share"], 0.0);
+  EXPECT_EQ(j["page_cache_before_run"]["files"], 3);
   EXPECT_TRUE(j["local_copy"].is_null());
   EXPECT_EQ(j["writes"]["locations"][0]["fs_type"], "nfs4");
   EXPECT_EQ(j["writes"]["bytes_per_s"], 3 << 20);

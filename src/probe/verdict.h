@@ -22,7 +22,7 @@
 //      or when full waits for data at least kDataWaitBoundShare of each step; step overhead is "bound" when
 //      named phases that are neither compute nor copies (metrics, logging, checkpoints) take at least
 //      kOverheadBoundShare. When both hold, the larger share of the step wins (what removing it would save).
-//      The loader's cause: first, where its time splits into fetch and prep (probe/fetch_split.h, from the loader
+//      The loader's cause: first, where its time splits into fetch and prep (stage/fetch_split.h, from the loader
 //      stage, else the full stage), fetch stalls that bind it (FetchBound) make the bottleneck "storage", naming
 //      the filesystem and whether it is on the network, and the local copy's what-if when there is one; then
 //      the host's CPU at kHostCpuBusyPct (more workers cannot help); its processes' CPU at kCpuSaturatedShare of

@@ -34,7 +34,8 @@ telemetry::ProcTreeSample AttemptWatch::ReadTree(measure::InstrumentedRun& run, 
   telemetry::TreeCounters cur = tree_reader_.Read(pid);
   telemetry::ProcTreeSample tree =
       telemetry::ComputeTreeSample(prev_tree_ ? &*prev_tree_ : nullptr, cur, now - prev_tree_t_, ticks_per_s_);
-  meter_.AddTree(TreeReading{now, tree.cpu_pct, tree.rss_bytes, telemetry::TreeGpuMemory(tree.pids, sample.gpus)});
+  meter_.AddTree(TreeReading{now, tree.cpu_pct, tree.rss_bytes, telemetry::TreeGpuMemory(tree.pids, sample.gpus),
+                             tree.blocked_count, tree.worker_count});
   // A run that loaded torch will report its steps through the automatic layer, which says nothing before the
   // first one: until then the run is starting up, not measurable.
   if (auto_instrumentation_ && !meter_.announced()) {

@@ -335,6 +335,9 @@ void Controller::JudgeStaging(const Attempt& a) {
   signals.cpu_pct = a.watch.meter().footprint().cpu_pct;
   signals.processes = std::max(1u, a.processes);
   signals.cores = static_cast<unsigned>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  signals.blocked = a.watch.meter().blocked();
+  signals.workers = a.watch.meter().workers().value_or(0);
+  signals.samples_per_s = a.watch.meter().Summary().throughput_samples_per_s.value_or(0);
   stager_->Judge(signals);
   const StagingReport report = stager_->Report();
   Emit(SweepEvent::Kind::kNote, nullptr,

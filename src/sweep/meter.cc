@@ -32,9 +32,8 @@ void RunMeter::AddProgress(const measure::HelperMessage& m, const std::optional<
   if (m.steps <= 0) return;
   if (!first_step_t_) {
     first_step_t_ = m.t;
-    // The steady CPU figure restarts with training.
-    cpu_sum_steady_ = 0;
-    cpu_n_steady_ = 0;
+    // The steady figures restart with training.
+    for (SteadyMean* m : {&cpu_, &blocked_, &workers_}) m->RestartSteady();
   }
   if (!s.first) {
     s.first = s.last = Point{m.t, 0, 0};
@@ -59,6 +58,21 @@ void RunMeter::AddProgress(const measure::HelperMessage& m, const std::optional<
   Trim(m.t);
 }
 
+void RunMeter::SteadyMean::Add(double v, bool steady) {
+  sum_all_ += v;
+  ++n_all_;
+  if (steady) {
+    sum_steady_ += v;
+    ++n_steady_;
+  }
+}
+
+std::optional<double> RunMeter::SteadyMean::Mean() const {
+  if (n_steady_ > 0) return sum_steady_ / n_steady_;
+  if (n_all_ > 0) return sum_all_ / n_all_;
+  return std::nullopt;
+}
+
 void RunMeter::AddTree(const TreeReading& reading) {
   readings_.push_back(reading);
   if (reading.gpu_mem_bytes) {
@@ -69,13 +83,12 @@ void RunMeter::AddTree(const TreeReading& reading) {
     seen_rss_ = true;
     max_rss_ = std::max(max_rss_, *reading.rss_bytes);
   }
+  const bool steady = reading.t >= SteadyFrom();
+  // The process states and workers over the same readings as the CPU: those of a live tree after its first.
   if (reading.cpu_pct) {
-    cpu_sum_all_ += *reading.cpu_pct;
-    ++cpu_n_all_;
-    if (reading.t >= SteadyFrom()) {
-      cpu_sum_steady_ += *reading.cpu_pct;
-      ++cpu_n_steady_;
-    }
+    cpu_.Add(*reading.cpu_pct, steady);
+    blocked_.Add(reading.blocked, steady);
+    workers_.Add(reading.workers, steady);
   }
   Trim(reading.t);
 }
@@ -158,11 +171,7 @@ Footprint RunMeter::footprint() const {
   const int64_t helper_mem = std::max(totals().mem_reserved_bytes.value_or(0), totals().mem_peak_bytes.value_or(0));
   f.mem_bytes = on_gpu_ ? std::max<uint64_t>(max_gpu_mem_, static_cast<uint64_t>(std::max<int64_t>(helper_mem, 0)))
                         : max_rss_;
-  if (cpu_n_steady_ > 0) {
-    f.cpu_pct = cpu_sum_steady_ / cpu_n_steady_;
-  } else if (cpu_n_all_ > 0) {
-    f.cpu_pct = cpu_sum_all_ / cpu_n_all_;
-  }
+  f.cpu_pct = cpu_.Mean().value_or(0);
   return f;
 }
 
@@ -178,7 +187,7 @@ Measurements RunMeter::Summary() const {
     m.throughput_samples_per_s = m.throughput_samples_per_s.value_or(0) + (s.last.samples - first.samples) / training_s;
   }
   if (on_gpu_ && (seen_gpu_mem_ || footprint().mem_bytes > 0)) m.peak_gpu_memory_bytes = footprint().mem_bytes;
-  if (cpu_n_all_ > 0) m.cpu_pct = footprint().cpu_pct;
+  if (cpu_.Any()) m.cpu_pct = footprint().cpu_pct;
   if (seen_rss_) m.rss_bytes = max_rss_;
   if (progress_.totals().processes > 0) m.samples = progress_.totals().samples;
   return m;

@@ -54,6 +54,8 @@ struct TreeReading {
   std::optional<double> cpu_pct;  // 100 = one core busy
   std::optional<uint64_t> rss_bytes;
   std::optional<uint64_t> gpu_mem_bytes;  // NVML's per-process memory summed over the tree
+  unsigned blocked = 0;  // processes in state 'D' at the reading (waiting on a disk, NFS or FUSE read)
+  unsigned workers = 0;  // DataLoader workers (telemetry::CountForkedWorkers)
 };
 
 // A run's rates over one window; unset: no signal of that kind in the window.
@@ -98,6 +100,11 @@ class RunMeter {
   WindowRates Rates(double t0, double t1) const;
 
   Footprint footprint() const;
+  // Means over the tree readings with a CPU figure, of the steady part (of every one while there is none of those;
+  // nullopt before any):
+  // processes in state 'D', and DataLoader workers. What sweep/staging.h's FetchBound reads of the first run.
+  std::optional<double> blocked() const { return blocked_.Mean(); }
+  std::optional<double> workers() const { return workers_.Mean(); }
 
   // For the journal: steady throughput (samples after the warm-up over the training time since), the peak GPU
   // memory, the mean tree CPU, the peak RSS and the samples trained; unset fields were not seen. Not energy: the
@@ -113,6 +120,18 @@ class RunMeter {
   bool announced() const { return announced_; }
 
  private:
+  // A mean over the readings at or after SteadyFrom(), or over every reading while there is none of those.
+  class SteadyMean {
+   public:
+    void Add(double v, bool steady);
+    void RestartSteady() { sum_steady_ = 0, n_steady_ = 0; }
+    std::optional<double> Mean() const;
+    bool Any() const { return n_all_ > 0; }
+
+   private:
+    double sum_all_ = 0, sum_steady_ = 0;
+    int n_all_ = 0, n_steady_ = 0;
+  };
   // Cumulative counters of one process's training, from its first report with steps > 0: samples, and seconds
   // that do not count as training (other loaders, gaps in the reports).
   struct Point {
@@ -143,8 +162,7 @@ class RunMeter {
   std::deque<TreeReading> readings_;   // the recent tree readings, oldest first
   uint64_t max_gpu_mem_ = 0, max_rss_ = 0;
   bool seen_gpu_mem_ = false, seen_rss_ = false;
-  double cpu_sum_all_ = 0, cpu_sum_steady_ = 0;
-  int cpu_n_all_ = 0, cpu_n_steady_ = 0;
+  SteadyMean cpu_, blocked_, workers_;
 };
 
 }  // namespace sat::sweep

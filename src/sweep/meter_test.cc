@@ -99,6 +99,24 @@ TEST(RunMeter, AStartUpAtHighCpuIsNotJudgedAndTrainingIsJudgedBySamples) {
   EXPECT_NEAR(m.Summary().throughput_samples_per_s.value(), 40 * 32, 1e-6);
 }
 
+TEST(RunMeter, ProcessStatesAndWorkersAreMeanOverTheSteadyReadings) {
+  // Start-up: one process, never in 'D'. Training: two workers, one of the three processes in 'D' at every other
+  // reading. A reading without a CPU figure (the tree gone) counts for nothing.
+  RunMeter m(100, false, Options(), kRun);
+  EXPECT_FALSE(m.blocked().has_value());
+  m.Add(AutoHello(100.8));
+  for (double t = 100.5; t < 105; t += 0.5) m.AddTree(TreeReading{t, 100.0, 300 * kMiB, std::nullopt, 0, 0});
+  EXPECT_DOUBLE_EQ(m.blocked().value(), 0) << "before training, every reading";
+  Train(m, 105, 109, 40, 32);
+  for (int i = 0; i <= 8; ++i) {
+    m.AddTree(TreeReading{105 + i * 0.5, 120.0, 300 * kMiB, std::nullopt, static_cast<unsigned>(i % 2), 2});
+  }
+  m.AddTree(TreeReading{109.2, std::nullopt, std::nullopt, std::nullopt, 3, 0});
+  // Steady from 107 (two seconds of warm-up after the first step): readings 107 .. 109, two of the five with one in 'D'.
+  EXPECT_DOUBLE_EQ(m.blocked().value(), 2.0 / 5);
+  EXPECT_DOUBLE_EQ(m.workers().value(), 2);
+}
+
 TEST(RunMeter, ReportsWithoutStepsAreStartUpToo) {
   RunMeter m(100, false, Options(), kRun);
   m.Add(Progress(100.5, {}));

@@ -7,6 +7,7 @@
 #include <chrono>
 
 #include "run/interrupt.h"
+#include "stage/fetch_split.h"
 #include "telemetry/sampler.h"
 #include "util/sqlite.h"
 #include "util/strings.h"
@@ -72,6 +73,23 @@ bool FetchBound(const FetchSignals& s, std::string* why) {
     *why = fmt::format("the first run waited for data {} of its loop time, but its CPU use is unknown",
                        FormatShare(s.wait_share));
     return false;
+  }
+  if (s.blocked && s.samples_per_s > 0) {
+    stage::LoaderActivity a;
+    a.samples_per_s = s.samples_per_s;
+    a.processes = std::max(1.0, s.workers);
+    a.cpu_cores = *s.cpu_pct / 100;
+    a.blocked = *s.blocked;
+    a.data_wait_share = s.wait_share;
+    if (std::optional<stage::LoaderTimeSplit> split = stage::SplitLoaderTime(a)) {
+      const bool bound = stage::FetchBound(*split);
+      *why = fmt::format("the first run waited for data {} of its loop time, its loading split {} fetching (waiting "
+                         "on reads) and {} preparing on the CPU: {}",
+                         FormatShare(s.wait_share), FormatShare(split->fetch), FormatShare(split->prep),
+                         bound ? "its loader waits on storage"
+                               : "its loader computes (decoding, transforms) or waits elsewhere, a copy would not help");
+      return bound;
+    }
   }
   if (*busy >= kFetchBusyShare) {
     *why = fmt::format("the first run waited for data {} of its loop time while its {} process{} kept {} of the "

@@ -36,11 +36,18 @@ struct FetchSignals {
   std::optional<double> cpu_pct;  // the run's tree, 100 = one core
   unsigned processes = 1;         // in the run's tree (trainer and loader workers)
   unsigned cores = 1;             // of the machine
+  // The run's processes in state 'D' (waiting on a read), on average; nullopt where not read.
+  std::optional<double> blocked;
+  double workers = 0;             // DataLoader workers, on average
+  double samples_per_s = 0;       // the run's throughput; 0 unknown
 };
 
-// The loader waits on storage: steps wait for data at least 25% of the loop time while the run's processes
-// are mostly off the CPU (under half of min(processes, cores) cores busy). A loader that waits because it
-// decodes is busy on the CPU, and a copy would not help it. `why` gets the sentence either way.
+// The loader waits on storage: steps wait for data at least 25% of the loop time, and
+//  - with the process states and a rate: its time splits into fetch and prep as probe's does (stage/fetch_split.h,
+//    the loading processes being the workers, or the trainer without), and fetch binds it (stage::FetchBound);
+//  - else: the run's processes are mostly off the CPU (under half of min(processes, cores) cores busy).
+// A loader that waits because it decodes is busy on the CPU, and a copy would not help it. `why` gets the
+// sentence either way.
 bool FetchBound(const FetchSignals& s, std::string* why);
 
 // The summary's and `sweep status`'s account of one source.

@@ -14,22 +14,58 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The first run's signals: its wait, CPU, processes and the machine's cores; then, where read, the processes in
+// state 'D', its workers and its rate.
+FetchSignals Signals(double wait, std::optional<double> cpu_pct, unsigned processes, unsigned cores,
+                     std::optional<double> blocked = std::nullopt, double workers = 0, double samples_per_s = 0) {
+  FetchSignals s;
+  s.wait_share = wait;
+  s.cpu_pct = cpu_pct;
+  s.processes = processes;
+  s.cores = cores;
+  s.blocked = blocked;
+  s.workers = workers;
+  s.samples_per_s = samples_per_s;
+  return s;
+}
+
 TEST(FetchBound, TheLoaderWaitingOffTheCpuIsStorage) {
   std::string why;
   // One process reading files from a slow mount: waits 80% of the time, 8% of a core busy.
-  EXPECT_TRUE(FetchBound({0.8, 8.0, 1, 2}, &why));
+  EXPECT_TRUE(FetchBound(Signals(0.8, 8.0, 1, 2), &why));
   EXPECT_NE(why.find("waits on storage"), std::string::npos) << why;
   // The same wait, one process decoding at a full core: the CPU side.
-  EXPECT_FALSE(FetchBound({0.8, 98.0, 1, 2}, &why));
+  EXPECT_FALSE(FetchBound(Signals(0.8, 98.0, 1, 2), &why));
   EXPECT_NE(why.find("computes"), std::string::npos) << why;
   // Five processes on two cores, both cores busy: computing, however many processes there are.
-  EXPECT_FALSE(FetchBound({0.6, 190.0, 5, 2}, &why));
+  EXPECT_FALSE(FetchBound(Signals(0.6, 190.0, 5, 2), &why));
   // Five processes on two cores mostly asleep: storage.
-  EXPECT_TRUE(FetchBound({0.6, 30.0, 5, 2}, &why));
+  EXPECT_TRUE(FetchBound(Signals(0.6, 30.0, 5, 2), &why));
   // A loader that keeps up is no reason to copy anything.
-  EXPECT_FALSE(FetchBound({0.05, 3.0, 1, 2}, &why));
+  EXPECT_FALSE(FetchBound(Signals(0.05, 3.0, 1, 2), &why));
   EXPECT_NE(why.find("keeps up"), std::string::npos) << why;
-  EXPECT_FALSE(FetchBound({0.9, std::nullopt, 1, 2}, &why));
+  EXPECT_FALSE(FetchBound(Signals(0.9, std::nullopt, 1, 2), &why));
+}
+
+TEST(FetchBound, WithTheProcessStatesTheLoadersTimeSplitsAsProbesDoes) {
+  std::string why;
+  // The trainer reads for itself, waiting for data 90% of its loop: 70% of its ticks in state 'D' is 78% of the
+  // wait fetching, 22% preparing.
+  EXPECT_TRUE(FetchBound(Signals(0.9, 30.0, 1, 2, 0.7, 0, 40), &why));
+  EXPECT_NE(why.find("78% fetching"), std::string::npos) << why;
+  EXPECT_NE(why.find("waits on storage"), std::string::npos) << why;
+  // The same wait and CPU, never in 'D' (a loader waiting on a lock, a queue or a socket): the CPU rule alone would
+  // have said storage; the states say otherwise.
+  EXPECT_TRUE(FetchBound(Signals(0.9, 30.0, 1, 2), &why));
+  EXPECT_FALSE(FetchBound(Signals(0.9, 30.0, 1, 2, 0.0, 0, 40), &why));
+  EXPECT_NE(why.find("a copy would not help"), std::string::npos) << why;
+  // Four workers on four cores, the trainer busy 40% of its loop: their CPU is 1.6 - 0.4 = 1.2 cores (30% each),
+  // 2.4 of them in 'D' (60%): fetch binds.
+  EXPECT_TRUE(FetchBound(Signals(0.6, 160.0, 5, 4, 2.4, 4, 900), &why));
+  // The same workers with 3.8 cores busy (3.4 of them theirs: 85% each preparing) and 0.4 in 'D': prep binds.
+  EXPECT_FALSE(FetchBound(Signals(0.6, 380.0, 5, 4, 0.4, 4, 900), &why));
+  // Without a rate the split is not made: the CPU rule decides.
+  EXPECT_TRUE(FetchBound(Signals(0.9, 30.0, 1, 2, 0.0, 0, 0), &why));
 }
 
 class StagerTest : public testing::Test {
@@ -99,7 +135,7 @@ TEST_F(StagerTest, AutoLetsTheFirstRunJudgeAlone) {
   EXPECT_FALSE(s.MayStart(1, 1)) << "a second run before the first is judged";
   EXPECT_FALSE(s.MayStart(0, 1)) << "the first run ended unjudged: the controller judges it at its end";
 
-  s.Judge({0.9, 5.0, 1, 2});
+  s.Judge(Signals(0.9, 5.0, 1, 2));
   EXPECT_EQ(s.Report().decision, "copying");
   EXPECT_FALSE(s.MayStart(1, 1)) << "runs wait for the copy";
   auto note = Finish(s);
@@ -118,7 +154,7 @@ TEST_F(StagerTest, AutoLetsTheFirstRunJudgeAlone) {
 TEST_F(StagerTest, AutoLeavesACpuBoundLoaderOnTheSource) {
   auto stager = Stager::Start(options_);
   ASSERT_TRUE(stager);
-  (*stager)->Judge({0.7, 100.0, 1, 2});
+  (*stager)->Judge(Signals(0.7, 100.0, 1, 2));
   EXPECT_EQ((*stager)->Report().decision, "source");
   EXPECT_TRUE((*stager)->MayStart(3, 4));
   std::vector<std::string> argv = {dir_.File("ds"), "${stage:0}"};

@@ -137,13 +137,14 @@ ProcTreeSample ComputeTreeSample(const TreeCounters* prev, const TreeCounters& c
   // interval. Without an uptime, no process counts as new.
   std::optional<double> prev_ticks;
   if (prev->uptime_s) prev_ticks = *prev->uptime_s * static_cast<double>(ticks_per_s);
-  uint64_t cpu_ticks = 0, read_bytes = 0, write_bytes = 0, rchar = 0;
+  uint64_t cpu_ticks = 0, sys_ticks = 0, read_bytes = 0, write_bytes = 0, rchar = 0;
   bool have_io = false;
   for (const ProcCounters& p : cur.procs) {
     auto q = std::lower_bound(prev->procs.begin(), prev->procs.end(), p.pid,
                               [](const ProcCounters& c, pid_t pid) { return c.pid < pid; });
     if (q != prev->procs.end() && q->pid == p.pid && q->start_ticks == p.start_ticks) {
       cpu_ticks += CounterDelta(p.cpu_ticks, q->cpu_ticks);
+      sys_ticks += CounterDelta(p.sys_ticks, q->sys_ticks);
       if (p.io && q->io) {
         read_bytes += CounterDelta(p.io->read_bytes, q->io->read_bytes);
         write_bytes += CounterDelta(p.io->write_bytes, q->io->write_bytes);
@@ -152,6 +153,7 @@ ProcTreeSample ComputeTreeSample(const TreeCounters* prev, const TreeCounters& c
       }
     } else if (prev_ticks && static_cast<double>(p.start_ticks) >= *prev_ticks) {
       cpu_ticks += p.cpu_ticks;
+      sys_ticks += p.sys_ticks;
       if (p.io) {
         read_bytes += p.io->read_bytes;
         write_bytes += p.io->write_bytes;
@@ -161,6 +163,7 @@ ProcTreeSample ComputeTreeSample(const TreeCounters* prev, const TreeCounters& c
     }
   }
   out.cpu_pct = static_cast<double>(cpu_ticks) / static_cast<double>(ticks_per_s) / interval_s * 100.0;
+  out.sys_cpu_pct = static_cast<double>(sys_ticks) / static_cast<double>(ticks_per_s) / interval_s * 100.0;
   if (have_io) {
     out.read_bytes_per_s = static_cast<double>(read_bytes) / interval_s;
     out.write_bytes_per_s = static_cast<double>(write_bytes) / interval_s;
@@ -213,6 +216,7 @@ TreeCounters ProcTreeReader::Read(pid_t root) {
     p.ppid = st->ppid;
     p.start_ticks = st->start_ticks;
     p.cpu_ticks = st->utime_ticks + st->stime_ticks;
+    p.sys_ticks = st->stime_ticks;
     p.threads = st->num_threads;
     p.rss_bytes = st->rss_pages * static_cast<uint64_t>(page_size_);
     p.state = st->state;

@@ -52,6 +52,7 @@ struct ProcCounters {
   pid_t pid = 0, ppid = 0;
   uint64_t start_ticks = 0;  // with pid, identifies the process across readings (pids are reused)
   uint64_t cpu_ticks = 0;    // utime + stime
+  uint64_t sys_ticks = 0;    // stime: in the kernel on the process's behalf (system calls, page faults)
   unsigned threads = 0;
   uint64_t rss_bytes = 0;
   char state = '?';         // /proc/<pid>/stat's state: 'R' running, 'S' sleeping, 'D' waiting in the kernel, ...

@@ -127,6 +127,8 @@ TEST(ComputeTreeSample, RatesBetweenTheFixtureReadings) {
   EXPECT_EQ(s.rss_bytes, Pages(30000 + 10000 + 2000 + 500));
   // Ticks: 100 +150, 101 +100, 103 +50, 104 all of its 40; 340 ticks in 2 s at 100 ticks/s.
   EXPECT_DOUBLE_EQ(*s.cpu_pct, 170.0);
+  // Of them in the kernel (stime): 100 +30, 101 +20, 103 +10, 104 all of its 10; 70 ticks in 2 s.
+  EXPECT_DOUBLE_EQ(*s.sys_cpu_pct, 35.0);
   // Bytes read: 100 +4,000,000, 101 +2,000,000, 104 100,000; written: 100 +1,000,000, 104 200,000.
   EXPECT_DOUBLE_EQ(*s.read_bytes_per_s, 3050000.0);
   EXPECT_DOUBLE_EQ(*s.write_bytes_per_s, 600000.0);

@@ -85,6 +85,7 @@ struct ProcTreeSample {
   unsigned process_count = 0, thread_count = 0;
   unsigned worker_count = 0;          // DataLoader workers among the processes (telemetry::CountForkedWorkers)
   Opt<double> cpu_pct;                // 100 = one core busy (top's convention)
+  Opt<double> sys_cpu_pct;            // of cpu_pct, the part in the kernel (stime): system calls, FUSE and NFS reads
   Opt<uint64_t> rss_bytes;
   Opt<double> read_bytes_per_s, write_bytes_per_s;  // storage I/O (/proc/PID/io read_bytes)
   Opt<double> rchar_per_s;            // bytes read by any read()-like call, page cache included (rchar)

@@ -29,6 +29,9 @@ jq_py "$WORK/val.json" 'json.dumps(j["stages"]["full"])' | grep -q 'with_validat
 
 # 3. No torch: nothing of saturate is loaded, and the verdict says nothing was measured.
 probe_json notorch --budget 20s -- "$PY" "$SCRIPTS/no_torch.py" 2
-grep -q "modules: none" "$WORK/notorch/full/stdout.log" || fail "a program without torch should load nothing of saturate"
+# Only the data-file watch (python/saturate/_files.py, loaded by its path, not the package) is there: it sends nothing
+# until the program opens a data file (tests/python/test_auto.py, test_script_without_torch_is_untouched).
+grep -q "modules: \['saturate._files'\]" "$WORK/notorch/full/stdout.log" ||
+  fail "a program without torch should load nothing of saturate but the data-file watch: $(grep modules: "$WORK/notorch/full/stdout.log")"
 [ "$(jq_py "$WORK/notorch.json" 'j["verdict"]["bottleneck"] or ""')" = "" ] || fail "nothing measured, no bottleneck"
 echo ok

@@ -5,7 +5,8 @@ decoder would) and folds its bytes into 64 features; a DataLoader
 from the first when they run out), then exits 0. No saturate in it: it runs the same alone.
 
 Prints "data: <--data as given>" first, and at the end "read <N> samples in <S> s", S from its own clock
-(time.monotonic, from the first batch asked for to the last step).
+(time.monotonic, from the first batch asked for to the last step), then "loop cpu <C> s": the process's CPU time
+over the same span (time.process_time; a rate per core it got on a shared machine).
 With --make N it only writes N files of --file-kib KiB (random bytes, seeded) into --data and exits."""
 import argparse
 import os
@@ -63,7 +64,7 @@ torch.manual_seed(a.seed)
 loader = torch.utils.data.DataLoader(Files(a.data, a.samples), batch_size=16, num_workers=a.workers)
 model = torch.nn.Linear(FEATURES, 2)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
-start = time.monotonic()
+start, start_cpu = time.monotonic(), time.process_time()
 seen = 0
 for x, y in loader:
     loss = F.cross_entropy(model(x), y)
@@ -72,3 +73,4 @@ for x, y in loader:
     opt.step()
     seen += len(y)
 print(f"read {seen} samples in {time.monotonic() - start:.2f} s", flush=True)
+print(f"loop cpu {time.process_time() - start_cpu:.3f} s", flush=True)

@@ -1,17 +1,20 @@
-#include "probe/fetch_split.h"
+#include "stage/fetch_split.h"
 
 #include <gtest/gtest.h>
 
-namespace sat::probe {
+#include "stage/test_loader_activity.h"
+
+namespace sat::stage {
 namespace {
 
-LoaderActivity Loader(double rate, double processes, double cpu, double blocked) {
-  LoaderActivity a;
-  a.samples_per_s = rate;
-  a.processes = processes;
-  a.cpu_cores = cpu;
-  a.blocked = blocked;
-  return a;
+using fixtures::Loader;
+
+LoaderTimeSplit Shares(double fetch, double prep, double other) {
+  LoaderTimeSplit s;
+  s.fetch = fetch;
+  s.prep = prep;
+  s.other = other;
+  return s;
 }
 
 TEST(SplitLoaderTime, ALoaderWaitingOnASlowMountIsFetchBound) {
@@ -42,9 +45,9 @@ TEST(SplitLoaderTime, ALoaderBusyDecodingIsNot) {
 }
 
 TEST(SplitLoaderTime, FetchMustOutweighPrepToBind) {
-  LoaderTimeSplit even{0.4, 0.45, 0.15};
+  LoaderTimeSplit even = Shares(0.4, 0.45, 0.15);
   EXPECT_FALSE(FetchBound(even));
-  LoaderTimeSplit small{0.25, 0.1, 0.65};
+  LoaderTimeSplit small = Shares(0.25, 0.1, 0.65);
   EXPECT_FALSE(FetchBound(small));
 }
 
@@ -80,34 +83,5 @@ TEST(SplitLoaderTime, NeedsARateCpuAndStates) {
   EXPECT_FALSE(SplitLoaderTime(no_cpu).has_value());
 }
 
-TEST(EstimateLocalCopy, TheLoadersCpuSetsThePaceOnAWarmCopy) {
-  // 40 samples/s on one process using 0.05 cores: 1.25 ms of CPU per sample, so 800 samples/s from memory; cold
-  // local reads take a tenth of the source's: 40 / (0.05 + 0.95 * 0.1) = 275.9.
-  std::optional<LocalCopyEstimate> e = EstimateLocalCopy(Loader(40, 1, 0.05, 0.9), 0.1, 0, 8);
-  ASSERT_TRUE(e.has_value());
-  EXPECT_DOUBLE_EQ(e->warm_samples_per_s, 800);
-  EXPECT_NEAR(e->cold_samples_per_s, 40 / (0.05 + 0.95 * 0.1), 1e-9);
-  // A local drive no faster than the source gains nothing cold.
-  EXPECT_NEAR(EstimateLocalCopy(Loader(40, 1, 0.05, 0.9), 1.0, 0, 8)->cold_samples_per_s, 40, 1e-9);
-}
-
-TEST(EstimateLocalCopy, TheSourcesReadOverheadComesOffTheCpu) {
-  // 1.25 ms of CPU per sample, 0.25 ms of it the slow mount's reads: 1 ms left, 1,000 samples/s warm.
-  std::optional<LocalCopyEstimate> e = EstimateLocalCopy(Loader(40, 1, 0.05, 0.9), 0.1, 0.00025, 8);
-  ASSERT_TRUE(e.has_value());
-  EXPECT_NEAR(e->warm_samples_per_s, 1000, 1e-9);
-  // Never below a fifth of the measured CPU: 5x at most.
-  EXPECT_NEAR(EstimateLocalCopy(Loader(40, 1, 0.05, 0.9), 0.1, 1.0, 8)->warm_samples_per_s, 4000, 1e-9);
-}
-
-TEST(EstimateLocalCopy, NoMoreCoresThanTheMachineHas) {
-  // Eight workers at 0.8 cores: on 2 cores at most 2 busy: 50 * 2 / 0.8.
-  std::optional<LocalCopyEstimate> e = EstimateLocalCopy(Loader(50, 8, 0.8, 6), 0.0, 0, 2);
-  ASSERT_TRUE(e.has_value());
-  EXPECT_DOUBLE_EQ(e->warm_samples_per_s, 125);
-  EXPECT_DOUBLE_EQ(e->cold_samples_per_s, 125);
-  EXPECT_FALSE(EstimateLocalCopy(Loader(50, 1, 0, 0), 0.1, 0, 2).has_value());
-}
-
 }  // namespace
-}  // namespace sat::probe
+}  // namespace sat::stage

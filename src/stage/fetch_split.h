@@ -1,8 +1,8 @@
 // Where a loader's time goes: fetching (waiting on storage: a disk, NFS, a FUSE mount), prep (on the CPU: decoding,
 // transforms), or neither (idle, queues, locks). A loader that waits on storage is helped by a local copy or faster
 // storage; one that is busy decoding is helped by more workers or cheaper transforms. Pure functions over what the
-// sampler saw of the run's processes (probe/stage.h StageTelemetry) and, for the what-if, the cold reads of a sample
-// of the run's files (stage/cold_read.h).
+// sampler saw of the run's processes (core/stage.h StageTelemetry for probe's stages, the attempt's tree readings for
+// a sweep's first run): probe's verdict names storage by it, and a sweep stages its data by it (sweep/staging.h).
 //
 // The split, as shares of the wall time of the processes that load (DataLoader workers, or the trainer itself
 // without workers):
@@ -18,7 +18,7 @@
 
 #include <optional>
 
-namespace sat::probe {
+namespace sat::stage {
 
 inline constexpr double kFetchBoundShare = 0.3;   // fetch >= 30% of the loader's time, and more than prep: storage
 
@@ -27,6 +27,7 @@ struct LoaderActivity {
   double samples_per_s = 0;                      // the stage's rate
   double processes = 1;                          // processes that load: workers, or 1 (the trainer) without
   std::optional<double> cpu_cores;               // the tree's CPU, in cores (100% = 1)
+  std::optional<double> sys_cores;               // of it, in the kernel (stime): reads, IPC, page faults
   std::optional<double> blocked;                 // the tree's processes in state 'D', on average
   std::optional<double> data_wait_share;         // full stage only: the loop's share waiting for data
   std::optional<double> read_per_s;              // bytes passed to read() by the tree (rchar), cache included
@@ -45,18 +46,4 @@ std::optional<LoaderTimeSplit> SplitLoaderTime(const LoaderActivity& a);
 // Fetch stalls bound the loader: fetch >= kFetchBoundShare and fetch > prep.
 bool FetchBound(const LoaderTimeSplit& s);
 
-// The loader alone reading a local copy, from the loader stage on the source and the cold-read sample.
-struct LocalCopyEstimate {
-  double warm_samples_per_s = 0;  // the copy in the page cache: the loader's CPU alone sets the pace
-  double cold_samples_per_s = 0;  // read cold from the local drive: time off the CPU shrinks by the reads' ratio
-};
-
-// `loader` (the loader stage on the source), `local_time_ratio` (cold local read time / cold source read time of
-// the same files), `cpu_saved_s_per_sample` (the CPU a sample's reads cost on the source beyond a local read's: a
-// FUSE or network read wakes the reader several times), `cores` (the machine's; 0 unknown). Assumes the loader's
-// time off the CPU is spent fetching, and that the rest of its CPU per sample stays as measured (never less than a
-// fifth of it); at most every core (or every loading process) busy. nullopt without the loader's rate or CPU.
-std::optional<LocalCopyEstimate> EstimateLocalCopy(const LoaderActivity& loader, double local_time_ratio,
-                                                   double cpu_saved_s_per_sample, unsigned cores);
-
-}  // namespace sat::probe
+}  // namespace sat::stage

@@ -15,6 +15,7 @@
 #include "report/svg_chart.h"
 #include "report/table.h"
 #include "util/redact.h"
+#include "util/shell.h"
 #include "util/strings.h"
 
 namespace sat::probe {

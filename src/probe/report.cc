@@ -13,6 +13,7 @@
 #include "probe/ranks.h"
 #include "util/json_text.h"
 #include "util/redact.h"
+#include "util/shell.h"
 #include "util/strings.h"
 
 namespace sat::probe {
@@ -22,7 +23,6 @@ using nlohmann::ordered_json;
 using telemetry::Summary;
 
 constexpr double kMiB = 1024.0 * 1024.0;
-constexpr std::string_view kShellSafe = "_./=:,+-@%";  // besides letters and digits, needs no quotes
 
 // One line of text: line breaks inside it become spaces.
 std::string OneLine(std::string s) {
@@ -129,23 +129,6 @@ Row StageRow(const ProbeResult& r, const core::StageResult& s) {
 }
 
 }  // namespace
-
-std::string ShellJoin(const std::vector<std::string>& argv) {
-  std::vector<std::string> words;
-  for (const std::string& a : argv) {
-    bool plain = !a.empty() && std::all_of(a.begin(), a.end(), [](char c) {
-      return std::isalnum(static_cast<unsigned char>(c)) || kShellSafe.find(c) != kShellSafe.npos;
-    });
-    if (plain) {
-      words.push_back(a);
-      continue;
-    }
-    std::string quoted = "'";
-    for (char c : a) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    words.push_back(quoted + "'");
-  }
-  return JoinNonEmpty(words, " ");
-}
 
 std::optional<StepParts> StepPartsOf(const core::StageResult& s) {
   if (!core::StageMeasured(s) || (!s.data_wait_share && s.phase_shares.empty())) return std::nullopt;

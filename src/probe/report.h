@@ -65,9 +65,6 @@ nlohmann::ordered_json ProbeJson(const ProbeResult& result);
 
 // Pieces of the report that report.html (probe/html_report.h) shows too.
 
-// The command as a shell would read it back: arguments with special characters in single quotes.
-std::string ShellJoin(const std::vector<std::string>& argv);
-
 // The loop time of a stage in parts that add up to 1: waiting for data, named phases (largest first), and the
 // rest: the model (forward, backward, optimizer) and anything else the script does in the loop. nullopt when the
 // stage measured nothing or reported neither a data wait nor phases.

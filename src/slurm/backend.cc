@@ -20,6 +20,7 @@
 #include "telemetry/sampler.h"
 #include "util/atomic_file.h"
 #include "util/json_text.h"
+#include "util/shell.h"
 #include "util/strings.h"
 
 namespace sat::slurm {
@@ -37,13 +38,6 @@ bool SubmitMayHaveQueued(std::string_view error) {
     if (error.find(text) != std::string_view::npos) return true;
   }
   return false;
-}
-
-// Quoted for bash: every byte literal.
-std::string ShellQuote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
 }
 
 // sbatch's --time: [days-]hours:minutes:seconds.

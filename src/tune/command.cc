@@ -5,6 +5,7 @@
 
 #include "measure/helper_env.h"
 #include "util/json_text.h"
+#include "util/shell.h"
 
 namespace sat::tune {
 
@@ -48,16 +49,6 @@ RenderedRun RenderRun(const std::vector<std::string>& argv, const std::vector<Kn
   }
   if (!helper_values.empty()) measure::SetHelperKnobs(out.env, JsonText(helper_values));
   return out;
-}
-
-std::string ShellQuote(std::string_view s) {
-  auto safe = [](unsigned char c) {
-    return std::isalnum(c) || std::string_view("_@%+=:,./-").find(static_cast<char>(c)) != std::string_view::npos;
-  };
-  if (!s.empty() && std::all_of(s.begin(), s.end(), safe)) return std::string(s);
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
 }
 
 std::string PasteableCommand(const std::vector<std::string>& argv, bool shell, const std::vector<KnobSpec>& knobs,

@@ -28,9 +28,6 @@ struct RenderedRun {
 RenderedRun RenderRun(const std::vector<std::string>& argv, const std::vector<KnobSpec>& knobs,
                       const KnobValues& values, const std::map<std::string, FlagBinding>& flags = {});
 
-// `s` as one word for a POSIX shell: unchanged when it is made of safe characters, else in single quotes.
-std::string ShellQuote(std::string_view s);
-
 // A command line to paste into a shell that runs the command with `values` outside saturate: the environment
 // assignments first (with PYTHONPATH=`python_dir` when helper knobs are set, so `import saturate` finds the
 // helper), then the filled command, each word quoted, flag knobs as the script's own options. With `shell`, the

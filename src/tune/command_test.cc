@@ -37,15 +37,6 @@ TEST(Command, TheBatchSizeOfARunIsItsSamplesPerStep) {
   EXPECT_FALSE(RenderRun({"t.py"}, knobs, {}).batch_size);  // the script's own, unknown here
 }
 
-TEST(Command, QuotesForTheShell) {
-  EXPECT_EQ(ShellQuote("train.py"), "train.py");
-  EXPECT_EQ(ShellQuote("--lr=0.1"), "--lr=0.1");
-  EXPECT_EQ(ShellQuote("a b"), "'a b'");
-  EXPECT_EQ(ShellQuote("it's"), "'it'\\''s'");
-  EXPECT_EQ(ShellQuote(""), "''");
-  EXPECT_EQ(ShellQuote(R"({"a":1})"), R"('{"a":1}')");
-}
-
 TEST(Command, PasteableLine) {
   std::string line = PasteableCommand({"/usr/bin/python3", "train.py", "--bs", "{batch_size}"}, false, Knobs(),
                                       {{"batch_size", 96}, {"workers", 2}}, "/opt/saturate/python");

@@ -21,6 +21,7 @@
 #include "tune/trace_run.h"
 #include "tune/trial_length.h"
 #include "util/redact.h"
+#include "util/shell.h"
 #include "util/strings.h"
 
 namespace sat::tune {
@@ -60,12 +61,6 @@ std::string StopReason(const TuneResult& r) {
   return fmt::format("stopped early: every step of the {} search ran, so nothing was left to learn ({:.0f}s of the "
                      "{:.0f}s budget unused)",
                      StrategyName(r.strategy), std::max(0.0, r.budget_s - r.wall_s), r.budget_s);
-}
-
-std::string JoinCommand(const std::vector<std::string>& argv) {
-  std::string out;
-  for (const auto& a : argv) out += (out.empty() ? "" : " ") + a;
-  return out;
 }
 
 }  // namespace
@@ -126,7 +121,9 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
   const std::optional<double> host_mem =
       result.machine.mem_total_bytes ? std::optional<double>(static_cast<double>(*result.machine.mem_total_bytes))
                                      : std::nullopt;
-  const std::string command_text = JoinCommand(RedactCommand(measured.argv, measured.shell));  // shown by the cache, so redacted
+  // Shown by the cache, so redacted; a --shell command line as written, other commands as a shell reads them back.
+  const std::vector<std::string> shown = RedactCommand(measured.argv, measured.shell);
+  const std::string command_text = measured.shell ? JoinNonEmpty(shown, " ") : ShellJoin(shown);
   std::vector<std::string> knob_order;
   for (const auto& k : *knobs) knob_order.push_back(k.name);
 

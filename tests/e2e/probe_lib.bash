@@ -6,7 +6,8 @@ TRAIN=("$PY" "$SATURATE_SOURCE_DIR/examples/train_images.py" --data "$DATA" --im
 # Runs saturate probe with JSON output into $WORK/$1.json; the remaining arguments go to probe.
 probe_json() {
   local name=$1; shift
-  "$SATURATE" probe --json --out "$WORK/$name" "$@" >"$WORK/$name.json" || {
+  # shellcheck disable=SC2086  # PROBE_PREFIX: words put before saturate (a taskset), split on purpose
+  ${PROBE_PREFIX:-} "$SATURATE" probe --json --out "$WORK/$name" "$@" >"$WORK/$name.json" || {
     local rc=$?
     echo "saturate probe exited $rc" >&2
     cat "$WORK/$name.json" >&2

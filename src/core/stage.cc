@@ -173,6 +173,11 @@ std::vector<GpuPoint> GpuSeries(const std::vector<Sample>& samples, int gpu_inde
 
 }  // namespace
 
+std::optional<double> MeanOf(const std::optional<telemetry::Summary>& s) {
+  if (!s || s->count == 0 || !std::isfinite(s->mean)) return std::nullopt;
+  return s->mean;
+}
+
 Result<StageResult> RunStage(StageKind kind, const StageOptions& o, telemetry::Sampler& sampler) {
   // A parser for scripts that only print.
   std::optional<measure::LineParser> parser;

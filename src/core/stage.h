@@ -52,6 +52,9 @@ struct StageTelemetry {
   unsigned cpu_count = 0;
 };
 
+// A summary's mean; nullopt where the field had no value in the steady part, or its mean is not finite.
+std::optional<double> MeanOf(const std::optional<telemetry::Summary>& s);
+
 // The probed GPU at one sample, for reports' lanes over time.
 struct GpuPoint {
   double t_s = 0;  // on the clock of StageResult::series (seconds since estimate.start_t; negative before it)

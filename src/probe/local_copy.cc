@@ -17,8 +17,6 @@ namespace fs = std::filesystem;
 // A local copy saves the source's read overhead, never more than this much of the loader's CPU.
 constexpr double kLeastCpuKept = 0.2;
 
-double Clamp01(double x) { return std::isfinite(x) ? std::clamp(x, 0.0, 1.0) : 0.0; }
-
 // Data that fits in this share of the available memory stays in the page cache after its first epoch.
 constexpr double kFitsInMemoryShare = 0.5;
 
@@ -60,7 +58,8 @@ std::optional<LocalCopyEstimate> EstimateLocalCopy(const LoaderActivity& loader,
     // The kernel's part goes as the reads' CPU does: a loader's kernel time on a FUSE or network mount is mostly its
     // reads (measured: 0.5-1.4 ms a read in a torch loader on slowfs, against 0.3 ms read alone and cold).
     const double sys_s = std::clamp(*loader.sys_cores, 0.0, cpu) / rate;
-    const double kept = reads.source_s > 0 ? Clamp01(reads.local_s / reads.source_s) : 1.0;
+    const double ratio = reads.source_s > 0 ? reads.local_s / reads.source_s : 1.0;
+    const double kept = std::isfinite(ratio) ? std::clamp(ratio, 0.0, 1.0) : 0.0;
     cpu_local_s = cpu_s - sys_s + sys_s * kept;
   } else {
     const double saved = reads.source_s - reads.local_s;

@@ -17,11 +17,6 @@ namespace {
 
 using nlohmann::ordered_json;
 
-std::optional<double> Mean(const std::optional<telemetry::Summary>& s) {
-  if (!s || s->count == 0 || !std::isfinite(s->mean)) return std::nullopt;
-  return s->mean;
-}
-
 // A command-line path that may be data: not code, not a program (the script without a .py suffix is executable).
 bool MayBeData(const std::string& path) {
   if (core::IsCodeOrSystemFile(path)) return false;
@@ -202,12 +197,12 @@ LoaderActivity LoaderActivityOf(const core::StageResult& s) {
   LoaderActivity a;
   a.samples_per_s = core::StageMeasured(s) ? s.estimate.samples_per_s : 0;
   a.processes = std::max(1, StageWorkers(s).value_or(0));
-  if (std::optional<double> cpu = Mean(t.tree_cpu_pct)) a.cpu_cores = *cpu / 100;
-  if (std::optional<double> sys = Mean(t.tree_sys_cpu_pct)) a.sys_cores = *sys / 100;
-  a.blocked = Mean(t.tree_blocked);
+  if (std::optional<double> cpu = core::MeanOf(t.tree_cpu_pct)) a.cpu_cores = *cpu / 100;
+  if (std::optional<double> sys = core::MeanOf(t.tree_sys_cpu_pct)) a.sys_cores = *sys / 100;
+  a.blocked = core::MeanOf(t.tree_blocked);
   if (s.kind == core::StageKind::kFull) a.data_wait_share = s.data_wait_share;
-  a.read_per_s = Mean(t.tree_rchar_per_s);
-  a.storage_read_per_s = Mean(t.tree_read_bytes_per_s);
+  a.read_per_s = core::MeanOf(t.tree_rchar_per_s);
+  a.storage_read_per_s = core::MeanOf(t.tree_read_bytes_per_s);
   return a;
 }
 

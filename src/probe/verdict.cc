@@ -93,11 +93,6 @@ Pipe Gather(const ProbeResult& r) {
   return p;
 }
 
-std::optional<double> Mean(const std::optional<Summary>& s) {
-  if (!s || s->count == 0) return std::nullopt;
-  return s->mean;
-}
-
 // How busy the loader's CPU was, from the loader stage (or full without it).
 struct LoaderCpu {
   std::optional<double> tree_pct;  // 100 = one core
@@ -111,15 +106,15 @@ struct LoaderCpu {
 LoaderCpu ReadLoaderCpu(const core::StageResult& stage, unsigned machine_cores) {
   const core::StageTelemetry& t = stage.telemetry;
   LoaderCpu c;
-  c.tree_pct = Mean(t.tree_cpu_pct);
+  c.tree_pct = core::MeanOf(t.tree_cpu_pct);
   c.workers = StageWorkers(stage);
   c.cores = t.cpu_count > 0 ? t.cpu_count : machine_cores;
   // With no workers the trainer loads alone (one core); with N workers they load on N cores.
   c.usable_cores = std::max(1, c.workers.value_or(0));
   if (c.cores > 0) c.usable_cores = std::min(c.usable_cores, static_cast<double>(c.cores));
-  c.host_pct = Mean(t.host_cpu_pct);
-  c.iowait_pct = Mean(t.host_iowait_pct);
-  c.disk_busy_pct = Mean(t.disk_busy_pct);
+  c.host_pct = core::MeanOf(t.host_cpu_pct);
+  c.iowait_pct = core::MeanOf(t.host_iowait_pct);
+  c.disk_busy_pct = core::MeanOf(t.disk_busy_pct);
   c.tree_saturated = c.tree_pct && *c.tree_pct >= kCpuSaturatedShare * 100 * c.usable_cores;
   c.host_busy = c.host_pct && *c.host_pct >= kHostCpuBusyPct;
   return c;
@@ -208,7 +203,7 @@ void DecideLoader(const ProbeResult& r, const Pipe& p, Verdict& v) {
   // Whether the machine's cores are busy is a question about training, not the loader stage: alone, with nothing
   // to wait for, a loader with no workers fills torch's thread pool (seen on an H100 host: 94% of 16 cores).
   if (p.full && p.loading != &r.full) {
-    if (std::optional<double> host = Mean(r.full.telemetry.host_cpu_pct)) {
+    if (std::optional<double> host = core::MeanOf(r.full.telemetry.host_cpu_pct)) {
       cpu.host_pct = host;
       cpu.host_busy = *host >= kHostCpuBusyPct;
     }

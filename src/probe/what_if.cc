@@ -30,11 +30,6 @@ std::optional<double> Rate(const core::StageResult& s) {
   return s.estimate.samples_per_s;
 }
 
-std::optional<double> Mean(const std::optional<telemetry::Summary>& s) {
-  if (!s || s->count == 0 || !std::isfinite(s->mean)) return std::nullopt;
-  return s->mean;
-}
-
 // One pipe's ceiling, by name.
 struct Pipe {
   std::string name;
@@ -153,10 +148,10 @@ WhatIfInputs WhatIfInputsOf(const ProbeResult& r) {
   core::FlopsReading flops = StageFlops(r, r.compute.ran ? r.compute : r.full);
   m.precision = flops.precision;
   m.on_gpu = flops.count && flops.count->device != "cpu";
-  if (std::optional<double> rx = Mean(r.full.telemetry.gpu_pcie_rx_bytes_per_s); rx && m.full > 0) {
+  if (std::optional<double> rx = core::MeanOf(r.full.telemetry.gpu_pcie_rx_bytes_per_s); rx && m.full > 0) {
     m.bytes_per_sample = *rx / m.full;
   }
-  if (std::optional<double> cpu = Mean(r.loader.telemetry.tree_cpu_pct)) m.loader_cores = std::max(1.0, *cpu / 100);
+  if (std::optional<double> cpu = core::MeanOf(r.loader.telemetry.tree_cpu_pct)) m.loader_cores = std::max(1.0, *cpu / 100);
   if (std::optional<core::Cost> c = core::CostOf(r.full, 1.0)) m.epoch_samples = c->epoch_samples;
   m.price_per_gpu_hour = r.price_per_gpu_hour;
   if (r.verdict.bottleneck == "loader" || r.verdict.bottleneck == "storage") m.bound_by = r.verdict.bottleneck;

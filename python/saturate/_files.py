@@ -3,9 +3,11 @@
 A DataLoader opens each sample's file for a moment, so scanning /proc/PID/fd from outside sees almost none of
 them; Python's audit hook (sys.addaudithook, event "open") sees every open() and os.open() of the process. The
 hook keeps a small sample of the paths opened for reading: the first FIRST distinct ones as they come, then a
-uniform reservoir of RESERVOIR among every later open, and counts the opens. It sends what is new at the first
-open and then at most once per SEND_EVERY_S, from inside an open, so a process that opens no data file sends
-nothing and pays one string comparison per audit event.
+uniform reservoir of RESERVOIR among every later open, and counts the opens. Each of the first AT_ONCE distinct
+paths is sent at its open (a short-lived worker, such as a spawn Pool's that is terminated and runs no atexit, still
+names what it read, and the burst of a DataLoader's workers starting together stays within the receiving queue);
+the rest goes at most once per SEND_EVERY_S, from inside an open.
+A process that opens no data file sends nothing and pays one string comparison per audit event.
 
 Left out: write opens, descriptors, paths under system folders (/dev, /proc, /sys, /etc, /usr, /lib*, /bin,
 /sbin), Python's own files (*.py, *.pyc, shared libraries, site-packages, dist-packages, __pycache__), the
@@ -28,6 +30,7 @@ import time
 
 FIRST = 32
 RESERVOIR = 32
+AT_ONCE = 8  # the first distinct paths sent as they are opened, unthrottled
 WRITES = 16  # distinct paths opened for writing (checkpoints, logs): where the run writes
 SEND_EVERY_S = 1.0
 # Paths per datagram are limited by the 4 KiB datagram (see _channel.MAX_DATAGRAM_BYTES): room for the header.
@@ -80,6 +83,7 @@ class FileWatch:
         self._sent_opens = 0
         self._unsent = []
         self._next_send = 0.0
+        self._first_unsent = False  # one of the first AT_ONCE distinct paths waits: sent at once, unthrottled
 
     def hook(self, event, args):
         if event != "open":
@@ -124,6 +128,10 @@ class FileWatch:
             self.opens += 1
             if path not in self._seen:
                 self._keep(path)
+        if self._first_unsent:
+            self._first_unsent = False
+            self.flush()
+            return
         # The clock is read on news, and otherwise every 16th open (a count to update).
         if not (self._unsent or self._unsent_writes or self.opens & 15 == 0):
             return
@@ -137,6 +145,7 @@ class FileWatch:
             self._firsts.add(path)
             self._seen.add(path)
             self._unsent.append(path)
+            self._first_unsent = len(self._firsts) <= AT_ONCE
             return
         # Reservoir sampling (algorithm R) over the opens after the first FIRST distinct paths.
         self._later += 1

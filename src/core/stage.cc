@@ -298,7 +298,11 @@ StageResult MeasureStage(StageKind kind, const StageOptions& o, StageCommand& co
       }
       next_files_scan = now + 2.0;
     }
-    if (now - t0 >= o.budget_s) break;
+    if (now - t0 >= o.budget_s) {
+      // Past the budget, only a stage that is measuring but short of steady seconds goes on, within its grace.
+      const bool short_of_steady = estimator.size() > 0 && estimator.Estimate().steady_s < o.estimator.min_steady_s;
+      if (!short_of_steady || now - t0 >= o.budget_s + o.grace_s) break;
+    }
     const bool traced = o.trace_path.empty() || r.trace.has_value();
     if (o.stop_after_trace && r.trace) break;
     if (now - t0 >= o.settle_s && estimator.Converged() && traced) break;

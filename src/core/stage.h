@@ -114,6 +114,10 @@ struct StageOptions {
   bool shell = false;
   std::map<std::string, std::string> env;   // extra environment (knobs, SATURATE_DEVICE)
   double budget_s = 40;                      // this stage's wall-clock limit
+  // Seconds past budget_s the stage may run on while reports arrive but its steady part is still under
+  // estimator.min_steady_s: a start-up that ate the budget would otherwise leave a rate no verdict can use. It
+  // ends as soon as that much is steady. 0: none.
+  double grace_s = 0;
   double settle_s = 0;                       // minimum run time before convergence may stop it
   measure::EstimatorOptions estimator;
   std::optional<std::string> parse;          // --parse REGEX or preset: read throughput from output lines

@@ -79,6 +79,43 @@ TEST(StageRules, ARateThatKeepsMovingRunsToTheBudget) {
   EXPECT_NEAR(r.wall_s, 20, 0.3);
 }
 
+TEST(StageRules, AStartUpThatAteTheBudgetGetsTheGraceUntilThreeSecondsAreSteady) {
+  ScriptedCommand c(kT0);
+  c.Steady(17, 60, 0.1, 1000);  // reports from 17 s of a 20-s budget
+  StageOptions o = Options(20);
+  o.grace_s = 10;
+  StageResult r = Measure(c, o);
+  ASSERT_TRUE(c.stopped_at());
+  EXPECT_GT(*c.stopped_at() - kT0, 20);
+  EXPECT_LT(*c.stopped_at() - kT0, 30) << "it ends once 3 s are steady, not at the end of the grace";
+  EXPECT_GE(r.estimate.steady_s, o.estimator.min_steady_s);
+}
+
+TEST(StageRules, TheGraceEndsWhereTheDataNeverBecomeSteadyEnough) {
+  ScriptedCommand c(kT0);
+  c.Steady(19.5, 60, 0.1, 1000);
+  StageOptions o = Options(20);
+  o.grace_s = 2;
+  StageResult r = Measure(c, o);
+  ASSERT_TRUE(c.stopped_at());
+  EXPECT_NEAR(*c.stopped_at() - kT0, 22, 0.2);
+  EXPECT_LT(r.estimate.steady_s, o.estimator.min_steady_s);
+}
+
+TEST(StageRules, WithoutReportsOrWithEnoughSteadyDataTheBudgetEndsTheStage) {
+  ScriptedCommand silent(kT0);
+  StageOptions o = Options(20);
+  o.grace_s = 10;
+  Measure(silent, o);
+  ASSERT_TRUE(silent.stopped_at());
+  EXPECT_NEAR(*silent.stopped_at() - kT0, 20, 0.2) << "nothing measured: no grace";
+  ScriptedCommand moving(kT0);
+  Climbing(moving, 60);
+  Measure(moving, o);
+  ASSERT_TRUE(moving.stopped_at());
+  EXPECT_NEAR(*moving.stopped_at() - kT0, 20, 0.2) << "steady long enough, merely not converged: no grace";
+}
+
 TEST(StageRules, SettleTimeHoldsTheStopBackEvenWhenConverged) {
   ScriptedCommand c(kT0);
   c.Steady(0, 120, 0.1, 1000);

@@ -85,6 +85,10 @@ TEST(ProbeRules, TheFullStageFirstThenTheLoaderAndComputeSplitWhatIsLeft) {
   EXPECT_DOUBLE_EQ(stages.asked[0].second.budget_s, 48);
   EXPECT_DOUBLE_EQ(stages.asked[1].second.budget_s, 45);
   EXPECT_DOUBLE_EQ(stages.asked[2].second.budget_s, 70);
+  // Only the full stage may run past its budget when short of steady data, by up to 20% of the whole.
+  EXPECT_DOUBLE_EQ(stages.asked[0].second.grace_s, 24);
+  EXPECT_DOUBLE_EQ(stages.asked[1].second.grace_s, 0);
+  EXPECT_DOUBLE_EQ(stages.asked[2].second.grace_s, 0);
   EXPECT_NEAR(r->wall_s, 30 + 20 + 14.2, 1e-9);  // the compute stage took its scripted 14.2 s
   EXPECT_TRUE(r->loader.ran && r->compute.ran);
   EXPECT_TRUE(r->helper && r->auto_instrumented);
@@ -136,6 +140,7 @@ TEST(ProbeRules, AParsePatternGivesTheFullStageTheWholeBudget) {
   auto r = RunProbe(o, nullptr, &stages);
   ASSERT_TRUE(r);
   EXPECT_DOUBLE_EQ(stages.asked[0].second.budget_s, 60);
+  EXPECT_DOUBLE_EQ(stages.asked[0].second.grace_s, 0);  // the whole budget already
   EXPECT_FALSE(stages.asked[0].second.auto_instrument);
   EXPECT_TRUE(r->parse);
   EXPECT_FALSE(r->auto_enabled);

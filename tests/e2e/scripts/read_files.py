@@ -7,6 +7,9 @@ from the first when they run out), then exits 0. No saturate in it: it runs the 
 Prints "data: <--data as given>" first, and at the end "read <N> samples in <S> s", S from its own clock
 (time.monotonic, from the first batch asked for to the last step), then "loop cpu <C> s": the process's CPU time
 over the same span (time.process_time; a rate per core it got on a shared machine).
+With --speed-every N, every Nth sample also times a fixed piece of warm CPU work (the prep's own op, 150 rounds) and
+prints "speed t=<monotonic s> ms=<CPU ms per round>": how fast the CPU ran then, for comparing runs on a machine
+whose CPUs change speed (about 0.05 ms a sample at N=32).
 With --make N it only writes N files of --file-kib KiB (random bytes, seeded) into --data and exits."""
 import argparse
 import os
@@ -24,6 +27,7 @@ p.add_argument("--workers", type=int, default=0, help="DataLoader worker process
 p.add_argument("--seed", type=int, default=0)
 p.add_argument("--make", type=int, default=0, help="write this many files into --data and exit")
 p.add_argument("--file-kib", type=int, default=4, help="size of each file --make writes")
+p.add_argument("--speed-every", type=int, default=0, metavar="N", help="time a fixed CPU work every Nth sample")
 p.add_argument("--prep", type=int, default=0, metavar="N",
                help="CPU work per sample after its read: N rounds of a small tensor op (decoding and transforms)")
 a = p.parse_args()
@@ -39,6 +43,16 @@ if a.make:
     raise SystemExit(0)
 
 
+def print_speed():
+    x = torch.full((4096,), 0.5)
+    for _ in range(50):  # warm: the caches hold the op, as in a tight loop
+        x = torch.sin(x * 1.0001)
+    c0 = time.thread_time()
+    for _ in range(150):
+        x = torch.sin(x * 1.0001)
+    print(f"speed t={time.monotonic():.3f} ms={(time.thread_time() - c0) * 1000 / 150:.5f}", flush=True)
+
+
 class Files(torch.utils.data.Dataset):
     def __init__(self, folder, samples):
         self.paths = [os.path.join(folder, n) for n in sorted(os.listdir(folder))]
@@ -50,6 +64,8 @@ class Files(torch.utils.data.Dataset):
         return self.samples
 
     def __getitem__(self, i):
+        if a.speed_every and i % a.speed_every == 0:
+            print_speed()
         with open(self.paths[i % len(self.paths)], "rb") as f:
             raw = f.read()
         x = torch.frombuffer(bytearray(raw), dtype=torch.uint8).float() / 255

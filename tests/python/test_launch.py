@@ -58,6 +58,29 @@ class LoopShapesTest(ChannelTest):
         self.assertEqual(loader["samples_from"], "loader", case)
         return messages
 
+    def test_each_loop_shape_runs_in_probes_loader_and_compute_modes(self):
+        # What probe's loader stage (the loader drained, no model) and compute stage (one batch repeated through the
+        # model) make of each shape; tests/e2e/probe_loop_shapes.sh probes two of them end to end.
+        for case, per_step in (("dict", 16), ("mapping", 16), ("accum", 64), ("gan", 16), ("closure", 16),
+                               ("skip", 16), ("trainer", 16)):
+            for mode in ("loader", "compute"):
+                with self.subTest(case=case, mode=mode):
+                    proc, messages = run_script(self.receiver, [os.path.join(SCRIPTS, "loops.py"), "--case", case,
+                                                                "--steps", "400", "--step-ms", "0"],
+                                                SATURATE_MODE=mode, SATURATE_MAX_SECONDS="1")
+                    self.assertEqual(proc.returncode, 0, proc.stderr)
+                    self.assertNotIn("saturate:", proc.stderr)
+                    last = final(messages)
+                    self.assertIsNotNone(last, "nothing reported")
+                    self.assertGreater(last["samples"], 0)
+                    done = [m for m in messages if m["type"] == "done"]
+                    if mode == "loader":
+                        self.assertEqual(done[-1]["reason"], "loader-drained")
+                        self.assertEqual(done[-1]["step_s"], 0)
+                    else:
+                        self.assertGreater(last["steps"], 0)
+                        self.assertEqual(last["samples"] % per_step, 0, last)
+
     def test_import_paths(self):
         # find_spec first (transformers), import_module, a LazyLoader, a finder ahead of saturate's.
         for case in ("findspec", "import_module", "lazy", "finder"):

@@ -145,7 +145,9 @@ class FileWatch:
             self._firsts.add(path)
             self._seen.add(path)
             self._unsent.append(path)
-            self._first_unsent = len(self._firsts) <= AT_ONCE
+            # Only a regular file is news worth a datagram now (a folder such as multiprocessing's temporary
+            # one, opened as a worker exits, is left out at send time anyway).
+            self._first_unsent = len(self._firsts) <= AT_ONCE and _is_file(path)
             return
         # Reservoir sampling (algorithm R) over the opens after the first FIRST distinct paths.
         self._later += 1
@@ -195,6 +197,13 @@ class FileWatch:
         if self._channel is None and self._channel_factory is not None:
             self._channel = self._channel_factory()
         return self._channel
+
+
+def _is_file(path):
+    try:
+        return os.path.isfile(path)
+    except (OSError, ValueError):
+        return False
 
 
 def _nameable(paths):

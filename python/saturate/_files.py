@@ -145,9 +145,9 @@ class FileWatch:
             self._firsts.add(path)
             self._seen.add(path)
             self._unsent.append(path)
-            # Only a regular file is news worth a datagram now (a folder such as multiprocessing's temporary
-            # one, opened as a worker exits, is left out at send time anyway).
-            self._first_unsent = len(self._firsts) <= AT_ONCE and _is_file(path)
+            # Only a path the send would carry is news worth a datagram now (a folder such as multiprocessing's
+            # temporary one, opened as a worker exits, is left out at send time anyway).
+            self._first_unsent = len(self._firsts) <= AT_ONCE and bool(_nameable([path]))
             return
         # Reservoir sampling (algorithm R) over the opens after the first FIRST distinct paths.
         self._later += 1
@@ -197,13 +197,6 @@ class FileWatch:
         if self._channel is None and self._channel_factory is not None:
             self._channel = self._channel_factory()
         return self._channel
-
-
-def _is_file(path):
-    try:
-        return os.path.isfile(path)
-    except (OSError, ValueError):
-        return False
 
 
 def _nameable(paths):

@@ -9,12 +9,13 @@
 #      the mount, as the sampler counts it, exceeds the copy's: what-if / truth 0.80-0.94 over ten runs here since
 #      the loaders were pinned, docs/benchmarks.md), and a what-if above the truth would send users copying for
 #      nothing.
-#      The truth is timed by the script itself right after (a): a count made outside saturate, on the same CPU. Every loader of this test runs
-#      on one CPU, and saturate and the slow mount's daemon on another: the what-if is the loader's rate with a core
-#      of its own. This shared machine's CPUs change speed on their own (one ran the same work at 4.7 ms a sample
-#      while the other took 6.7, and each switches between about 200 and 130 samples/s of this loader for tens of
-#      seconds; docs/benchmarks.md), so the script times a fixed piece of CPU work now and then (--speed-every) in
-#      both runs, and the truth is scaled to the speed the CPU had while probe's loader stage measured;
+#      The truth is timed by the script itself right after (a): a count made outside saturate, on the same CPU.
+#      Every loader of this test runs on one CPU, and saturate and the slow mount's daemon on another: the what-if is
+#      the loader's rate with a core of its own. This shared machine's CPUs change speed on their own (one ran the
+#      same work at 4.7 ms a sample while the other took 6.7, and each switches between about 200 and 130 samples/s
+#      of this loader for tens of seconds; docs/benchmarks.md), so the script times a fixed piece of CPU work now and
+#      then (--speed-every) in both runs, and the truth is scaled to the speed the CPU had while probe's loader stage
+#      measured;
 #  (b) probe on that local copy names the CPU side (prep or compute), never storage;
 #  (c) the same data behind sshfs over loopback (a network filesystem; its sshd serves the slow mount, so each read is
 #      slow too): probe names storage on fuse.sshfs, network. The least budget (20 s): the full stage alone decides it.
@@ -47,31 +48,31 @@ cp -r "$WORK/src" "$WORK/local-copy"
 cat "$WORK"/local-copy/* >/dev/null
 
 # The loader on the local copy without saturate, per core it got (the what-if gives each loading process a core):
-# samples over the loop's CPU time, or over its wall time where it used more than a core; then the median CPU time
-# of its speed probes.
+# samples over the loop's CPU time, or over its wall time where it used more than a core.
 local_copy_rate() {
   "${PIN[@]}" "$PY" "$READ" --data "$WORK/local-copy" --samples 1200 --prep 700 --speed-every 32 >"$WORK/truth.log"
   "$PY" - "$WORK/truth.log" <<'PYEOF'
-import re, statistics, sys
+import re, sys
 text = open(sys.argv[1]).read()
 n, wall = re.search(r"^read (\d+) samples in ([0-9.]+) s$", text, re.M).groups()
 cpu = re.search(r"^loop cpu ([0-9.]+) s$", text, re.M).group(1)
-speeds = [float(ms) for _, ms in re.findall(r"^speed t=([0-9.]+) ms=([0-9.]+)$", text, re.M)[1:]]
-print(int(n) / max(1e-6, min(float(wall), float(cpu))), statistics.median(speeds))
+print(int(n) / max(1e-6, min(float(wall), float(cpu))))
 PYEOF
 }
 
-# The median speed probe of the loader stage's steady part (the first of each run left out: it warms up), from the
-# script's output that probe keeps in --out.
-loader_stage_speed() {
-  "$PY" - "$1" <<'PYEOF'
+# The median of the speed probes in a run's output (the first left out: it warms up); given a probe.json too, only
+# those inside its loader stage's steady part, where there are at least three.
+# Usage: median_speed OUTPUT [PROBE_JSON]
+median_speed() {
+  "$PY" - "$@" <<'PYEOF'
 import json, re, statistics, sys
-out = sys.argv[1]
-stage = json.load(open(out + ".json"))["stages"]["loader"]
-text = open(out + "/loader/stdout.log", errors="replace").read()
+text = open(sys.argv[1], errors="replace").read()
 probes = [(float(t), float(ms)) for t, ms in re.findall(r"^speed t=([0-9.]+) ms=([0-9.]+)$", text, re.M)[1:]]
-steady = [ms for t, ms in probes if stage["steady_from_t"] <= t <= stage["steady_to_t"]]
-print(statistics.median(steady if len(steady) >= 3 else [ms for _, ms in probes]))
+if len(sys.argv) > 2:
+    stage = json.load(open(sys.argv[2]))["stages"]["loader"]
+    steady = [p for p in probes if stage["steady_from_t"] <= p[0] <= stage["steady_to_t"]]
+    probes = steady if len(steady) >= 3 else probes
+print(statistics.median(ms for _, ms in probes))
 PYEOF
 }
 
@@ -79,9 +80,10 @@ PYEOF
 slowfs_mount "$WORK/src" "$WORK/mnt-slow" 20
 probe_json slow --budget 30s -- "${PIN[@]}" "$PY" "$READ" --data "$WORK/mnt-slow" --samples 100000000 --prep 700 \
   --speed-every 32
-read -r truth truth_speed < <(local_copy_rate) ||
-  fail "the loader alone on the local copy did not run: $(cat "$WORK/truth.log")"
-probe_speed=$(loader_stage_speed "$WORK/slow") || fail "(a) no speed probes in the loader stage's output"
+truth=$(local_copy_rate) || fail "the loader alone on the local copy did not run: $(cat "$WORK/truth.log")"
+truth_speed=$(median_speed "$WORK/truth.log") || fail "(a) no speed probes in the truth's output"
+probe_speed=$(median_speed "$WORK/slow/loader/stdout.log" "$WORK/slow.json") ||
+  fail "(a) no speed probes in the loader stage's output"
 expect_bottleneck "$WORK/slow.json" storage
 jq_py "$WORK/slow.json" '"fuse.slowfs" in j["verdict"]["cause"] or sys.exit("the cause does not name fuse.slowfs: " + j["verdict"]["cause"])' ||
   fail "(a) the verdict should name the slow filesystem"

@@ -22,8 +22,7 @@ table.sortable th { cursor: pointer; } table.sortable th:after { content: " \219
 figure { margin: 0; max-width: 100%; } figcaption { font-size: 12px; color: #555; max-width: 560px; }
 svg.chart { max-width: 100%; height: auto; }
 .wide { overflow-x: auto; max-width: 100%; }
-/* A long table below the first screen is laid out when it is scrolled to: a 1,000-run sweep opens at once. */
-.wide.long { content-visibility: auto; contain-intrinsic-size: auto 600px; }
+.pager { font-size: 12px; color: #555; margin: 4px 0; } .pager button { font-size: 12px; margin-left: 6px; }
 .wide svg.chart { max-width: none; }
 .copy { position: relative; } .copy pre { user-select: all; padding-right: 60px; }
 .copy button { position: absolute; top: 6px; right: 6px; font-size: 12px; }
@@ -41,28 +40,79 @@ svg.chart { max-width: 100%; height: auto; }
 .legend i { display: inline-block; width: 10px; height: 10px; margin-right: 4px; }
 @media print {
   body { max-width: none; margin: 0; } .copy button { display: none; }
-  .wide { overflow: visible; } .wide svg.chart { max-width: 100%; } .wide.long { content-visibility: visible; }
+  .wide { overflow: visible; } .wide svg.chart { max-width: 100%; } .pager button { display: none; }
   figure, svg, table, .pipes, .sharebar { break-inside: avoid; }
   .sharebar .part, .pipe .flow, .legend i { -webkit-print-color-adjust: exact; print-color-adjust: exact; }
 }
 )";
 
-// Sorts a table.sortable by the clicked column (numbers by their data-v, else text; again: the other way), and
+// Sorts a table.sortable by the clicked column (numbers by their value, else text; again: the other way); pages a
+// long table (report/table.h: its rows as JSON, one page of them in the DOM), all its rows drawn for printing; and
 // copies a .copy block's command.
 constexpr const char* kScript = R"(
-document.querySelectorAll('table.sortable').forEach(function (t) {
+function sortKey(value, text) { return value !== undefined && value !== null && value !== '' ? parseFloat(value) : text; }
+function compareKeys(x, y, dir) {
+  if (typeof x === 'number' && typeof y === 'number') return (x - y) * dir;
+  if (typeof x === 'number') return -1; if (typeof y === 'number') return 1;
+  return String(x).localeCompare(String(y)) * dir;
+}
+function onSort(t, sortBy) {
+  if (!t.classList.contains('sortable')) return;
   t.querySelectorAll('th').forEach(function (th, col) {
     th.addEventListener('click', function () {
-      var body = t.tBodies[0], rows = Array.prototype.slice.call(body.rows);
       var dir = th.dataset.dir === 'asc' ? -1 : 1; th.dataset.dir = dir > 0 ? 'asc' : 'desc';
-      function key(r) { var c = r.cells[col]; if (!c) return ''; var v = c.dataset.v;
-        return v !== undefined && v !== '' ? parseFloat(v) : c.textContent; }
-      rows.sort(function (a, b) { var x = key(a), y = key(b);
-        if (typeof x === 'number' && typeof y === 'number') return (x - y) * dir;
-        if (typeof x === 'number') return -1; if (typeof y === 'number') return 1;
-        return String(x).localeCompare(String(y)) * dir; });
-      rows.forEach(function (r) { body.appendChild(r); });
+      sortBy(col, dir);
     });
+  });
+}
+var drawWhole = [];
+document.querySelectorAll('div.paged').forEach(function (box) {
+  // The rows are read from their JSON at the first click or print, not as the page opens: it shows page 1 as is.
+  var t = box.querySelector('table'), pager = box.querySelector('p.pager'), rows = null;
+  var size = t.tBodies[0].rows.length, page = 0, whole = false;
+  function data() { return rows || (rows = JSON.parse(box.querySelector('script.table-rows').textContent)); }
+  function cell(c) { return typeof c === 'string' ? [c, null] : c; }
+  pager.insertAdjacentHTML('beforeend', '<button type="button" disabled>previous</button>' +
+    '<button type="button">next</button><button type="button">all rows</button>');
+  var buttons = pager.querySelectorAll('button'), label = pager.firstChild;
+  function draw(all) {
+    var rows = data(), from = all ? 0 : page * size, to = all ? rows.length : Math.min(rows.length, from + size);
+    var body = t.tBodies[0], rowsShown = document.createDocumentFragment();
+    for (var i = from; i < to; i++) {
+      var tr = document.createElement('tr');
+      if (rows[i][0]) tr.className = rows[i][0];
+      for (var j = 1; j < rows[i].length; j++) {
+        var c = cell(rows[i][j]), td = document.createElement('td');
+        td.textContent = c[0];
+        if (c[1] !== null) td.setAttribute('data-v', c[1]);
+        tr.appendChild(td);
+      }
+      rowsShown.appendChild(tr);
+    }
+    body.textContent = ''; body.appendChild(rowsShown);
+    label.textContent = 'Rows ' + (from + 1) + '\u2013' + to + ' of ' + rows.length + '.';
+    buttons[0].disabled = all || page === 0; buttons[1].disabled = all || to >= rows.length;
+    buttons[2].textContent = whole ? 'by pages' : 'all rows';
+  }
+  buttons[0].addEventListener('click', function () { page--; draw(false); });
+  buttons[1].addEventListener('click', function () { page++; draw(false); });
+  buttons[2].addEventListener('click', function () { whole = !whole; page = 0; draw(whole); });
+  onSort(t, function (col, dir) {
+    data().sort(function (a, b) { var x = cell(a[col + 1] || ''), y = cell(b[col + 1] || '');
+      return compareKeys(sortKey(x[1], x[0]), sortKey(y[1], y[0]), dir); });
+    page = 0; draw(whole);
+  });
+  drawWhole.push(function (all) { draw(all || whole); });
+});
+window.addEventListener('beforeprint', function () { drawWhole.forEach(function (d) { d(true); }); });
+window.addEventListener('afterprint', function () { drawWhole.forEach(function (d) { d(false); }); });
+document.querySelectorAll('table.sortable').forEach(function (t) {
+  if (t.closest('div.paged')) return;
+  onSort(t, function (col, dir) {
+    var body = t.tBodies[0], rows = Array.prototype.slice.call(body.rows);
+    function key(r) { var c = r.cells[col]; return c ? sortKey(c.dataset.v, c.textContent) : ''; }
+    rows.sort(function (a, b) { return compareKeys(key(a), key(b), dir); });
+    rows.forEach(function (r) { body.appendChild(r); });
   });
 });
 document.querySelectorAll('.copy button').forEach(function (b) {
@@ -100,6 +150,7 @@ std::string Page(const PageOptions& o, const std::string& body) {
   out += body;
   if (!o.footer_html.empty()) out += fmt::format("<p class=\"sub\">{}</p>\n", o.footer_html);
   const bool scripted = body.find("class=\"sortable\"") != std::string::npos ||
+                        body.find("class=\"table-rows\"") != std::string::npos ||
                         body.find("<div class=\"copy\">") != std::string::npos;
   if (scripted) out += fmt::format("<script>{}</script>\n", kScript);
   return out + "</body>\n</html>\n";

@@ -5,8 +5,9 @@
 // to the column; wide pieces (a long timeline, a wide table) scroll sideways inside their own box, so the page
 // itself never gets wider than the window. For paper: no buttons, no scroll boxes, charts kept whole on a page.
 //
-// Scripts: a page has none unless it holds a sortable table (report/table.h) or a copy button (CopyBlock); then one
-// small inline script is added, and the page still reads whole without it. Pure functions.
+// Scripts: a page has none unless it holds a sortable or a paged table (report/table.h) or a copy button
+// (CopyBlock); then one small inline script is added, and the page still reads without it (a paged table shows
+// its first page then). Pure functions.
 #pragma once
 
 #include <string>
@@ -26,7 +27,7 @@ struct PageOptions {
 };
 
 // The whole page around `body_html`. The inline script is included when the body uses it (a table with class
-// "sortable" or a button with class "copy").
+// "sortable", a paged table's rows, or a button with class "copy").
 std::string Page(const PageOptions& options, const std::string& body_html);
 
 // "<h2>title</h2>": a section heading, with an id for links ("#timeline").

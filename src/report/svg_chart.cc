@@ -69,6 +69,35 @@ std::string TickText(double v) {
   return fmt::format("{:.3g}", v);
 }
 
+std::vector<std::pair<double, double>> ThinToPixelColumns(const std::vector<std::pair<double, double>>& pixels) {
+  std::vector<std::pair<double, double>> out;
+  out.reserve(pixels.size());
+  size_t i = 0;
+  while (i < pixels.size()) {
+    const auto& [x0, y0] = pixels[i];
+    if (!std::isfinite(x0) || !std::isfinite(y0)) {
+      out.push_back(pixels[i++]);
+      continue;
+    }
+    // The run of points in x0's column: [i, j).
+    const double column = std::floor(x0);
+    size_t j = i + 1, low = i, high = i;
+    for (; j < pixels.size(); ++j) {
+      const auto& [x, y] = pixels[j];
+      if (!std::isfinite(x) || !std::isfinite(y) || std::floor(x) != column) break;
+      if (y < pixels[low].second) low = j;
+      if (y > pixels[high].second) high = j;
+    }
+    // First, lowest and highest in the order they came, last; each once.
+    size_t keep[4] = {i, std::min(low, high), std::max(low, high), j - 1};
+    for (size_t k = 0; k < 4; ++k) {
+      if (k == 0 || keep[k] != keep[k - 1]) out.push_back(pixels[keep[k]]);
+    }
+    i = j;
+  }
+  return out;
+}
+
 std::string RenderSvg(const Chart& c) {
   const int right = c.y2 ? kRightWithAxis : kRightWithout;
   const double px0 = kLeft, px1 = c.width - right, py0 = c.height - kBottom, py1 = kTop;
@@ -178,8 +207,11 @@ std::string RenderSvg(const Chart& c) {
       continue;
     }
     if (s.style != SeriesStyle::kPoints && s.points.size() > 1) {
+      std::vector<std::pair<double, double>> pixels;
+      pixels.reserve(s.points.size());
+      for (const auto& [x, v] : s.points) pixels.emplace_back(sx(x), y(v));
       std::string pts;
-      for (const auto& [x, v] : s.points) pts += fmt::format("{:.1f},{:.1f} ", sx(x), y(v));
+      for (const auto& [px, py] : ThinToPixelColumns(pixels)) pts += fmt::format("{:.1f},{:.1f} ", px, py);
       o += fmt::format("<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"{}/>\n", pts, s.color, dash);
     }
     if (s.style != SeriesStyle::kLine) {

@@ -63,6 +63,11 @@ std::vector<double> NiceTicks(double lo, double hi, int max_ticks);
 // Tick text: "1.2k", "850", "0.25".
 std::string TickText(double v);
 
+// A line's points in pixels, thinned where it draws the same: of each run of consecutive points in one pixel
+// column, only the first, the lowest, the highest and the last are kept (in their order), so a series of thousands
+// of points draws as before with a few per column. A point that is not finite ends a run and is kept.
+std::vector<std::pair<double, double>> ThinToPixelColumns(const std::vector<std::pair<double, double>>& pixels);
+
 // The chart as one <svg> element (width and height in CSS pixels).
 std::string RenderSvg(const Chart& chart);
 

@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+
 namespace sat::report {
 namespace {
 
@@ -76,6 +79,41 @@ TEST(SvgChart, EmptyChartStillRenders) {
   EXPECT_THAT(svg, HasSubstr("nothing"));
   EXPECT_THAT(svg, ::testing::Not(HasSubstr("nan")));
   EXPECT_THAT(svg, ::testing::Not(HasSubstr("inf")));
+}
+
+TEST(SvgChart, ALineKeepsEachPixelColumnsFirstLowestHighestAndLast) {
+  using P = std::pair<double, double>;
+  // Column 10: five points; column 11: one; then a point that is not finite, and column 11 again.
+  std::vector<P> pixels = {{10.1, 5}, {10.3, 9}, {10.5, 1}, {10.7, 4}, {10.9, 6}, {11.2, 3},
+                           {11.5, std::nan("")}, {11.6, 2}, {11.8, 2}};
+  std::vector<P> thin = ThinToPixelColumns(pixels);
+  ASSERT_EQ(thin.size(), 8u);
+  EXPECT_EQ(thin[0], P(10.1, 5));  // first
+  EXPECT_EQ(thin[1], P(10.3, 9));  // highest, before the lowest
+  EXPECT_EQ(thin[2], P(10.5, 1));  // lowest
+  EXPECT_EQ(thin[3], P(10.9, 6));  // last
+  EXPECT_EQ(thin[4], P(11.2, 3));  // a column of one point, once
+  EXPECT_TRUE(std::isnan(thin[5].second));
+  EXPECT_EQ(thin[6], P(11.6, 2));  // first, lowest and highest at once
+  EXPECT_EQ(thin[7], P(11.8, 2));  // last
+  EXPECT_EQ(ThinToPixelColumns({}).size(), 0u);
+}
+
+TEST(SvgChart, AThousandsOfPointsLineStaysAFewPointsAPixel) {
+  Chart c;
+  c.title = "long";
+  c.width = 400;
+  Series s{"rate", "#00f", {}, SeriesStyle::kLine};
+  for (int i = 0; i < 20000; ++i) s.points.emplace_back(i, (i * 7919) % 100);
+  c.series.push_back(s);
+  std::string svg = RenderSvg(c);
+  // The data line is the last polyline; its points are pairs separated by spaces.
+  size_t at = svg.rfind("<polyline points=\"");
+  ASSERT_NE(at, std::string::npos);
+  std::string points = svg.substr(at, svg.find('"', at + 18) - at);
+  size_t n = std::count(points.begin(), points.end(), ',');
+  EXPECT_LE(n, 4u * 400u);
+  EXPECT_GE(n, 300u);
 }
 
 }  // namespace

@@ -33,9 +33,11 @@ struct Table {
 };
 
 // The table as <table> with a <thead> and a <tbody>, inside a box that scrolls sideways when it is wider than the
-// window (report/page.h Wide); a number cell is <td data-v="value">. A table of more than kLongTable rows is laid
-// out only once it is scrolled into view (CSS content-visibility), so that a page with a long one opens at once.
-inline constexpr size_t kLongTable = 100;
+// window (report/page.h Wide); a number cell is <td data-v="value">. A table of more than kPageRows rows shows
+// them a page at a time: its first page as HTML, then a pager and every row as JSON
+// (<script type="application/json" class="table-rows">) that the page's script pages, sorts, and shows whole
+// for printing. The browser then lays out a page of rows, not all of them: a 1,000-run sweep opens at once.
+inline constexpr size_t kPageRows = 100;
 std::string RenderTable(const Table& table);
 
 }  // namespace sat::report

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <nlohmann/json.hpp>
 
 namespace sat::report {
 namespace {
@@ -31,13 +32,34 @@ TEST(Table, CellsAreEscapedAndNumbersKeepTheirValue) {
   EXPECT_THAT(html, HasSubstr("<div class=\"wide\">"));
 }
 
-TEST(Table, ALongTableIsLaidOutWhenScrolledTo) {
+TEST(Table, ALongTableShowsItsFirstPageAndCarriesEveryRowForTheScript) {
   Table t;
-  t.headers = {"a"};
-  t.rows.assign(kLongTable, Row{{Text("x")}, ""});
-  EXPECT_THAT(RenderTable(t), Not(HasSubstr("wide long")));
-  t.rows.push_back(Row{{Text("x")}, ""});
-  EXPECT_THAT(RenderTable(t), HasSubstr("<div class=\"wide long\">"));
+  t.headers = {"a", "b"};
+  for (size_t i = 0; i < kPageRows; ++i) t.rows.push_back(Row{{Number(std::to_string(i), i), Text("x")}, ""});
+  std::string short_table = RenderTable(t);
+  EXPECT_THAT(short_table, Not(HasSubstr("table-rows")));
+  EXPECT_THAT(short_table, Not(HasSubstr("pager")));
+
+  t.rows.push_back(Row{{Number("100", 100), Text("</script><b>&")}, "bad"});
+  t.rows.push_back(Row{{Number("n/a", std::nan("")), Text("y")}, ""});
+  std::string html = RenderTable(t);
+  // The first page as HTML: rows 0-99, not the two past it.
+  EXPECT_THAT(html, HasSubstr("<td data-v=\"99\">99</td>"));
+  EXPECT_THAT(html, Not(HasSubstr("<td data-v=\"100\">")));
+  EXPECT_THAT(html, HasSubstr("<p class=\"pager\">Rows 1&ndash;100 of 102.</p>"));
+  // Every row as JSON: a class, then each cell as its text or [text, value]; nothing in it ends the script early.
+  const std::string open = "<script type=\"application/json\" class=\"table-rows\">";
+  size_t from = html.find(open);
+  ASSERT_NE(from, std::string::npos);
+  from += open.size();
+  size_t to = html.find("</script>", from);
+  ASSERT_NE(to, std::string::npos);
+  nlohmann::json rows = nlohmann::json::parse(html.substr(from, to - from));
+  ASSERT_EQ(rows.size(), 102u);
+  EXPECT_EQ(rows[0], nlohmann::json::parse(R"(["", ["0", 0], "x"])"));
+  EXPECT_EQ(rows[100], nlohmann::json::parse(R"(["bad", ["100", 100], "</script><b>&"])"));
+  // A value that is not a number is text.
+  EXPECT_EQ(rows[101], nlohmann::json::parse(R"(["", "n/a", "y"])"));
 }
 
 TEST(Table, NotSortableByDefault) {

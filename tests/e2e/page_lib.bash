@@ -36,7 +36,9 @@ PY
 }
 
 page_attr() {
-  "$PY" -c 'import re, sys; m = re.search(r"<body[^>]*\s%s=\"([^\"]*)\"" % re.escape(sys.argv[2]), sys.argv[1]); print(m.group(1) if m else "")' "$1" "$2" |
+  # The DOM through stdin: a long page is more than one argument may hold.
+  printf '%s' "$1" |
+    "$PY" -c 'import re, sys; m = re.search(r"<body[^>]*\s%s=\"([^\"]*)\"" % re.escape(sys.argv[1]), sys.stdin.read()); print(m.group(1) if m else "")' "$2" |
     sed 's/&amp;/\&/g; s/&lt;/</g; s/&gt;/>/g; s/&quot;/"/g'
 }
 

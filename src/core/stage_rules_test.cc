@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "core/stage.h"
 #include "core/test_scripted_command.h"
 
@@ -242,21 +244,41 @@ TEST(StageRules, KnobsErrorsAndANoLoaderEndAreKept) {
   EXPECT_FALSE(StageMeasured(r));
 }
 
-TEST(StageRules, ParsedLinesGiveTheRateAndTheDataShareWithoutTheHelper) {
-  ScriptedCommand c(kT0);
+// 600 parsed lines of 100 samples in 0.1 s, one every 0.1 s; `shape` sets line i's shares.
+void ParsedLines(ScriptedCommand& c, const std::function<void(int, measure::ParsedLine&)>& shape) {
   for (int i = 1; i <= 600; ++i) {
     measure::ParsedLine l;
     l.observation.duration_s = 0.1;
     l.observation.samples = 100;
-    l.data_wait_share = i % 2 ? 0.2 : 0.4;
+    shape(i, l);
     c.Line(i * 0.1, l);
   }
+}
+
+TEST(StageRules, ParsedLinesGiveTheRateAndTheDataShareWithoutTheHelper) {
+  ScriptedCommand c(kT0);
+  ParsedLines(c, [](int i, measure::ParsedLine& l) { l.data_wait_share = i % 2 ? 0.2 : 0.4; });
   StageResult r = Measure(c, Options(40));
   EXPECT_TRUE(r.parsed_lines);
   EXPECT_FALSE(r.helper_seen);
   ASSERT_TRUE(r.data_wait_share);
   EXPECT_NEAR(*r.data_wait_share, 0.3, 0.01);
   EXPECT_NEAR(r.estimate.samples_per_s, 1000, 20);
+}
+
+// A phase the pattern names (saturate-example's metrics_s, measure/line_parser.h) is the mean of its shares over the
+// lines: what the step-overhead verdict reads of a --parse probe (probe/verdict_test.cc).
+TEST(StageRules, ParsedLinesGiveTheNamedPhasesShares) {
+  ScriptedCommand c(kT0);
+  ParsedLines(c, [](int i, measure::ParsedLine& l) {
+    l.data_wait_share = 0.05;
+    l.phase_shares["metrics"] = i % 2 ? 0.4 : 0.5;
+  });
+  StageResult r = Measure(c, Options(40));
+  ASSERT_EQ(r.phase_shares.count("metrics"), 1u);
+  EXPECT_NEAR(r.phase_shares.at("metrics"), 0.45, 0.01);
+  ASSERT_TRUE(r.data_wait_share);
+  EXPECT_NEAR(*r.data_wait_share, 0.05, 0.001);
 }
 
 TEST(StageRules, TheHelpersWaitShareIsTheDataWait) {

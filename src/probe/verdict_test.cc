@@ -296,6 +296,17 @@ TEST(Decide, ComputeBoundWithoutAGpuInventsNoGpuNumbers) {
   EXPECT_THAT(Notes(v), Not(HasSubstr("GPU memory")));
 }
 
+// probe_compute_bound.sh's --parse case, on a CPU: only the full stage, from the printed lines.
+TEST(Decide, ComputeBoundOnTheCpuFromParsedLinesGivesTheSameVerdict) {
+  ProbeResult r = Parsed(false, 41);
+  r.full.data_wait_share = 0.01;
+  SetCpu(r.full, 195, 2, 98);
+  Verdict v = Decide(r);
+  EXPECT_EQ(v.bottleneck, "compute");
+  EXPECT_EQ(v.cause, "CPU compute (no GPU probed)");
+  EXPECT_THAT(v.evidence, Not(HasSubstr("GPU")));
+}
+
 TEST(Decide, ComputeBoundOnAnIdleGpuIsCpuSideWork) {
   ProbeResult r = ComputeBoundWithHelper();
   SetGpu(r.full, 23, 2);

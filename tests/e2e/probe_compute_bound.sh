@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# A compute-bound configuration (data preloaded into RAM, a model that is heavy on CPU) gets the compute verdict,
-# with the helper (the script's `import saturate`) and without it (--parse). The console report ends with the
-# verdict line. The automatic instrumentation of the same script, unmodified, reaches its verdict in
-# probe_loader_bound.sh (and each loop shape's compute stage in tests/python/test_launch.py).
+# A compute-bound configuration (data preloaded into RAM, a model that is heavy on CPU) gets the compute verdict
+# through the helper (the script's `import saturate`). The console report ends with the verdict line. The automatic
+# instrumentation of the same script, unmodified, reaches its verdict in probe_loader_bound.sh (and each loop
+# shape's compute stage in tests/python/test_launch.py); --parse reaches its verdict end to end in
+# probe_loader_bound.sh, and the compute verdict from parsed lines on a CPU is src/probe/verdict_test.cc's
+# ComputeBoundOnTheCpuFromParsedLinesGivesTheSameVerdict.
 set -euo pipefail
 source "$(dirname "$0")/lib.bash"
 source "$(dirname "$0")/probe_lib.bash"
@@ -13,8 +15,5 @@ cat "$WORK/console.txt"
 expect_bottleneck "$WORK/console/probe.json" compute
 [ "$(grep -c '^verdict: compute' "$WORK/console.txt")" -eq 1 ] || fail "the report should end with one verdict line"
 tail -n1 "$WORK/console.txt" | grep -q '^verdict: compute — .*; next: ' || fail "last line is not the verdict line"
-
-probe_json parsed --budget 30s --parse saturate-example -- "${TRAIN[@]}" "${args[@]}" --no-helper
-expect_bottleneck "$WORK/parsed.json" compute
 
 echo ok

@@ -3,16 +3,19 @@
 DATA="${TMPDIR:-/tmp}/saturate-e2e-images-600"
 TRAIN=("$PY" "$SATURATE_SOURCE_DIR/examples/train_images.py" --data "$DATA" --images 600 --epochs 100000 --log-every 5)
 
-# Runs saturate probe with JSON output into $WORK/$1.json; the remaining arguments go to probe.
+# Runs saturate probe with JSON output into $WORK/$1.json and its console (stderr) into $WORK/$1.err, shown after;
+# the remaining arguments go to probe.
 probe_json() {
   local name=$1; shift
   # shellcheck disable=SC2086  # PROBE_PREFIX: words put before saturate (a taskset), split on purpose
-  ${PROBE_PREFIX:-} "$SATURATE" probe --json --out "$WORK/$name" "$@" >"$WORK/$name.json" || {
+  ${PROBE_PREFIX:-} "$SATURATE" probe --json --out "$WORK/$name" "$@" >"$WORK/$name.json" 2>"$WORK/$name.err" || {
     local rc=$?
+    cat "$WORK/$name.err" >&2
     echo "saturate probe exited $rc" >&2
     cat "$WORK/$name.json" >&2
     return $rc
   }
+  cat "$WORK/$name.err" >&2
 }
 
 # Prints a field of a probe.json with a Python expression over `j`.

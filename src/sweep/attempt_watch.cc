@@ -34,17 +34,20 @@ telemetry::ProcTreeSample AttemptWatch::ReadTree(measure::InstrumentedRun& run, 
   telemetry::TreeCounters cur = tree_reader_.Read(pid);
   telemetry::ProcTreeSample tree =
       telemetry::ComputeTreeSample(prev_tree_ ? &*prev_tree_ : nullptr, cur, now - prev_tree_t_, ticks_per_s_);
+  if (WantsTorchSign()) run.LookForTorch(tree.pids);
+  OnTree(tree, sample, now, run.signs().torch_loaded == true);
+  prev_tree_ = std::move(cur);
+  prev_tree_t_ = now;
+  return tree;
+}
+
+void AttemptWatch::OnTree(const telemetry::ProcTreeSample& tree, const telemetry::Sample& sample, double now,
+                          bool torch_loaded) {
   meter_.AddTree(TreeReading{now, tree.cpu_pct, tree.rss_bytes, telemetry::TreeGpuMemory(tree.pids, sample.gpus),
                              tree.blocked_count, tree.worker_count});
   // A run that loaded torch will report its steps through the automatic layer, which says nothing before the
   // first one: until then the run is starting up, not measurable.
-  if (auto_instrumentation_ && !meter_.announced()) {
-    run.LookForTorch(tree.pids);
-    if (run.signs().torch_loaded == true) meter_.Announce();
-  }
-  prev_tree_ = std::move(cur);
-  prev_tree_t_ = now;
-  return tree;
+  if (torch_loaded && WantsTorchSign()) meter_.Announce();
 }
 
 std::vector<MetricPoint> AttemptWatch::Missing(const MetricLog& log) const { return helper_.Missing(log, NowUnix()); }

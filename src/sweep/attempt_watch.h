@@ -46,9 +46,16 @@ class AttemptWatch {
   Result<std::unique_ptr<measure::InstrumentedRun>> Start(Launch launch, measure::HelperChannel* shared = nullptr);
   // A channel message; those of other runs are ignored. Returns the metric points a helper report carried.
   std::vector<MetricPoint> OnMessage(const measure::HelperMessage& m);
-  // Reads the tree of `run` at `now` (monotonic s), its GPU memory from `sample`, and has `run` look for torch
-  // in it; returns the reading (empty when the command has not started or is gone).
+  // Reads the tree of `run` at `now` (monotonic s), has `run` look for torch in it while that matters
+  // (WantsTorchSign), and takes the reading (OnTree); returns it (empty when the command has not started or is
+  // gone).
   telemetry::ProcTreeSample ReadTree(measure::InstrumentedRun& run, const telemetry::Sample& sample, double now);
+  // A reading of the attempt's tree at `now`, its GPU memory from `sample`; `torch_loaded`: the tree has mapped
+  // torch, so a run with the automatic instrumentation will report its steps and is starting up until then.
+  void OnTree(const telemetry::ProcTreeSample& tree, const telemetry::Sample& sample, double now, bool torch_loaded);
+  // Whether a sign of torch would still change anything (the automatic instrumentation is on, and the meter has
+  // not heard of the run yet).
+  bool WantsTorchSign() const { return auto_instrumentation_ && !meter_.announced(); }
   // The metric values output lines matched since the last call.
   std::vector<MetricPoint> TakeLines() { return lines_->Take(); }
   // At the end: values the helper's reports carried that no metrics message delivered (a dropped datagram).

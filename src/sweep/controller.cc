@@ -13,6 +13,7 @@
 #include "measure/channel.h"
 #include "run/interrupt.h"
 #include "run/runner.h"
+#include "sweep/attempt_runner.h"
 #include "sweep/attempt_watch.h"
 #include "sweep/bayes.h"
 #include "sweep/energy_ledger.h"
@@ -84,7 +85,7 @@ struct Attempt {
   int64_t id = 0;  // the journal's attempt id
   int number = 0;  // 1-based per run
   int device = 0;
-  std::unique_ptr<measure::InstrumentedRun> run;  // on the controller's channel
+  std::unique_ptr<AttemptProcess> process;  // from the controller's runner
   AttemptWatch watch;  // its meter, tree readings, helper metrics and matched lines
   MetricLog metrics;
   bool measured = false;
@@ -109,6 +110,8 @@ class Controller final : public RateSource {
   Status OpenJournal();
   Result<std::vector<DeviceInfo>> ChooseDevices(std::vector<unsigned>* gpu_indices);
   Status OpenInstruments(const std::vector<unsigned>& gpu_indices);
+  // The runner's clock (monotonic seconds; the machine's before the real runner is made).
+  double Now() const { return runner_ ? runner_->Now() : telemetry::MonotonicSeconds(); }
   // One pass of the loop; `sample_now`: a scheduled tick (else a run ended between ticks).
   Status Tick(double now, bool sample_now);
   // Ends the sweep after the loop's first error, with the state saved (see failed_).
@@ -136,8 +139,8 @@ class Controller final : public RateSource {
   const SweepOptions& o_;
   std::unique_ptr<ControllerLock> lock_;  // before journal_, so it is released after the journal closes
   std::unique_ptr<Journal> journal_;
-  std::unique_ptr<measure::HelperChannel> channel_;
-  std::unique_ptr<telemetry::Sampler> sampler_;
+  std::unique_ptr<AttemptRunner> own_runner_;  // the real one, unless the options give one
+  AttemptRunner* runner_ = nullptr;
   std::optional<MetricPattern> pattern_;
   std::optional<Packer> packer_;
   MeterOptions meter_;
@@ -238,18 +241,18 @@ Result<std::vector<DeviceInfo>> Controller::ChooseDevices(std::vector<unsigned>*
 }
 
 Status Controller::OpenInstruments(const std::vector<unsigned>& gpu_indices) {
-  auto channel = measure::HelperChannel::Open();
-  if (!channel) return channel.error();
-  channel_ = std::move(*channel);
-  telemetry::SamplerOptions sampler_options;
-  sampler_options.interval_s = std::max(o_.tick_s, telemetry::Sampler::kMinIntervalS);
-  sampler_options.capacity = 4;
-  sampler_options.gpu = o_.gpu;
-  sampler_options.gpu_indices = gpu_indices;
-  sampler_options.on_sample = o_.on_sample;
-  auto sampler = telemetry::Sampler::Create(std::move(sampler_options));
-  if (!sampler) return sampler.error();
-  sampler_ = std::move(*sampler);
+  if (!runner_) {
+    telemetry::SamplerOptions sampler_options;
+    sampler_options.interval_s = std::max(o_.tick_s, telemetry::Sampler::kMinIntervalS);
+    sampler_options.capacity = 4;
+    sampler_options.gpu = o_.gpu;
+    sampler_options.gpu_indices = gpu_indices;
+    sampler_options.on_sample = o_.on_sample;
+    auto runner = RealAttemptRunner::Open(std::move(sampler_options));
+    if (!runner) return runner.error();
+    own_runner_ = std::move(*runner);
+    runner_ = own_runner_.get();
+  }
   if (!spec_.saturate.metric_pattern.empty()) {
     auto pattern = MetricPattern::Create(spec_.saturate.metric_pattern,
                                          fmt::format("metric pattern '{}'", spec_.saturate.metric_pattern));
@@ -260,7 +263,8 @@ Status Controller::OpenInstruments(const std::vector<unsigned>& gpu_indices) {
 }
 
 Status Controller::Prepare() {
-  t0_ = telemetry::MonotonicSeconds();  // for the notes of a resume; Execute starts the clock again
+  runner_ = o_.runner;  // else the real one, made once the devices are chosen (OpenInstruments)
+  t0_ = Now();  // for the notes of a resume; Execute starts the clock again
   if (auto s = CheckShape(spec_); !s) return s;
   if (auto s = OpenJournal(); !s) return s;
   std::vector<unsigned> gpu_indices;
@@ -357,7 +361,7 @@ void Controller::WriteStaging() const {
 
 Result<SweepResult> Controller::Execute() {
   if (auto s = Prepare(); !s) return s.error();
-  t0_ = telemetry::MonotonicSeconds();
+  t0_ = Now();
   double next_tick = t0_;
   while (true) {
     if (!interrupted_ && run::Interrupted()) {
@@ -369,17 +373,17 @@ Result<SweepResult> Controller::Execute() {
     }
     if (live_.empty() && (interrupted_ || failed_ || (packer_->queued() == 0 && deferred_.empty()))) break;
     // Wake often enough that a run's end frees its place at once, not at the next tick.
-    const double before = telemetry::MonotonicSeconds();
+    const double before = Now();
     const int wait_ms = static_cast<int>(std::clamp((next_tick - before) * 1000, 0.0, 50.0));
     if (auto s = Drain(wait_ms); !s) Fail(s.error());
-    const double now = telemetry::MonotonicSeconds();
+    const double now = Now();
     const bool due = now >= next_tick;
     if (!due && !AnyEnded()) continue;
     if (auto s = Tick(now, due); !s) Fail(s.error());
     if (due) next_tick = std::max(next_tick + o_.tick_s, now);
   }
   if (failed_) return *failed_;
-  const double now = telemetry::MonotonicSeconds();
+  const double now = Now();
   result_.wall_s = now - t0_;
   result_.interrupted = interrupted_;
   result_.held = packer_->HeldDegrees();
@@ -390,7 +394,7 @@ Result<SweepResult> Controller::Execute() {
   auto counts = journal_->Counts();
   if (!counts) return counts.error();
   result_.counts = *counts;
-  if (o_.on_snapshot) o_.on_snapshot(Snapshot(sampler_->Latest().value_or(telemetry::Sample{}), now));
+  if (o_.on_snapshot) o_.on_snapshot(Snapshot(runner_->Latest().value_or(telemetry::Sample{}), now));
   return result_;
 }
 
@@ -400,16 +404,16 @@ void Controller::Fail(Error error) {
        fmt::format("{}: starting nothing new; stopping {} run{}; the journal keeps every run for --resume",
                    error.message, live_.size(), live_.size() == 1 ? "" : "s"));
   failed_ = std::move(error);
-  for (auto& [key, a] : live_) a->run->process().RequestStop();
+  for (auto& [key, a] : live_) a->process->RequestStop();
 }
 
 bool Controller::AnyEnded() const {
   return std::any_of(live_.begin(), live_.end(),
-                     [](const auto& entry) { return entry.second->run->process().Poll().has_value(); });
+                     [](const auto& entry) { return entry.second->process->Poll().has_value(); });
 }
 
 Status Controller::Drain(int timeout_ms) {
-  auto messages = channel_->Poll(timeout_ms);
+  auto messages = runner_->Poll(timeout_ms);
   if (!messages) return messages.error();
   for (const measure::HelperMessage& m : *messages) {
     auto id = by_run_id_.find(m.run);
@@ -417,7 +421,7 @@ Status Controller::Drain(int timeout_ms) {
     auto it = live_.find(id->second);
     if (it == live_.end()) continue;
     Attempt& a = *it->second;
-    if (!a.run->Accept(m)) continue;
+    if (!a.process->Accept(m)) continue;
     for (MetricPoint& p : a.watch.OnMessage(m)) AddMetric(a, std::move(p));
   }
   return Status::Ok();
@@ -425,7 +429,7 @@ Status Controller::Drain(int timeout_ms) {
 
 void Controller::ReadTrees(const telemetry::Sample& sample, double now) {
   for (auto& [key, a] : live_) {
-    const telemetry::ProcTreeSample tree = a->watch.ReadTree(*a->run, sample, now);
+    const telemetry::ProcTreeSample tree = a->process->ReadTree(a->watch, sample, now);
     if (tree.process_count > 0) a->processes = tree.process_count;
     for (MetricPoint& p : a->watch.TakeLines()) AddMetric(*a, std::move(p));
     packer_->Update(key, a->watch.meter().footprint());
@@ -435,7 +439,7 @@ void Controller::ReadTrees(const telemetry::Sample& sample, double now) {
 Status Controller::Tick(double now, bool sample_now) {
   // Between ticks (a run just ended) the last readings serve: tree rates over a few milliseconds are noise.
   const telemetry::Sample sample =
-      sample_now ? sampler_->SampleOnce() : sampler_->Latest().value_or(telemetry::Sample{});
+      sample_now ? runner_->SampleOnce() : runner_->Latest().value_or(telemetry::Sample{});
   if (sample_now) {
     for (size_t i = 0; i < packer_->devices().size(); ++i) {
       energy_.Read(static_cast<int>(i), EnergyReadingOf(sample, packer_->devices()[i].gpu_index));
@@ -447,7 +451,7 @@ Status Controller::Tick(double now, bool sample_now) {
   // Attempts whose command is over: the journal first, so that a crash right after loses nothing.
   std::vector<std::string> ended;
   for (const auto& [key, a] : live_) {
-    if (a->run->process().Poll()) ended.push_back(key);
+    if (a->process->Poll()) ended.push_back(key);
   }
   if (!ended.empty()) {
     // Their last helper reports are in the socket already.
@@ -458,7 +462,7 @@ Status Controller::Tick(double now, bool sample_now) {
   Status recorded;
   for (const std::string& key : ended) {
     Attempt& a = *live_.at(key);
-    if (auto s = End(a, *a.run->process().Poll()); !s && recorded) recorded = s;
+    if (auto s = End(a, *a.process->Poll()); !s && recorded) recorded = s;
     by_run_id_.erase(a.watch.run_id());
     live_.erase(key);
   }
@@ -546,7 +550,7 @@ void Controller::TerminateEarly() {
     if (!cut || !cut->stop) continue;
     a->stopped_early = fmt::format("behind at iteration {}: {} {:g} is worse than the cut-off {:g}", cut->band,
                                    spec_.metric->name, cut->value, cut->threshold);
-    a->run->process().RequestStop();
+    a->process->RequestStop();
     Emit(SweepEvent::Kind::kNote, a.get(), "stopping early: " + a->stopped_early);
   }
 }
@@ -577,7 +581,7 @@ Status Controller::Start(const Admission& admission, double now) {
   const std::string log_dir = fmt::format("{}/{}-{}/attempt-{}", o_.log_dir, planned.index, admission.key, number);
   auto id = journal_->BeginAttempt(admission.key, on_gpu ? std::optional(device.gpu_index) : std::nullopt, 0, log_dir);
   if (!id) return not_started(id.error());
-  const double begun = telemetry::MonotonicSeconds();  // the energy ledger's start, beside the journal's
+  const double begun = Now();  // the energy ledger's start, beside the journal's
 
   auto a = std::make_unique<Attempt>(now, on_gpu, meter_, fmt::format("{}-{}-{}", getpid(), admission.key, number),
                                      spec_.saturate.auto_instrumentation, spec_.metric);
@@ -602,7 +606,7 @@ Status Controller::Start(const Admission& admission, double now) {
   launch.time_limit_s = spec_.saturate.timeout_s;
   launch.stop_grace_s = o_.stop_grace_s;
   if (pattern_) launch.pattern = &*pattern_;
-  auto started = a->watch.Start(std::move(launch), channel_.get());
+  auto started = runner_->Start(a->watch, std::move(launch));
   if (!started) {
     // saturate's own failure (the log folder): the run is not to blame and stays queued.
     packer_->Left(admission.key, LeaveReason::kOther, Footprint{});
@@ -614,7 +618,7 @@ Status Controller::Start(const Admission& admission, double now) {
     }
     return started.error();
   }
-  a->run = std::move(*started);
+  a->process = std::move(*started);
   energy_.Begin(a->id, admission.device, begun);
   ++result_.started;
   const int degree = static_cast<int>(packer_->View()[admission.device].runs.size());
@@ -647,7 +651,7 @@ Status Controller::End(Attempt& a, const run::RunOutcome& outcome) {
   if (!bands_.empty()) histories_[a.key] = a.history;
   const RetryPolicy policy{spec_.saturate.retries};
   Measurements measurements = a.watch.meter().Summary();
-  measurements.energy_j = energy_.End(a.id, telemetry::MonotonicSeconds());
+  measurements.energy_j = energy_.End(a.id, Now());
   auto state = journal_->EndAttempt(a.id, ended, a.metrics.Points(), measurements, policy);
   if (!state) return state.error();
   if (stager_) {
@@ -678,7 +682,7 @@ Status Controller::End(Attempt& a, const run::RunOutcome& outcome) {
         text += fmt::format(" in {:.1f} s (start failure {} of at most {}, not counted against its retries)", delay,
                             n, policy.transient_starts);
         if (!interrupted_ && !failed_) {
-          deferred_.push_back({telemetry::MonotonicSeconds() + delay, a.key});
+          deferred_.push_back({Now() + delay, a.key});
           deferred = true;
         }
       }
@@ -706,7 +710,7 @@ void Controller::Emit(SweepEvent::Kind kind, const Attempt* a, std::string text)
   if (!o_.on_event) return;
   SweepEvent e;
   e.kind = kind;
-  e.elapsed_s = telemetry::MonotonicSeconds() - t0_;
+  e.elapsed_s = Now() - t0_;
   if (a) {
     e.key = a->key;
     e.index = a->index;

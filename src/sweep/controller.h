@@ -12,7 +12,8 @@
 //   proposed by sweep/bayes.h from the runs finished so far, and journaled, just before its first attempt).
 // Devices are the selected GPUs, or without a GPU backend one device, "cpu": the host's cores and RAM.
 //
-// Processes: every run starts through run::Run (its own process group, PDEATHSIG, the tree stopped as a whole).
+// Processes: every run starts through run::Run (its own process group, PDEATHSIG, the tree stopped as a whole),
+// behind sweep/attempt_runner.h's seam with the channel, the sampler and the clock.
 // An interrupt of saturate (SIGINT, SIGTERM, SIGHUP; see run/interrupt.h) stops every run and admits no more;
 // the loop returns once all are over, with their runs queued again in the journal. A second interrupt kills
 // them at once.
@@ -37,6 +38,8 @@
 #include "util/result.h"
 
 namespace sat::sweep {
+
+class AttemptRunner;
 
 // Something that happened, for the live view and the log.
 struct SweepEvent {
@@ -101,6 +104,9 @@ struct SweepOptions {
   double stop_grace_s = 10;                // SIGINT -> SIGTERM when a run is stopped
   std::optional<uint64_t> seed;            // for random search when neither the spec nor the journal has one
   std::map<std::string, std::string> env;  // added to every run's environment after the spec's (e.g. MPS)
+  // The machine the runs go to (sweep/attempt_runner.h), not owned; null: this one, through run::Run, a helper
+  // channel and a sampler of the host and `gpu`. Tests give a scripted one.
+  AttemptRunner* runner = nullptr;
   // Both called on the loop's thread; they must not block for long.
   std::function<void(const SweepEvent&)> on_event;
   std::function<void(const SweepSnapshot&)> on_snapshot;  // about once a second

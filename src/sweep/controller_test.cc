@@ -206,14 +206,9 @@ double SecondRunJoinsAfter(const std::string& preamble) {
   return started.size() == 2 ? started[1] - started[0] : 0;
 }
 
-TEST(RunSweep, ARunStartingUpIsNotMeasuredSoNoNeighbourJoinsIt) {
-  // The automatic layer's hello, sent here by hand as the protocol describes it.
-  EXPECT_GE(SecondRunJoinsAfter("import json, os, socket, time\n"
-                                "hello = {'v': 1, 'type': 'hello', 'run': os.environ['SATURATE_RUN_ID'],\n"
-                                "         'pid': os.getpid(), 't': time.monotonic(), 'auto': True}\n"
-                                "socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).sendto(\n"
-                                "    json.dumps(hello).encode(), os.environ['SATURATE_CHANNEL'])\n"),
-            2.5);
+// On real processes, the sign only a real tree gives: torch mapped (measure::InstrumentedRun::LookForTorch). The
+// rule itself, with the helper's hello too, is SweepRules.ARunStartingUpIsNotMeasuredSoNoNeighbourJoinsIt.
+TEST(RunSweep, ARunThatMappedTorchIsStartingUpSoNoNeighbourJoinsIt) {
   // Nothing sent before the first step, but torch is loaded: its steps will come.
   EXPECT_GE(SecondRunJoinsAfter("import torch\n"), 2.5);
 }

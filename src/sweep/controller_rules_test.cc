@@ -1,0 +1,178 @@
+// The sweep loop's rules (RunSweep) on scripted attempts (sweep/test_scripted_runner.h), in milliseconds: when a
+// neighbour may join a run, what an out-of-memory while packed means, how a start that fails for want of a
+// resource is tried again, and what of a run's reports reaches the journal. The same loop on real processes:
+// sweep/controller_test.cc and tests/e2e/sweep_*.sh.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sweep/controller.h"
+#include "sweep/plan.h"
+#include "sweep/test_scripted_runner.h"
+#include "util/test_dir.h"
+
+namespace sat::sweep {
+namespace {
+
+using fixtures::AttemptScript;
+using fixtures::ScriptedRunner;
+
+// Runs "run 1", "run 2", ...: commands the scripted runner tells apart and never starts.
+Spec Runs(int n) {
+  std::string values;
+  for (int i = 1; i <= n; ++i) values += (i > 1 ? "," : "") + std::to_string(i);
+  auto spec = SpecFromGrid({"i=" + values}, {"/bin/sh", "-c", "run {i}"});
+  EXPECT_TRUE(spec) << spec.error().message;
+  return *spec;
+}
+
+// Which run a launch is (1-based), from its command.
+int RunOf(const Launch& launch) { return std::stoi(launch.argv.back().substr(4)); }
+
+// The CPU device's defaults (1 s warm-up, 1 s window), two runs at most on it, ticks of 0.1 s.
+SweepOptions Options(const TempDir& dir, ScriptedRunner& runner, std::vector<SweepEvent>* events = nullptr) {
+  SweepOptions o;
+  o.journal_path = dir.File("s.journal");
+  o.log_dir = dir.File("s.logs");
+  o.tick_s = 0.1;
+  o.packing.max_per_device = 2;
+  o.runner = &runner;
+  if (events) o.on_event = [events](const SweepEvent& e) { events->push_back(e); };
+  return o;
+}
+
+std::vector<RunRecord> Records(const SweepOptions& o) {
+  auto journal = Journal::Open(o.journal_path);
+  EXPECT_TRUE(journal);
+  auto runs = (*journal)->Runs();
+  EXPECT_TRUE(runs);
+  return runs.ok() ? *runs : std::vector<RunRecord>{};
+}
+
+// Two runs whose first `startup_s` go to preparing data at a full core before the first training step, then train
+// at 800 samples/s until `startup_s + 3`; `announce` says how each shows, before its first step, that steps will
+// come ("hello", "torch", or "" for nothing). Returns when the second run started after the first.
+double SecondRunJoinsAfter(const std::string& announce, double startup_s) {
+  TempDir dir;
+  ScriptedRunner runner([&](const Launch&, int) {
+    AttemptScript s;
+    if (announce == "hello") s.hello_at_s = 0.3;
+    if (announce == "torch") s.torch_at_s = 0.3;
+    s.steps_from_s = startup_s;
+    s.rate = 800;
+    s.exit_at_s = startup_s + 3;
+    return s;
+  });
+  SweepOptions o = Options(dir, runner);
+  auto result = RunSweep(Runs(2), o);
+  EXPECT_TRUE(result) << result.error().message;
+  EXPECT_EQ(result->counts.done, 2);
+  EXPECT_EQ(runner.started().size(), 2u);
+  if (runner.started().size() != 2) return 0;
+  return runner.started()[1]->start_t - runner.started()[0]->start_t;
+}
+
+// What RunSweep.ARunStartingUpIsNotMeasuredSoNoNeighbourJoinsIt checks on two real Python processes (17 s).
+TEST(SweepRules, ARunStartingUpIsNotMeasuredSoNoNeighbourJoinsIt) {
+  // Judged by its busy tree alone, a run is measured after the warm-up and the window: the neighbour joins then,
+  // in the middle of the data preparation.
+  EXPECT_LT(SecondRunJoinsAfter("", 5), 3);
+  // A run whose helper said hello, or whose tree mapped torch, will report steps: it is starting up until its
+  // first one, and nothing joins it before.
+  EXPECT_GE(SecondRunJoinsAfter("hello", 5), 5);
+  EXPECT_GE(SecondRunJoinsAfter("torch", 5), 5);
+}
+
+TEST(SweepRules, AnOutOfMemoryWhilePackedIsQueuedAgainAndNotCountedAsAFailure) {
+  TempDir dir;
+  std::map<int, int> attempts;
+  ScriptedRunner runner([&](const Launch& launch, int) {
+    const int run = RunOf(launch);
+    const int attempt = ++attempts[run];
+    AttemptScript s;
+    s.rate = 500;
+    s.exit_at_s = run == 1 ? 8 : 3;
+    if (run == 2 && attempt == 1) {
+      s.outcome = fixtures::Outcome(run::ExitClass::kHostOom, "host out of memory: MemoryError", 1);
+    }
+    return s;
+  });
+  std::vector<SweepEvent> events;
+  SweepOptions o = Options(dir, runner, &events);
+  Spec spec = Runs(2);
+  spec.saturate.retries = 0;  // a counted failure would fail the run
+  auto result = RunSweep(spec, o);
+  ASSERT_TRUE(result) << result.error().message;
+  EXPECT_EQ(result->counts.done, 2);
+  const std::vector<RunRecord> runs = Records(o);
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[1].state, RunState::kDone);
+  EXPECT_EQ(runs[1].attempts, 2);
+  EXPECT_EQ(runs[1].failures, 0);
+  bool said = false;
+  for (const SweepEvent& e : events) {
+    said |= e.text.find("out of memory with 2 runs on cpu: queued again, not counted as a failure") != std::string::npos;
+  }
+  EXPECT_TRUE(said);
+}
+
+TEST(SweepRules, AStartThatFailsForWantOfAResourceWaitsLongerEachTimeAndCostsNoRetry) {
+  TempDir dir;
+  ScriptedRunner runner([](const Launch&, int before) {
+    AttemptScript s;
+    if (before < 3) {
+      s.exit_at_s = 0;
+      s.outcome = fixtures::Outcome(run::ExitClass::kStartFailed,
+                                    "cannot start /bin/sh: fork: Resource temporarily unavailable", -1);
+      s.outcome.start_transient = true;
+    } else {
+      s.rate = 100;
+      s.exit_at_s = 2;
+    }
+    return s;
+  });
+  SweepOptions o = Options(dir, runner);
+  Spec spec = Runs(1);
+  spec.saturate.retries = 0;
+  auto result = RunSweep(spec, o);
+  ASSERT_TRUE(result) << result.error().message;
+  EXPECT_EQ(result->counts.done, 1);
+  ASSERT_EQ(runner.started().size(), 4u);
+  // 0.25 s doubled per failure, times a jitter of 0.5-1.5 (sweep/retry.h TransientStartDelay).
+  for (size_t k = 1; k < 4; ++k) {
+    const double waited = runner.started()[k]->start_t - runner.started()[k - 1]->end_t;
+    EXPECT_GE(waited, 0.25 * (1 << (k - 1)) * 0.5) << "after start failure " << k;
+    EXPECT_LE(waited, 0.25 * (1 << (k - 1)) * 1.5 + 0.2) << "after start failure " << k;
+  }
+  const RunRecord r = Records(o).at(0);
+  EXPECT_EQ(r.attempts, 4);
+  EXPECT_EQ(r.failures, 0);
+}
+
+TEST(SweepRules, ARunsReportsReachTheJournalThroughputAndMetrics) {
+  TempDir dir;
+  ScriptedRunner runner([](const Launch&, int) {
+    AttemptScript s;
+    s.rate = 800;
+    s.metrics = {{1.0, {{"loss", 0.9}}}, {2.0, {{"loss", 0.5}}}};
+    s.exit_at_s = 5;
+    return s;
+  });
+  SweepOptions o = Options(dir, runner);
+  Spec spec = Runs(1);
+  spec.metric = MetricSpec{"loss", Goal::kMinimize, std::nullopt};
+  auto result = RunSweep(spec, o);
+  ASSERT_TRUE(result) << result.error().message;
+  const RunRecord r = Records(o).at(0);
+  EXPECT_EQ(r.state, RunState::kDone);
+  ASSERT_TRUE(r.measurements.throughput_samples_per_s);
+  EXPECT_NEAR(*r.measurements.throughput_samples_per_s, 800, 8);
+  EXPECT_EQ(r.best_metrics.at("loss"), 0.5);
+  ASSERT_TRUE(r.measurements.rss_bytes);
+  EXPECT_EQ(*r.measurements.rss_bytes, 200ull << 20);
+}
+
+}  // namespace
+}  // namespace sat::sweep

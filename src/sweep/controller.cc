@@ -10,7 +10,6 @@
 #include <mutex>
 #include <random>
 
-#include "measure/channel.h"
 #include "run/interrupt.h"
 #include "run/runner.h"
 #include "sweep/attempt_runner.h"

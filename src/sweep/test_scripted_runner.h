@@ -164,6 +164,7 @@ class ScriptedRunner : public AttemptRunner {
 
   // The attempt's messages in (from, now_], while it lives.
   void Reports(Started& a, double from, std::vector<measure::HelperMessage>& out) {
+    Ended(a);  // an end inside this wait bounds what was sent in it
     const double until = a.ended ? std::min(now_, a.end_t) : now_;
     auto message = [&](measure::MessageType type, double t) {
       measure::HelperMessage m;

@@ -1,6 +1,6 @@
 // The sweep loop's rules (RunSweep) on scripted attempts (sweep/test_scripted_runner.h), in milliseconds: when a
 // neighbour may join a run, what an out-of-memory while packed means, how a start that fails for want of a
-// resource is tried again, and what of a run's reports reaches the journal. The same loop on real processes:
+// resource is tried again, when early termination stops a run, and what of a run's reports reaches the journal. The same loop on real processes:
 // sweep/controller_test.cc and tests/e2e/sweep_*.sh.
 #include <gtest/gtest.h>
 
@@ -149,6 +149,38 @@ TEST(SweepRules, AStartThatFailsForWantOfAResourceWaitsLongerEachTimeAndCostsNoR
   const RunRecord r = Records(o).at(0);
   EXPECT_EQ(r.attempts, 4);
   EXPECT_EQ(r.failures, 0);
+}
+
+// What e2e.sweep_hyperband checks on real processes (W&B's hyperband, sweep/hyperband.h), here on the loop alone:
+// with bands at 2, 6, 18, ... iterations, a run whose loss at its second report is worse than the cut-off of every
+// run's values there (ranked int(n / eta)) is stopped, and recorded done, stopped early, with no failure.
+TEST(SweepRules, HyperbandStopsARunBehindAtItsBand) {
+  TempDir dir;
+  ScriptedRunner runner([](const Launch& launch, int) {
+    const double loss = RunOf(launch) == 3 ? 5 : 1;
+    AttemptScript s;
+    s.rate = 100;
+    for (int k = 1; k <= 10; ++k) s.metrics.push_back({0.5 * k, {{"loss", loss}}});
+    s.exit_at_s = 6;
+    return s;
+  });
+  SweepOptions o = Options(dir, runner);
+  Spec spec = Runs(3);
+  spec.metric = MetricSpec{"loss", Goal::kMinimize, std::nullopt};
+  spec.early_terminate = HyperbandSpec{2, std::nullopt, 0, 3, false};
+  auto result = RunSweep(spec, o);
+  ASSERT_TRUE(result) << result.error().message;
+  EXPECT_EQ(result->counts.done, 3);
+  const std::vector<RunRecord> runs = Records(o);
+  ASSERT_EQ(runs.size(), 3u);
+  EXPECT_FALSE(runs[0].stopped_early);
+  EXPECT_FALSE(runs[1].stopped_early);
+  EXPECT_TRUE(runs[2].stopped_early);
+  EXPECT_EQ(runs[2].failures, 0);
+  // Stopped at its band (its second report, 1 s in), not run to its end at 6 s.
+  ASSERT_EQ(runner.started().size(), 3u);
+  const auto& third = *runner.started()[2];
+  EXPECT_LT(third.end_t - third.start_t, 2);
 }
 
 TEST(SweepRules, ARunsReportsReachTheJournalThroughputAndMetrics) {

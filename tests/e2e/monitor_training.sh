@@ -48,9 +48,10 @@ echo "$out"
 [ -n "$out" ] || fail "no samples"
 [ -z "$(echo "$out" | grep -v '^\[N/A\], \[N/A\]$' || true)" ] || fail "a silent command must read N/A: $out"
 
-# --no-auto reaches the command's environment, and makes no sense without one.
-out=$("$SATURATE" monitor --no-auto --query-host=proc.count --format=csv,noheader -c 1 -- "$PY" -c \
-  'import os; print("auto=" + os.environ.get("SATURATE_AUTO", "unset"), flush=True); import time; time.sleep(0.5)' 2>&1)
+# --no-auto reaches the command's environment, and makes no sense without one. No -c: monitor stops the command
+# after its last sample, and a busy machine can take longer than one sample's 0.2 s to start Python.
+out=$("$SATURATE" monitor --no-auto --query-host=proc.count --format=csv,noheader -lms 100 -- "$PY" -c \
+  'import os; print("auto=" + os.environ.get("SATURATE_AUTO", "unset"), flush=True)' 2>&1)
 expect_contains "$out" "auto=0"
 expect_exit 2 "$SATURATE" monitor --no-auto --query-host=cpu.util -c 1
 expect_contains "$ERR" "--no-auto applies to a command started after --"

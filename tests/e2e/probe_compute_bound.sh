@@ -9,8 +9,9 @@ set -euo pipefail
 source "$(dirname "$0")/lib.bash"
 source "$(dirname "$0")/probe_lib.bash"
 
+# --target 0.05: the compute verdict has a wide margin (the loader is far faster); 61 s with ±2%, 19 s with ±5%.
 args=(--model resnet18 --preload on --workers 0 --batch-size 16 --image-size 64)
-"$SATURATE" probe --budget 60s --out "$WORK/console" -- "${TRAIN[@]}" "${args[@]}" >"$WORK/console.txt"
+"$SATURATE" probe --budget 60s --target 0.05 --out "$WORK/console" -- "${TRAIN[@]}" "${args[@]}" >"$WORK/console.txt"
 cat "$WORK/console.txt"
 expect_bottleneck "$WORK/console/probe.json" compute
 [ "$(grep -c '^verdict: compute' "$WORK/console.txt")" -eq 1 ] || fail "the report should end with one verdict line"

@@ -34,7 +34,7 @@ expect_bottleneck() {
 # Remaining arguments: the trainer's.
 probe_unmodified() {
   local want=$1; shift
-  probe_json auto --budget 60s -- "${TRAIN[@]}" "$@" --no-helper --log-every 0
+  probe_json auto --budget 60s ${PROBE_TARGET:+--target "$PROBE_TARGET"} -- "${TRAIN[@]}" "$@" --no-helper --log-every 0
   expect_bottleneck "$WORK/auto.json" "$want"
   jq_py "$WORK/auto.json" 'all(j["stages"][s]["ran"] and j["stages"][s]["samples_per_s"] > 0 for s in ("full", "loader", "compute")) or sys.exit("a stage did not measure: %s" % {s: j["stages"][s].get("skipped_why") for s in j["stages"]})' ||
     fail "the unmodified script's three stages should all have measured"

@@ -171,6 +171,13 @@ std::vector<GpuPoint> GpuSeries(const std::vector<Sample>& samples, int gpu_inde
   return out;
 }
 
+// StageOptions::stop_above's rule: enough steady data, neither drifting nor still warming up, an interval within
+// the looser width, and all of it at or above the rate.
+bool ClearlyAbove(const measure::SteadyState& e, const StageOptions::StopAbove& stop) {
+  return e.enough && !e.drift && !e.warmup_at_limit && e.n_batches >= 2 &&
+         e.rel_half_width <= stop.max_rel_half_width && e.ci_low >= stop.rate;
+}
+
 }  // namespace
 
 std::optional<double> MeanOf(const std::optional<telemetry::Summary>& s) {
@@ -298,14 +305,25 @@ StageResult MeasureStage(StageKind kind, const StageOptions& o, StageCommand& co
       }
       next_files_scan = now + 2.0;
     }
+    // The estimate, computed at most once per poll (O(n log n)) and only where a rule reads it.
+    std::optional<measure::SteadyState> estimate;
+    auto current = [&]() -> const measure::SteadyState& {
+      if (!estimate) estimate = estimator.Estimate();
+      return *estimate;
+    };
     if (now - t0 >= o.budget_s) {
       // Past the budget, only a stage that is measuring but short of steady seconds goes on, within its grace.
-      const bool short_of_steady = estimator.size() > 0 && estimator.Estimate().steady_s < o.estimator.min_steady_s;
+      const bool short_of_steady = estimator.size() > 0 && current().steady_s < o.estimator.min_steady_s;
       if (!short_of_steady || now - t0 >= o.budget_s + o.grace_s) break;
     }
     const bool traced = o.trace_path.empty() || r.trace.has_value();
     if (o.stop_after_trace && r.trace) break;
-    if (now - t0 >= o.settle_s && estimator.Converged() && traced) break;
+    if (now - t0 < o.settle_s || !traced || estimator.size() == 0) continue;
+    if (current().converged) break;
+    if (o.stop_above && ClearlyAbove(current(), *o.stop_above)) {
+      r.stopped_above = o.stop_above->rate;
+      break;
+    }
   }
   if (!ended) stop_requested_t = command.Now();
   r.outcome = command.StopAndWait();

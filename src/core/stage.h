@@ -91,6 +91,9 @@ struct StageResult {
   int64_t world_size = 1;
   std::map<int64_t, measure::LoaderInfo> rank_loaders;
   measure::SteadyState estimate;     // samples_per_s with its 95% interval; samples_per_s 0 when nothing came
+  // The StageOptions::stop_above rate, when the stage stopped on it (its estimate clearly above that rate, not
+  // converged to the target width); nullopt otherwise.
+  std::optional<double> stopped_above;
   std::vector<measure::RatePoint> series;  // throughput over time, warm-up included (for reports)
   std::vector<GpuPoint> gpu_series;        // the probed GPU over the whole stage, at most ~600 points; no GPU: empty
   size_t observations = 0;
@@ -120,6 +123,16 @@ struct StageOptions {
   double grace_s = 0;
   double settle_s = 0;                       // minimum run time before convergence may stop it
   measure::EstimatorOptions estimator;
+  // An early stop for a figure that only matters as a bound: the stage also stops once its steady part is long
+  // enough (SteadyState::enough), shows no drift and no warm-up at the limit, its interval is within
+  // ±max_rel_half_width, and the interval's low end is at or above `rate` samples/s. probe's loader stage sets it
+  // far above the full run's rate: a loader at 75x the model never narrowed to ±2% and used its whole budget
+  // share to pin a number no verdict depends on.
+  struct StopAbove {
+    double rate = 0;
+    double max_rel_half_width = 0.1;
+  };
+  std::optional<StopAbove> stop_above;
   std::optional<std::string> parse;          // --parse REGEX or preset: read throughput from output lines
   std::optional<double> batch_size;          // for step-time patterns
   // Automatic instrumentation of unmodified PyTorch scripts. Off (SATURATE_AUTO=0) when false or when `parse` is
@@ -167,7 +180,8 @@ class StageCommand;
 // The rules of a stage over a command started at `t0` (on the command's clock) as run `run_id`
 // (stage_command.h): feeds the estimator what the helper and the output lines report, scans the tree's open files,
 // and stops the command once the estimate is tight (after settle_s, and once a trace asked for has come), its
-// budget is spent, it ends on its own, or saturate is interrupted; reports that cover time after the stop count
+// budget is spent, its rate is clearly above StageOptions::stop_above, it ends on its own, or saturate is
+// interrupted; reports that cover time after the stop count
 // in the totals, never in the estimate. RunStage runs it on a real command; tests on a scripted one.
 StageResult MeasureStage(StageKind kind, const StageOptions& options, StageCommand& command,
                          const std::string& run_id, double t0);

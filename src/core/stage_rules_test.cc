@@ -44,8 +44,9 @@ measure::HelperMessage LoaderOf(int64_t rank, int64_t world, int64_t batch) {
   return m;
 }
 
-// A stream whose rate climbs 2% a second and never settles.
-void Climbing(ScriptedCommand& c, double to_s) {
+// Progress reports every 0.1 s from 0 to `to_s`, one step each; `samples_after(t)` is the number of samples
+// between the report at `t` and the next.
+void Reports(ScriptedCommand& c, double to_s, const std::function<double(double)>& samples_after) {
   double samples = 0;
   int64_t steps = 0;
   for (double t = 0; t <= to_s; t += 0.1) {
@@ -53,8 +54,13 @@ void Climbing(ScriptedCommand& c, double to_s) {
     m.samples = samples;
     m.steps = steps++;
     c.Message(t, m);
-    samples += 0.1 * 1000 * (1 + 0.02 * t);
+    samples += samples_after(t);
   }
+}
+
+// A stream whose rate climbs 2% a second and never settles.
+void Climbing(ScriptedCommand& c, double to_s) {
+  Reports(c, to_s, [](double t) { return 0.1 * 1000 * (1 + 0.02 * t); });
 }
 
 TEST(StageRules, StopsOnceTheEstimateIsTightLongBeforeTheBudget) {
@@ -79,6 +85,103 @@ TEST(StageRules, ARateThatKeepsMovingRunsToTheBudget) {
   EXPECT_NEAR(*c.stopped_at() - kT0, 20, 0.2);
   EXPECT_FALSE(r.estimate.converged);
   EXPECT_NEAR(r.wall_s, 20, 0.3);
+}
+
+// A stream around `rate` samples/s whose 0.1-s reports scatter by up to ±60% (a fixed pseudo-random sequence): its
+// interval narrows to about ±4% within seconds, and only after minutes to the ±2% target.
+void Scattered(ScriptedCommand& c, double to_s, double rate) {
+  uint32_t x = 12345;
+  Reports(c, to_s, [&](double) {
+    x = x * 1664525u + 1013904223u;
+    return 0.1 * rate * (0.4 + 1.2 * (x >> 8) / double(1u << 24));
+  });
+}
+
+StageOptions StopAbove(double budget_s, double rate) {
+  StageOptions o = Options(budget_s);
+  o.stop_above = StageOptions::StopAbove{rate, 0.1};
+  return o;
+}
+
+TEST(StageRules, AScatteredRateRunsToTheBudgetWithoutConverging) {
+  ScriptedCommand c(kT0);
+  Scattered(c, 60, 1000);
+  StageResult r = Measure(c, Options(30));
+  ASSERT_TRUE(c.stopped_at());
+  EXPECT_NEAR(*c.stopped_at() - kT0, 30, 0.2);
+  EXPECT_FALSE(r.estimate.converged);
+  EXPECT_GT(r.estimate.rel_half_width, 0.02);
+  EXPECT_LT(r.estimate.rel_half_width, 0.1);
+  EXPECT_FALSE(r.stopped_above);
+}
+
+TEST(StageRules, ARateClearlyAboveStopAboveStopsOnceItsSteadyPartIsLongEnough) {
+  ScriptedCommand c(kT0);
+  Scattered(c, 60, 1000);
+  StageResult r = Measure(c, StopAbove(30, 500));
+  ASSERT_TRUE(c.stopped_at());
+  EXPECT_LT(*c.stopped_at() - kT0, 10) << "3 s steady after the warm-up, not the 30-s budget";
+  ASSERT_TRUE(r.stopped_above);
+  EXPECT_DOUBLE_EQ(*r.stopped_above, 500);
+  EXPECT_FALSE(r.estimate.converged);
+  EXPECT_TRUE(r.estimate.enough);
+  EXPECT_GE(r.estimate.ci_low, 500);
+  EXPECT_LE(r.estimate.rel_half_width, 0.1);
+  EXPECT_NEAR(r.estimate.samples_per_s, 1000, 100);
+}
+
+TEST(StageRules, StopAboveWaitsWhileTheIntervalReachesBelowTheRate) {
+  // Above the rate itself, never: the stage runs to its budget.
+  ScriptedCommand above(kT0);
+  Scattered(above, 60, 1000);
+  StageResult r = Measure(above, StopAbove(30, 2000));
+  ASSERT_TRUE(above.stopped_at());
+  EXPECT_NEAR(*above.stopped_at() - kT0, 30, 0.2);
+  EXPECT_FALSE(r.stopped_above);
+  // Close below it, only once the interval's low end has cleared it: later than far below it.
+  ScriptedCommand far(kT0), close(kT0);
+  Scattered(far, 60, 1000);
+  Scattered(close, 60, 1000);
+  StageResult far_r = Measure(far, StopAbove(30, 500));
+  StageResult close_r = Measure(close, StopAbove(30, 930));
+  ASSERT_TRUE(far.stopped_at() && close.stopped_at() && far_r.stopped_above);
+  EXPECT_GT(*close.stopped_at(), *far.stopped_at());
+  if (close_r.stopped_above) {
+    EXPECT_GE(close_r.estimate.ci_low, 930);
+  }
+  EXPECT_LT(far_r.estimate.ci_low, 930) << "the far stop came while the interval still reached below 930";
+}
+
+TEST(StageRules, StopAboveNeverStopsAMovingRate) {
+  ScriptedCommand c(kT0);
+  Climbing(c, 60);
+  StageResult r = Measure(c, StopAbove(20, 100));  // ten times below the climbing stream's 1000+ samples/s
+  ASSERT_TRUE(c.stopped_at());
+  EXPECT_NEAR(*c.stopped_at() - kT0, 20, 0.2);
+  EXPECT_FALSE(r.stopped_above);
+}
+
+TEST(StageRules, StopAboveWaitsForSettleTimeAndForATrace) {
+  ScriptedCommand c(kT0);
+  Scattered(c, 60, 1000);
+  StageOptions o = StopAbove(30, 500);
+  o.settle_s = 12;
+  StageResult r = Measure(c, o);
+  ASSERT_TRUE(c.stopped_at());
+  EXPECT_GE(*c.stopped_at() - kT0, 12);
+  EXPECT_LT(*c.stopped_at() - kT0, 13);
+  EXPECT_TRUE(r.stopped_above);
+
+  ScriptedCommand traced(kT0);
+  Scattered(traced, 60, 1000);
+  measure::HelperMessage trace = Typed(measure::MessageType::kTrace);
+  traced.Message(15, trace);
+  o = StopAbove(30, 500);
+  o.trace_path = "/tmp/unused-trace.json";
+  Measure(traced, o);
+  ASSERT_TRUE(traced.stopped_at());
+  EXPECT_GE(*traced.stopped_at() - kT0, 15);
+  EXPECT_LT(*traced.stopped_at() - kT0, 16);
 }
 
 TEST(StageRules, AStartUpThatAteTheBudgetGetsTheGraceUntilThreeSecondsAreSteady) {

@@ -333,10 +333,10 @@ SteadyState SteadyStateEstimator::Estimate() const {
   }
   if (k >= 2 && r.samples_per_s > 0) r.rel_half_width = (r.ci_high - r.ci_low) / 2 / r.samples_per_s;
 
-  const bool floor = r.steady_s >= options_.min_steady_s &&
-                     (r.n_batches >= options_.min_batches ||
-                      (r.n_batches >= kMinTrendBatches && r.steady_s >= options_.min_trend_s));
-  r.converged = floor &&
+  r.enough = r.steady_s >= options_.min_steady_s &&
+             (r.n_batches >= options_.min_batches ||
+              (r.n_batches >= kMinTrendBatches && r.steady_s >= options_.min_trend_s));
+  r.converged = r.enough &&
                 r.rel_half_width <= options_.target_rel_half_width && !r.warmup_at_limit && !r.drift &&
                 r.trend_bound_rel <= options_.trend_limit * options_.target_rel_half_width;
   return r;

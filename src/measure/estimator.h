@@ -85,6 +85,9 @@ struct SteadyState {
   double warmup_s = 0;  // seconds from start_t to the end of the warm-up cut
   double steady_s = 0;  // seconds from the warm-up cut to the latest observation
   int n_batches = 0;
+  // The steady part is long enough to stop on: min_steady_s seconds in min_batches batches (or kMinTrendBatches
+  // over min_trend_s). Convergence needs it, and so does any early stop (core::StageOptions::stop_above).
+  bool enough = false;
   bool converged = false;
   bool warmup_at_limit = false;  // the cut hit the half-of-the-data limit: steady state may not be reached
   bool drift = false;

@@ -31,6 +31,12 @@ constexpr double kFullGraceShare = 0.2;
 constexpr double kMinStageS = 8;
 // What stopping a stage's command usually takes, beyond its budget (seconds).
 constexpr double kStopAllowanceS = 1.5;
+// The loader stage may stop before its estimate converges once the low end of its interval is this many times the
+// full run's rate (StageOptions::stop_above), within ±kLoaderFarAboveWidth: the loader is then far from holding
+// training back (the verdict's loader rules sit at 0.9-1.1x), and the what-if lines that scale the model's speed
+// keep a figure good to that width. Loaders 75-300x faster than their model otherwise took 8-30 s to no purpose.
+constexpr double kLoaderFarAboveRatio = 10;
+constexpr double kLoaderFarAboveWidth = 0.1;
 
 // Arguments that name existing files or folders, also as the value of --name=PATH; programs under /usr are left out.
 std::vector<std::string> ExistingPathArguments(const std::vector<std::string>& argv) {
@@ -197,7 +203,12 @@ Result<ProbeResult> RunProbe(const ProbeOptions& o, telemetry::GpuBackend* gpu, 
         result.storage.page_cache = telemetry::SampleResidency(seen.paths, kResidencySampleFiles);
       }
     }
+    if (kind == core::StageKind::kLoader && core::StageMeasured(result.full) && EnoughSteadyData(result.full)) {
+      base.stop_above = core::StageOptions::StopAbove{kLoaderFarAboveRatio * result.full.estimate.samples_per_s,
+                                                      kLoaderFarAboveWidth};
+    }
     auto stage = run_stage(kind, budget);
+    base.stop_above.reset();
     if (!stage) return stage.error();
     slot = std::move(*stage);
     if (slot.no_loader) {

@@ -114,6 +114,25 @@ TEST(ProbeRules, TheLoaderAndComputeStagesTakeOverTheLoaderTheFullStageFound) {
             (std::pair<std::string, std::string>{"stage", "compute"}));
 }
 
+TEST(ProbeRules, TheLoaderStageMayStopOnceItIsTenTimesTheFullRate) {
+  ScriptedStages stages;
+  stages.results[StageKind::kFull] = AutoFull(900, 20);
+  ASSERT_TRUE(RunProbe(Options(120), nullptr, &stages));
+  ASSERT_TRUE(stages.For(StageKind::kLoader)->stop_above);
+  EXPECT_DOUBLE_EQ(stages.For(StageKind::kLoader)->stop_above->rate, 9000);
+  EXPECT_DOUBLE_EQ(stages.For(StageKind::kLoader)->stop_above->max_rel_half_width, 0.1);
+  EXPECT_FALSE(stages.For(StageKind::kFull)->stop_above);
+  EXPECT_FALSE(stages.For(StageKind::kCompute)->stop_above) << "the compute ceiling is compared closely";
+  // A full stage without enough steady data gives no rate to stop above.
+  ScriptedStages short_full;
+  core::StageResult full = AutoFull(900, 20);
+  full.estimate.steady_s = 1;
+  full.estimate.n_batches = 2;
+  short_full.results[StageKind::kFull] = full;
+  ASSERT_TRUE(RunProbe(Options(120), nullptr, &short_full));
+  EXPECT_FALSE(short_full.For(StageKind::kLoader)->stop_above);
+}
+
 TEST(ProbeRules, WithoutReportsOnlyTheFullStageRunsAndSaysWhy) {
   ScriptedStages stages;
   core::StageResult silent;

@@ -556,6 +556,8 @@ ordered_json StageJson(const ProbeResult& r, const core::StageResult& s) {
           {"steady_to_t", if_measured(e.start_t + e.warmup_s + e.steady_s)},
           {"n_batches", e.n_batches},
           {"converged", e.converged},
+          // The StageOptions::stop_above rate it stopped on before converging (probe's loader stage), else null.
+          {"stopped_above", Opt(s.stopped_above)},
           {"drift", e.drift},
           {"drift_rel", if_measured(e.drift_rel)},
           {"trend_rel", if_measured(e.trend_rel)},

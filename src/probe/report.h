@@ -42,7 +42,8 @@ std::string ConsoleReport(const ProbeResult& result);
 //     world_size, batch (null, or {world_size, per_device, global, last_batch, batchnorm, drop_last}), ranks
 //     [{rank, pid, steps, samples_per_s, data_wait_share, step_ms, own_ms, to_backward_ms}], straggler (null, or
 //     {rank, cause, excess_share}), samples_per_s, ci_low, ci_high, rel_half_width, warmup_s, steady_s,
-//     steady_from_t, steady_to_t (the steady part on CLOCK_MONOTONIC), n_batches, converged, drift, drift_rel,
+//     steady_from_t, steady_to_t (the steady part on CLOCK_MONOTONIC), n_batches, converged, stopped_above (the
+//     rate the stage stopped on before converging, StageOptions::stop_above; null when none), drift, drift_rel,
 //     warmup_at_limit, observations, data_wait_share, phase_shares {name: share}, flops (mfu.h FlopsInfoJson:
 //     the helper's count, null when none), flops_rate (FlopsReadingJson: flops_per_s, precision,
 //     peak_flops_per_s, mfu, gpu_model, no_mfu_why; nulls when unknown), step_parts (null, or

@@ -765,6 +765,18 @@ TEST(Decide, EstimateQualityIsNoted) {
   EXPECT_THAT(Notes(Decide(r)), HasSubstr("the full stage may not have reached a steady state"));
 }
 
+TEST(Decide, ALoaderStoppedFarAboveTheFullRunSaysSoInsteadOfNotConverged) {
+  ProbeResult r = WithHelper(true, 40000, 1200, 1150);
+  r.loader.estimate.converged = false;
+  r.loader.estimate.rel_half_width = 0.043;
+  r.loader.stopped_above = 11500;
+  Verdict v = Decide(r);
+  EXPECT_THAT(Notes(v), HasSubstr("the loader stage stopped at ±4.3%, once all of its interval was above 11,500 "
+                                  "samples/s (10x the full run): far from holding training back"));
+  EXPECT_THAT(Notes(v), Not(HasSubstr("not converged")));
+  EXPECT_EQ(v.bottleneck, Decide(WithHelper(true, 40000, 1200, 1150)).bottleneck);
+}
+
 TEST(Decide, InterruptionIsNoted) {
   ProbeResult r = ComputeBoundWithHelper();
   r.interrupted = true;

@@ -9,8 +9,7 @@ set -euo pipefail
 source "$(dirname "$0")/lib.bash"
 source "$(dirname "$0")/probe_lib.bash"
 source "$(dirname "$0")/tune_lib.bash"
-# --target 0.05: what is checked is which trials ran and what they set, not a rate's last percent (±3%, tune's
-# default, kept trials running to their cap); tune_objective and tune_slow_steps keep the default.
+# TUNE_LOOSE (tune_lib.bash): besides which trials ran, this test asserts a speed-up above 1.5, far outside ±5%.
 
 cat >"$WORK/unmodified.py" <<'PY'
 import time
@@ -42,7 +41,7 @@ line=$(grep -n "DataLoader(SlowStorage" "$WORK/unmodified.py" | cut -d: -f1)
 
 # From the script's folder, as people run it: the loader's site is then "unmodified.py:LINE".
 cd "$WORK"
-tune_json auto --budget 3m --trial-budget 12s --target 0.05 --knob num_workers=0:4 -- "$PY" "$WORK/unmodified.py"
+tune_json auto --budget 3m --trial-budget 12s "${TUNE_LOOSE[@]}" --knob num_workers=0:4 -- "$PY" "$WORK/unmodified.py"
 R="$WORK/auto.json"
 show_decisions "$R"
 [ "$(jq_py "$R" 'j["auto"]')" = True ] || fail "the automatic instrumentation did not report"
@@ -65,7 +64,7 @@ expect_contains "$(cat "$WORK/auto/report.html")" "Injected by saturate"
 expect_contains "$(cat "$WORK/auto/report.html")" "<code>DataLoader(..., num_workers=$workers)</code>"
 
 # The console report, from the same trials (all taken from the cache).
-"$SATURATE" tune --budget 3m --trial-budget 12s --target 0.05 --cache "$WORK/tune.db" --knob num_workers=0:4 -- "$PY" \
+"$SATURATE" tune --budget 3m --trial-budget 12s "${TUNE_LOOSE[@]}" --cache "$WORK/tune.db" --knob num_workers=0:4 -- "$PY" \
   "$WORK/unmodified.py" >"$WORK/console.txt" 2>/dev/null
 cat "$WORK/console.txt"
 text=$(cat "$WORK/console.txt")

@@ -174,8 +174,8 @@ std::vector<GpuPoint> GpuSeries(const std::vector<Sample>& samples, int gpu_inde
 // StageOptions::stop_above's rule: enough steady data, neither drifting nor still warming up, an interval within
 // the looser width, and all of it at or above the rate.
 bool ClearlyAbove(const measure::SteadyState& e, const StageOptions::StopAbove& stop) {
-  return e.enough && !e.drift && !e.warmup_at_limit && e.n_batches >= 2 &&
-         e.rel_half_width <= stop.max_rel_half_width && e.ci_low >= stop.rate;
+  return e.enough && !e.drift && !e.warmup_at_limit && e.rel_half_width <= stop.max_rel_half_width &&
+         e.ci_low >= stop.rate;
 }
 
 }  // namespace

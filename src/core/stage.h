@@ -129,8 +129,8 @@ struct StageOptions {
   // far above the full run's rate: a loader at 75x the model never narrowed to ±2% and used its whole budget
   // share to pin a number no verdict depends on.
   struct StopAbove {
-    double rate = 0;
-    double max_rel_half_width = 0.1;
+    double rate = 0;                // samples/s
+    double max_rel_half_width = 0;  // the widest interval it stops on (0.1: ±10%)
   };
   std::optional<StopAbove> stop_above;
   std::optional<std::string> parse;          // --parse REGEX or preset: read throughput from output lines

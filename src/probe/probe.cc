@@ -135,10 +135,12 @@ Result<ProbeResult> RunProbe(const ProbeOptions& o, telemetry::GpuBackend* gpu, 
   const double t0 = runner.Now();
 
   auto remaining = [&] { return o.budget_s - (runner.Now() - t0); };
-  auto run_stage = [&](core::StageKind kind, double budget_s, double grace_s = 0) -> Result<core::StageResult> {
+  auto run_stage = [&](core::StageKind kind, double budget_s, double grace_s = 0,
+                       std::optional<core::StageOptions::StopAbove> stop_above = {}) -> Result<core::StageResult> {
     core::StageOptions so2 = base;
     so2.budget_s = budget_s;
     so2.grace_s = grace_s;
+    so2.stop_above = stop_above;
     so2.log_dir = (fs::path(root) / core::StageName(kind)).string();
     so2.live_labels.emplace_back("stage", std::string(core::StageName(kind)));
     return runner.Run(kind, so2);
@@ -203,12 +205,11 @@ Result<ProbeResult> RunProbe(const ProbeOptions& o, telemetry::GpuBackend* gpu, 
         result.storage.page_cache = telemetry::SampleResidency(seen.paths, kResidencySampleFiles);
       }
     }
+    std::optional<core::StageOptions::StopAbove> stop_above;
     if (kind == core::StageKind::kLoader && core::StageMeasured(result.full) && EnoughSteadyData(result.full)) {
-      base.stop_above = core::StageOptions::StopAbove{kLoaderFarAboveRatio * result.full.estimate.samples_per_s,
-                                                      kLoaderFarAboveWidth};
+      stop_above = {kLoaderFarAboveRatio * result.full.estimate.samples_per_s, kLoaderFarAboveWidth};
     }
-    auto stage = run_stage(kind, budget);
-    base.stop_above.reset();
+    auto stage = run_stage(kind, budget, 0, stop_above);
     if (!stage) return stage.error();
     slot = std::move(*stage);
     if (slot.no_loader) {

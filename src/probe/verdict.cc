@@ -627,8 +627,7 @@ void AddNotes(const ProbeResult& r, const Pipe& p, Verdict& v) {
     } else if (!e.converged && s->stopped_above) {
       // Stopped on StageOptions::stop_above: not a failure to converge, a figure far from mattering.
       const std::optional<double> full = RateOf(r.full);
-      const std::string times = full && *full > 0 ? fmt::format(" ({:.0f}x the full run)", *s->stopped_above / *full)
-                                                  : "";
+      const std::string times = full ? fmt::format(" ({:.0f}x the full run)", *s->stopped_above / *full) : "";
       v.notes.push_back(fmt::format("the {} stage stopped at ±{:.1f}%, once all of its interval was above {}{}: "
                                     "far from holding training back, so a tighter figure would change nothing",
                                     name, e.rel_half_width * 100, FormatRate(*s->stopped_above), times));

@@ -48,10 +48,10 @@ echo "guided search (saturate tune)..."
 run_search tune
 
 # The winners, measured again outside saturate over the same number of samples each, alternating.
-"$PY" - "$OUT" "$REPEATS" <<'EOF'
-import json, os, re, subprocess, sys
+"$PY" - "$OUT" "$REPEATS" "$here/bench/remeasure.py" <<'EOF'
+import json, os, subprocess, sys
 
-out, repeats = sys.argv[1], int(sys.argv[2])
+out, repeats, remeasure = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 res = {name: json.load(open(os.path.join(out, name, "results.json"))) for name in ("grid", "tune")}
 secs = {name: float(open(os.path.join(out, name + ".end")).read()) - float(open(os.path.join(out, name + ".start")).read())
         for name in ("grid", "tune")}
@@ -62,14 +62,6 @@ def best_full(r):
     t = max((t for t in r["trials"] if t["mode"] == "full" and t["exit_class"] in ok and t["samples_per_s"] > 0),
             key=lambda t: t["samples_per_s"])
     return t["samples_per_s"], t["knobs"]
-
-def run(cmd, batch):
-    steps = max(20, 24000 // batch)
-    p = subprocess.run(["bash", "-c", cmd + " --steps %d --log-every 0" % steps], capture_output=True, text=True)
-    m = re.search(r"done: \d+ steps, \d+ samples, ([0-9.]+) samples/s", p.stdout)
-    if not m:
-        sys.exit("no rate from: %s\n%s" % (cmd, p.stderr[-2000:]))
-    return float(m.group(1))
 
 grid_best, grid_knobs = best_full(res["grid"])
 tune_best, tune_knobs = best_full(res["tune"])
@@ -90,11 +82,8 @@ same = res["tune"]["recommended"] == res["grid"]["recommended"]
 print("tune's recommendation %s the grid's winner" % ("is exactly" if same else "differs from"))
 
 cmds = {name: res[name]["recommended_command"] for name in ("grid", "tune")}
-batches = {"grid": res["grid"]["recommended"]["batch_size"], "tune": res["tune"]["recommended"]["batch_size"]}
-rates = {"grid": [], "tune": []}
-for _ in range(repeats):
-    for name in ("grid", "tune"):
-        rates[name].append(run(cmds[name], batches[name]))
+rates = json.loads(subprocess.run([sys.executable, remeasure, str(repeats)] + ["%s=%s" % kv for kv in cmds.items()],
+                                  capture_output=True, text=True, check=True).stdout)
 mean = {k: sum(v) / len(v) for k, v in rates.items()}
 print("re-measured, %d alternating runs each: grid winner %s, tune's recommendation %s samples/s" % (
     repeats, ", ".join("%.0f" % x for x in rates["grid"]), ", ".join("%.0f" % x for x in rates["tune"])))

@@ -104,6 +104,7 @@ Status RunTuneCommand(const TuneCliOptions& c) {
   o.cache_path = c.cache;
   o.fresh = c.fresh;
   o.on_event = Progress();
+  o.on_plan = [](const std::string& plan) { fmt::print(stderr, "plan: {}\n", plan); };
 
   auto exporter = StartExporter(c.serve);
   if (!exporter) return exporter.error();

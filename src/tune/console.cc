@@ -55,6 +55,14 @@ std::string InjectedText(const TuneResult& r) {
   return o;
 }
 
+std::string LargestBatchText(const TuneResult& r) {
+  const SearchOutcome& s = r.search;
+  if (!s.largest_fitting.empty()) return ValuesText(s.largest_fitting, KnobOrder(r));
+  if (s.largest_batch_tried)
+    return fmt::format("not reached (the climb stopped at batch {}, which fits)", *s.largest_batch_tried);
+  return "";
+}
+
 std::vector<std::string> KnobOrder(const TuneResult& r) {
   std::vector<std::string> order;
   for (const auto& k : r.search.knobs) order.push_back(k.spec.name);
@@ -148,8 +156,8 @@ std::string ConsoleReport(const TuneResult& r) {
     if (s.fastest != s.recommended)
       o += fmt::format("Fastest:     {}  ({} in compute mode{})\n", ValuesText(s.fastest, order),
                        RateOf(s, s.fastest_batch_trial), FastestTie(s));
-    if (!s.largest_fitting.empty())
-      o += fmt::format("Largest batch that fits: {}\n", ValuesText(s.largest_fitting, order));
+    if (std::string largest = LargestBatchText(r); !largest.empty())
+      o += fmt::format("Largest batch that fits: {}\n", largest);
   }
   if (std::string flops = FlopsLine(r); !flops.empty()) o += flops + "\n";
   if (std::string energy = EnergyLine(r); !energy.empty()) o += energy + "\n";

@@ -43,6 +43,10 @@ std::string InjectedText(const TuneResult& result);
 // the recommended one; empty otherwise.
 std::string FastestTie(const SearchOutcome& search);
 
+// "batch_size=300 workers=2", or "not reached (the climb stopped at batch 256, which fits)"; empty when the batch
+// step did not run.
+std::string LargestBatchText(const TuneResult& result);
+
 // The knob names of a result in search order.
 std::vector<std::string> KnobOrder(const TuneResult& result);
 

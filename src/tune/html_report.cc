@@ -196,8 +196,8 @@ std::string Summary(const TuneResult& r) {
   }
   if (s.fastest != s.recommended)
     o += fmt::format("<p><b>Fastest:</b> {}{}</p>\n", Esc(ValuesText(s.fastest, order)), Esc(FastestTie(s)));
-  if (!s.largest_fitting.empty())
-    o += fmt::format("<p><b>Largest batch that fits:</b> {}</p>\n", Esc(ValuesText(s.largest_fitting, order)));
+  if (std::string largest = LargestBatchText(r); !largest.empty())
+    o += fmt::format("<p><b>Largest batch that fits:</b> {}</p>\n", Esc(largest));
   if (std::string needs = NeedsSentence(r.needs, r.machine.gpu_index >= 0); !needs.empty())
     o += fmt::format("<p>{}</p>\n", Esc(needs));
   if (std::string flops = FlopsLine(r); !flops.empty()) o += fmt::format("<p>{}</p>\n", Esc(flops));

@@ -135,6 +135,8 @@ json ResultsJson(const TuneResult& r) {
       {"recommended", ValuesOrNull(s.recommended)},
       {"fastest", ValuesOrNull(s.fastest)},
       {"largest_fitting", ValuesOrNull(s.largest_fitting)},
+      {"largest_batch_tried", s.largest_batch_tried ? nlohmann::json(*s.largest_batch_tried) : nlohmann::json()},
+      {"plan", s.plan.empty() ? nlohmann::json() : nlohmann::json(s.plan)},
       {"throughput",
        {{"baseline", RateOf(s, s.baseline_trial)},
         {"recommended", RateOf(s, s.confirm_trial)},

@@ -3,7 +3,8 @@
 //
 // results.json: {version, command, shell, strategy, machine, budget_s, wall_s, interrupted, budget_spent,
 //   knobs: [{name, kind, range, role, delivery, exposed, script_value, note}],
-//   baseline, recommended, fastest, largest_fitting (knob values, null when not determined),
+//   baseline, recommended, fastest, largest_fitting (knob values, null when not determined), largest_batch_tried
+//   (the batch where the climb stopped short of memory, else null), plan (the budget plan's sentence, or null),
 //   throughput: {baseline, recommended, fastest_compute, recommended_compute} (samples/s, null when unmeasured),
 //   speedup: {ratio, claim} (the confirmation over the baseline: "faster" or "slower" with the ratio, or
 //   "not distinguishable" with a null ratio; both null when not measured), energy: {baseline, recommended} (each

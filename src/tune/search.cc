@@ -55,21 +55,20 @@ SearchOutcome Search::Run() {
   if (o_.strategy == Strategy::kGrid) {
     Grid();
   } else {
+    Plan();
     Ceilings();
-    // The ceilings point at the knob to tune first (when long trials leave room for few, the first count most):
-    // a loader that keeps up leaves the model as the limit, so mixed precision and the batch come before the
-    // worker count, which is then chosen against the ceiling they raised; otherwise the loader comes first.
-    if (LoaderKeepsUp()) {
-      Amp();
-      Batch();
-      Workers();
-    } else {
-      Workers();
-      Amp();
-      Batch();
+    // The ceilings point at the knob to tune first (the plan gives every step its first trials whatever the
+    // order, so the order decides where refinements go first): loading in line comes first whatever the
+    // ceilings say; a loader that keeps up leaves the model as the limit, so mixed precision and the batch come
+    // before the worker count, which is then chosen against the ceiling they raised; otherwise the loader first.
+    if (!LoadsInLine() && LoaderKeepsUp()) order_ = {"amp", "batch", "workers", "full", "confirm"};
+    for (const std::string& step : order_) {
+      if (step == "workers") Workers();
+      else if (step == "amp") Amp();
+      else if (step == "batch") Batch();
+      else if (step == "full") Full();
+      else if (step == "confirm") Confirm();
     }
-    Full();
-    Confirm();
   }
   Conclude();
   out_.trials.assign(trials_.begin(), trials_.end());
@@ -119,6 +118,8 @@ const Trial* Search::Run(const TrialRequest& request) {
     out_.kept_for_confirmation = true;
     return nullptr;
   }
+  // Beyond its first trials, a step runs one only while its share of the plan holds one; the search goes on.
+  if (!Affordable()) return nullptr;
   TrialRequest req = request;
   AddFlags(req);
   int id = static_cast<int>(trials_.size()) + 1;
@@ -127,6 +128,7 @@ const Trial* Search::Run(const TrialRequest& request) {
     out_.stopped = true;
     return nullptr;
   }
+  if (!running_.empty()) ++used_[running_];
   t->id = id;
   t->request = std::move(req);
   trials_.push_back(std::move(*t));
@@ -218,6 +220,17 @@ bool Search::LoaderKeepsUp() const {
   const Trial* loader = Pipe(Find(out_.loader_ceiling_trial));
   const Trial* compute = Pipe(Find(out_.compute_ceiling_trial));
   return loader && compute && Compare(*loader, *compute) == Order::kFaster;
+}
+
+bool Search::LoadsInLine() const {
+  const KnobSpec* w = Exposed(KnobRole::kWorkers);
+  auto now = w ? current_.find(w->name) : current_.end();
+  if (now == current_.end() || !now->second.is_number_integer() || now->second.get<int64_t>() != 0) return false;
+  const Trial* base = Pipe(Find(out_.baseline_trial));
+  const Trial* loader = Pipe(Find(out_.loader_ceiling_trial));
+  const Trial* compute = Pipe(Find(out_.compute_ceiling_trial));
+  if (!base || !loader || !compute || !Reliable(*base) || !Reliable(*loader) || !Reliable(*compute)) return false;
+  return base->ci_high < (1 - o_.loader_margin) * std::min(loader->ci_low, compute->ci_low);
 }
 
 StageKind Search::LoaderMode() const { return out_.helper ? StageKind::kLoader : StageKind::kFull; }
@@ -406,6 +419,9 @@ void Search::Ceilings() {
                 NotDistinguishable(*loader, *compute, "from the model") + ".";
       break;
   }
+  if (LoadsInLine())
+    verdict += " But training this far below both ceilings with no loader workers means that loading and computing "
+               "take turns in one process, so the worker count comes first.";
   Decide("ceiling",
          fmt::format("The loader alone delivers {}; the model alone (the compute ceiling) {}.{} {}",
                      RateWithInterval(*loader), RateWithInterval(*compute), share, verdict),
@@ -415,6 +431,7 @@ void Search::Ceilings() {
 // ---- 5. full training -----------------------------------------------------------------------------------------
 
 void Search::Full() {
+  StepScope scope(this, "full");
   if (out_.failed || out_.stopped) return;
   const Trial* base = Measure(StageKind::kFull, current_, "full");
   if (!base) return;
@@ -525,6 +542,7 @@ const Trial* Search::ConfirmWorkers(const Trial* current) {
 // ---- 6. confirmation ------------------------------------------------------------------------------------------
 
 void Search::Confirm() {
+  StepScope scope(this, "confirm");
   if (out_.failed || (out_.stopped && !out_.kept_for_confirmation)) return;
   const Trial* t = Measure(StageKind::kFull, current_, "confirm", 1);
   if (!t) return;
@@ -543,35 +561,69 @@ void Search::Confirm() {
            {base->id, t->id});
     return;
   }
-  std::string text;
-  const ObjectiveWords words = WordsFor(o_.objective);
-  switch (Compare(*t, *base)) {
-    case Order::kFaster:
-      text = FasterBy(*t, *base, o_.gain)
-                 ? fmt::format("Confirmed: the recommendation {} {}, {} the baseline's {}.", words.reaches,
-                               RateWithInterval(*t), FormatTimes(ScoreOf(*t).value / ScoreOf(*base).value),
-                               RateWithInterval(*base))
-                 : fmt::format("Confirmed at {}; the baseline's {} was already about as {} (less than {} apart): "
-                               "the script's own settings were good.",
-                               RateWithInterval(*t), RateWithInterval(*base), words.adjective, FormatShare(o_.gain));
-      break;
-    case Order::kNotDistinguishable:
-      text = fmt::format("Confirmed at {}, but {}: no {} can be claimed.", RateWithInterval(*t),
-                         NotDistinguishable(*t, *base, "from the baseline"), words.gain);
-      break;
-    case Order::kSlower:
-      // Measured worse than what the script does on its own: its own settings are the recommendation.
-      text = fmt::format("The recommendation ({}) trained {} than the baseline ({} against {}): the script's "
-                         "own settings stay.",
-                         ValuesText(current_, KnobOrder()), words.worse, RateWithInterval(*t),
-                         RateWithInterval(*base));
-      out_.warnings.push_back(fmt::format("the tuned settings confirmed {} than the script's own: keep its settings",
-                                          words.worse));
-      current_ = out_.baseline;
-      out_.confirm_trial = base->id;
-      break;
+  if (Compare(*t, *base) != Order::kSlower) {
+    Decide("confirm", ConfirmedText(*t, *base), {base->id, t->id});
+    return;
   }
-  Decide("confirm", text, {base->id, t->id});
+  // Measured worse than what the script does on its own. One unlucky run should not throw away the search: the
+  // best other configuration full training measured is confirmed in its place, when the budget holds a run.
+  const ObjectiveWords words = WordsFor(o_.objective);
+  std::string text = fmt::format("The recommendation ({}) trained {} than the baseline ({} against {})",
+                                 ValuesText(current_, KnobOrder()), words.worse, RateWithInterval(*t),
+                                 RateWithInterval(*base));
+  std::vector<int> ids = {base->id, t->id};
+  if (const Trial* alt = RunnerUp(*base, current_)) {
+    ids.push_back(alt->id);
+    const Trial* again = Measure(StageKind::kFull, alt->request.knobs, "confirm", 1);
+    if (again) ids.push_back(again->id);
+    if (again && Succeeded(*again) && Compare(*again, *base) != Order::kSlower) {
+      current_ = alt->request.knobs;
+      out_.confirm_trial = again->id;
+      Decide("confirm", fmt::format("{}; the best other configuration measured in full training, {} (trial {}, {}), "
+                                    "was confirmed in its place. {}",
+                                    text, ValuesText(current_, KnobOrder()), alt->id, RateWithInterval(*alt),
+                                    ConfirmedText(*again, *base)),
+             ids);
+      return;
+    }
+    text += again ? fmt::format("; the best other configuration measured in full training, {}, {} too ({})",
+                                ValuesText(alt->request.knobs, KnobOrder()),
+                                Succeeded(*again) ? "confirmed " + words.worse : FailureText(*again),
+                                Succeeded(*again) ? RateWithInterval(*again) : "trial " + std::to_string(again->id))
+                  : fmt::format("; the budget held no run to confirm the best other configuration measured, {}",
+                                ValuesText(alt->request.knobs, KnobOrder()));
+  }
+  Decide("confirm", text + ": the script's own settings stay.", ids);
+  out_.warnings.push_back(
+      fmt::format("the tuned settings confirmed {} than the script's own: keep its settings", words.worse));
+  current_ = out_.baseline;
+  out_.confirm_trial = base->id;
+}
+
+std::string Search::ConfirmedText(const Trial& t, const Trial& base) const {
+  const ObjectiveWords words = WordsFor(o_.objective);
+  if (Compare(t, base) == Order::kNotDistinguishable)
+    return fmt::format("Confirmed at {}, but {}: no {} can be claimed.", RateWithInterval(t),
+                       NotDistinguishable(t, base, "from the baseline"), words.gain);
+  if (FasterBy(t, base, o_.gain))
+    return fmt::format("Confirmed: the recommendation {} {}, {} the baseline's {}.", words.reaches, RateWithInterval(t),
+                       FormatTimes(ScoreOf(t).value / ScoreOf(base).value), RateWithInterval(base));
+  return fmt::format("Confirmed at {}; the baseline's {} was already about as {} (less than {} apart): the script's "
+                     "own settings were good.",
+                     RateWithInterval(t), RateWithInterval(base), words.adjective, FormatShare(o_.gain));
+}
+
+const Trial* Search::RunnerUp(const Trial& base, const KnobValues& rejected) const {
+  const Trial* best = nullptr;
+  for (const auto& t : trials_) {
+    // Full-training measurements of whole configurations: not the flags' proof (its values are decoys) nor a
+    // confirmation.
+    if (t.request.mode != StageKind::kFull || t.request.step == "flags" || t.request.step == "confirm" ||
+        t.interrupted || !Reliable(t) || t.request.knobs == rejected || t.request.knobs == out_.baseline)
+      continue;
+    if (ScoreOf(t).value > ScoreOf(base).value && (!best || ScoreOf(t).value > ScoreOf(*best).value)) best = &t;
+  }
+  return best;
 }
 
 // ---- grid -----------------------------------------------------------------------------------------------------

@@ -3,19 +3,28 @@
 // Guided (the default), following the performance guides, each step building on the last:
 //   1. baseline: full training on the script's own settings; which knobs the script exposes; the script's own
 //      flags for knobs it would inject, proven by one run (flag_map.h); then the ceilings: the loader alone and
-//      the model alone (compute), when the script uses the helper. A loader that keeps up runs steps 3 and 4
-//      before step 2 (the ceilings point at the model), and the workers are chosen against the ceiling they set;
+//      the model alone (compute), when the script uses the helper. The ceilings set the order of steps 2-4:
+//      loading in line (no workers, and full training far below the smaller ceiling: the loader and the model
+//      take turns, whichever is faster alone) puts the workers first; otherwise a loader distinguishably faster
+//      than the model runs steps 3 and 4 before step 2, and the workers are chosen against the ceiling they set;
 //   2. workers: loader throughput against worker count in loader-only mode (0, 1, 2, 4, ... then bisection),
 //      and the fewest workers whose loader throughput clears the compute ceiling with `loader_margin`;
 //   3. amp: each mixed-precision choice in compute mode; one is adopted when it wins by `gain`;
 //   4. batch: compute mode, doubling until out of memory (or over `mem_target` of the memory at peak, or the end
-//      of the range), then bisecting the boundary down to `batch_multiple`. The fastest fitting size, the largest
+//      of the range), then bisecting the boundary down to `batch_multiple`. Where memory is not the limit (no
+//      GPU, or a GPU far below it), two doublings in a row distinguishably slower than the best so far end the
+//      climb: the largest batch that fits is then not reached, and said so. The fastest fitting size, the largest
 //      fitting size, and the recommended one (the smallest within `tolerance` of the fastest: smaller batches
 //      generalise better; larger than the script's own only when distinguishably faster than it) are kept. With
 //      a GPU, a batch that ran out of memory is retried once with the allocator knob. Workers are then re-checked
 //      against the new compute ceiling;
-//   5. full: pinned memory, preload and any other knob confirmed in full training, adopted when they win by `gain`;
-//   6. confirm: one more full run of the recommendation.
+//   5. full: the workers checked against the script's own count, then pinned memory, preload and any other knob
+//      in full training, adopted when they win by `gain`;
+//   6. confirm: one more full run of the recommendation. One distinguishably slower than the baseline is not the
+//      end: the best other configuration measured in full training is confirmed in its place when the budget
+//      holds a run, and only when that fails too do the script's own settings stay.
+// With a budget (SearchOptions::budget_left_s), the steps share it by plan (budget_plan.h): each step's first
+// trials are reserved, so every knob is measured before any step refines, and refinements take a share each.
 // Without the helper (no loader or compute mode), every trial is full training. Grid: the baseline, then every
 // combination of the exposed knobs' GridLevels in full training (the exhaustive reference for benchmarks).
 //
@@ -61,6 +70,13 @@ struct SearchOptions {
   // holds only the confirmation run, so the search ends there and confirms what it found (a recommendation nobody
   // confirmed is weaker than one step fewer). Unset: never.
   std::function<bool()> keep_for_confirmation;
+  // Seconds of the budget left for trials. Set, the guided search plans (budget_plan.h): every step's first trials
+  // are reserved, and a trial beyond them runs only while the step's share of the rest holds one. Unset: no plan,
+  // every step runs to its end (the grid, and tests of one step).
+  std::function<double()> budget_left_s;
+  double trial_s = 0;  // a trial's length before any has run (the trial cap), for the first plan
+  // Called once with the plan's sentence, when the knobs are known (after the baseline), before the next trial.
+  std::function<void(const std::string&)> on_plan;
 };
 
 // A knob after the baseline: whether the script exposes it, and the script's own value.
@@ -88,7 +104,12 @@ struct SearchOutcome {
   bool stopped = false;       // the trial function ran dry (budget, interrupt) before the search ended
   bool kept_for_confirmation = false;  // ... stopped on purpose, with the confirmation still to run
 
+  std::string plan;           // the budget plan as said at the start ("about 14 trials of ~17s: ..."); "" without one
   KnobValues baseline, recommended, fastest, largest_fitting;  // empty: not determined
+  // The batch step's climb ended before memory did (two doublings slower on a device whose memory is not the
+  // limit, or the plan's share spent): the largest batch that fits was not reached, and this was the largest
+  // tried. largest_fitting is then empty.
+  std::optional<int64_t> largest_batch_tried;
   std::optional<int> baseline_trial, loader_ceiling_trial, compute_ceiling_trial, confirm_trial;
   std::optional<int> recommended_batch_trial, fastest_batch_trial;  // the batch step's measurements of them
   std::vector<int> loader_curve;  // loader trials over worker counts, by worker count

@@ -20,6 +20,7 @@ constexpr int64_t kSmallBatch = 16;
 // ---- 3. mixed precision ---------------------------------------------------------------------------------------
 
 void Search::Amp() {
+  StepScope scope(this, "amp");
   const KnobSpec* k = Exposed(KnobRole::kAmp);
   if (out_.failed || out_.stopped || !k) return;
   const KnobValue now = current_.count(k->name) ? current_.at(k->name) : KnobValue(k->choices.front());
@@ -72,7 +73,16 @@ void Search::Amp() {
 
 // ---- 4. batch size --------------------------------------------------------------------------------------------
 
+// The host's memory (no GPU), or a GPU's where the batch used under a quarter of the target: two more doublings
+// would still fit, so the boundary is far and finding it is not what the budget is for.
+bool Search::MemoryNotTheLimit(const Trial& t) const {
+  if (!o_.gpu) return true;
+  const std::optional<double> share = MemoryShare(t);
+  return share && *share * 4 < o_.mem_target;
+}
+
 void Search::Batch() {
+  StepScope scope(this, "batch");
   const KnobSpec* k = Exposed(KnobRole::kBatchSize);
   if (out_.failed || out_.stopped || !k) return;
   const std::string& name = k->name;
@@ -99,6 +109,7 @@ void Search::Batch() {
   std::optional<int64_t> ok, bad;
   std::string boundary;  // why the search stopped growing
   bool memory_bound = false;
+  std::string short_of_memory;  // why the climb ended before memory did: the largest that fits is not reached
 
   // Shrink until a size fits.
   for (int64_t b = start;;) {
@@ -117,13 +128,43 @@ void Search::Batch() {
     }
     b = std::max(k->lo, b / 2);
   }
-  // Grow by doubling until out of memory, over the target, a failure, or the end of the range.
+  // Grow by doubling until out of memory, over the target, a failure, or the end of the range; where memory is not
+  // the limit, also until two doublings in a row are distinguishably slower than the best so far (the climb has
+  // stopped paying, and the memory boundary is not worth the budget).
+  const Trial* best = points.at(*ok);
+  std::vector<const Trial*> slower;
+  bool halved = false;
   while (!bad && *ok < k->hi) {
     int64_t next = std::min(k->hi, *ok * 2);
     const Trial* t = measure(next);
-    if (!t) break;
+    if (!t) {
+      short_of_memory = out_.stopped ? fmt::format("the budget ran out after batch {}", *ok)
+                                     : fmt::format("the plan's share for the batch size was spent at batch {}", *ok);
+      break;
+    }
     if (Fits(*t)) {
       ok = next;
+      if (MemoryNotTheLimit(*t) && Compare(*t, *best) == Order::kSlower) slower.push_back(t);
+      else slower.clear();
+      const bool improved = Reliable(*t) && (!Reliable(*best) || ScoreOf(*t).value > ScoreOf(*best).value);
+      if (improved) best = t;
+      // Where memory is not the limit and a doubling did not improve on the best, smaller batches are as likely
+      // to pay as larger ones: the half of the smallest size measured goes before the next doubling.
+      if (!improved && !halved && MemoryNotTheLimit(*t) && points.begin()->first / 2 >= k->lo) {
+        halved = true;
+        const Trial* h = measure(points.begin()->first / 2);
+        if (h && Fits(*h) && Reliable(*h) && (!Reliable(*best) || ScoreOf(*h).value > ScoreOf(*best).value)) best = h;
+      }
+      if (slower.size() == 2) {
+        short_of_memory = fmt::format(
+            "batch {} and {} ran distinguishably {} than batch {} ({} and {} against {}), and {} memory is not the "
+            "limit (peak {} of it), so the climb stops there",
+            slower[0]->request.knobs.at(name).get<int64_t>(), next, WordsFor(o_.objective).worse,
+            best->request.knobs.at(name).get<int64_t>(), RateWithInterval(*slower[0]), RateWithInterval(*t),
+            RateWithInterval(*best), t->mem_is_gpu ? "the GPU's" : "the host's",
+            MemoryShare(*t) ? FormatShare(*MemoryShare(*t)) : std::string("unknown"));
+        break;
+      }
       continue;
     }
     // Out of memory may be fragmentation: the allocator's expandable segments get one chance.
@@ -169,12 +210,15 @@ void Search::Batch() {
     return pts;
   };
   std::string limit =
-      !bad           ? fmt::format("Batch {} is the end of the range ({}) and fits", *ok, k->RangeText())
+      !bad && !short_of_memory.empty()
+          ? fmt::format("The largest batch that fits was not reached: {}", short_of_memory)
+      : !bad         ? fmt::format("Batch {} is the end of the range ({}) and fits", *ok, k->RangeText())
       : memory_bound ? fmt::format("Batch {} is the largest that fits: {}", *ok, boundary)
                      : fmt::format("Batch {} is the largest that ran: {}, not for lack of memory, so the search "
                                    "stops there",
                                    *ok, boundary);
-  largest_batch_ = *ok;
+  if (!bad && !short_of_memory.empty()) out_.largest_batch_tried = *ok;
+  else largest_batch_ = *ok;
   std::optional<int64_t> recommended = SmallestWithinReliable(fitting(), o_.tolerance);
   if (!recommended) {
     // No throughput counts: the size stays where it was, if it fits.
@@ -204,7 +248,13 @@ void Search::Batch() {
                                      ? words.best + " by its estimate is"
                                      : words.best + " is";
   std::string pick;
-  if (*recommended == fastest) {
+  if (*recommended == fastest && fitting().front().x == fastest) {
+    pick = fmt::format("{}, {} ({}), is recommended; no smaller batch was measured{}", words.best, fastest,
+                       RateWithInterval(*fast),
+                       fastest / 2 < k->lo ? ""
+                       : out_.stopped      ? " (the budget ran out)"
+                                           : " (the plan's share for the batch size was spent)");
+  } else if (*recommended == fastest) {
     pick = fmt::format("{}, {} ({}), is recommended: every smaller batch is more than {} {} by its estimate",
                        words.best, fastest, RateWithInterval(*fast), FormatShare(o_.tolerance), words.worse);
   } else {

@@ -3,7 +3,8 @@
 //   search.cc          trial bookkeeping, the baseline and the ceilings, full training, confirmation, grid, the
 //                      conclusion;
 //   search_workers.cc  step 2, the worker count (loader-only scan against the compute ceiling);
-//   search_compute.cc  steps 3 and 4, mixed precision and batch size (compute mode).
+//   search_compute.cc  steps 3 and 4, mixed precision and batch size (compute mode);
+//   search_plan.cc     the budget plan: each step's first trials reserved, a share of the rest for refinements.
 // Every comparison between measurements goes through compare.h. One Search object runs one search on the
 // caller's thread.
 #pragma once
@@ -15,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "tune/budget_plan.h"
 #include "tune/search.h"
 
 namespace sat::tune::internal {
@@ -46,8 +48,13 @@ class Search {
   core::StageKind LoaderMode() const;
   core::StageKind ComputeMode() const;
   bool Fits(const Trial& t) const;
+  // Memory is far from the limit at this trial's batch: no GPU, or a GPU's peak under a quarter of `mem_target`.
+  bool MemoryNotTheLimit(const Trial& t) const;
   // Both ceilings were measured and the loader alone is distinguishably faster than the model alone.
   bool LoaderKeepsUp() const;
+  // No loader workers, and full training distinguishably below (1 - loader_margin) of the smaller ceiling: the
+  // loader and the model take turns in one process, so workers (which overlap them) pay whichever is faster.
+  bool LoadsInLine() const;
   const char* Engine() const { return o_.gpu ? "the GPU" : "the model"; }
 
   // ---- steps ----
@@ -61,8 +68,38 @@ class Search {
   void Full();                              // search.cc
   const Trial* ConfirmWorkers(const Trial* current);  // search.cc
   void Confirm();                           // search.cc
+  // The best configuration measured in full training other than the baseline's and `rejected`, faster than the
+  // baseline by its estimate: what the confirmation tries when the recommendation confirmed slower. Null: none.
+  const Trial* RunnerUp(const Trial& base, const KnobValues& rejected) const;
+  // "Confirmed: the recommendation trains at ..., 1.52x the baseline's ..." for a confirmation not slower than
+  // the baseline.
+  std::string ConfirmedText(const Trial& confirm, const Trial& base) const;
   void Grid();                              // search.cc
   void Conclude();                          // search.cc
+
+  // ---- the budget plan (search_plan.cc) ----
+  // While a step of the plan runs, its name is `running_`; at the end it is done. Trials of steps outside the plan
+  // (baseline, flags, ceilings) are never limited by it.
+  class StepScope {
+   public:
+    StepScope(Search* s, const char* step) : s_(s) { s_->running_ = step; }
+    ~StepScope() {
+      s_->done_.insert(s_->running_);
+      s_->running_.clear();
+    }
+    StepScope(const StepScope&) = delete;
+    StepScope& operator=(const StepScope&) = delete;
+
+   private:
+    Search* s_;
+  };
+  void Plan();  // says the plan, once the knobs are known
+  // Whether the running step may run one more trial: one of its first trials, or one its share still holds.
+  bool Affordable();
+  int FirstTrials(const std::string& step) const;
+  // What the running step (its first trials left) and the steps after it need, in order.
+  std::vector<StepNeed> NeedsFrom(const std::string& step) const;
+  double TrialLength() const;  // seconds: the mean of the trials run so far, else SearchOptions::trial_s
 
   // ---- workers (search_workers.cc) ----
   struct ScanStop {
@@ -91,6 +128,13 @@ class Search {
   std::set<std::string> warned_;  // knobs whose value did not reach the script, already said
   std::map<int, int> again_;      // trial id -> the id of its run again (Measure)
   mutable std::map<int, Trial> pipes_;  // Pipe's copies by trial id, one each, at stable addresses
+  // The plan: the steps in the order they run (set once the ceilings tell it), the one running, those done, new
+  // trials run by each, and those whose share ran out before they finished.
+  std::vector<std::string> order_ = {"workers", "amp", "batch", "full", "confirm"};
+  std::string running_;
+  std::set<std::string> done_;
+  std::map<std::string, int> used_;
+  std::set<std::string> cut_;
 };
 
 }  // namespace sat::tune::internal

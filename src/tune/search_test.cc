@@ -1,9 +1,12 @@
 #include "tune/search.h"
 
+#include <cmath>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "tune/compare.h"
+#include "tune/console.h"
 #include "tune/test_model.h"
 
 namespace sat::tune {
@@ -612,6 +615,155 @@ TEST(Search, TheCeilingsPointAtTheKnobToTuneFirst) {
       EXPECT_EQ(IntAt(t.request.knobs, "batch_size"), 256);
     }
   }
+}
+
+// The README's main job on a 2-core CPU: no loader workers, the loader alone (900 samples/s) a little faster than
+// the model alone at batch 64 (840), and full training far below both (434) because loading and computing take
+// turns in one process. On this CPU larger batches run slower.
+ScriptModel MainJobModel(double half_width) {
+  ScriptModel model;
+  model.per_worker = 900;
+  model.in_line = true;
+  model.half_width = half_width;
+  model.compute_at = [](int64_t b) {
+    const double x = static_cast<double>(b);
+    return b <= 64 ? 945 * x / (x + 8) : 840 * std::pow(64 / x, 0.3);
+  };
+  return model;
+}
+
+int FirstTrialOf(const SearchOutcome& s, const std::string& step) {
+  for (const auto& t : s.trials)
+    if (t.request.step == step) return t.id;
+  return 0;
+}
+
+// Whether the loader alone is distinguishably faster than the model (±1%) or not (±6%: the intervals overlap),
+// loading in line is what holds training back: the worker count comes first, and workers are adopted.
+TEST(Search, LoadingInLineTriesWorkersFirstWhateverTheCeilingsOrder) {
+  for (double width : {0.01, 0.06}) {
+    ScriptModel model = MainJobModel(width);
+    SearchOutcome s = Search(model, Options());
+    ASSERT_FALSE(s.failed) << s.failure;
+    const int workers = FirstTrialOf(s, "workers");
+    ASSERT_GT(workers, 0) << width;
+    EXPECT_EQ(s.FindTrial(workers)->request.mode, core::StageKind::kLoader);
+    EXPECT_LT(workers, FirstTrialOf(s, "amp")) << width;
+    EXPECT_LT(workers, FirstTrialOf(s, "batch")) << width;
+    EXPECT_THAT(DecisionOf(s, "ceiling"), HasSubstr("loading and computing take turns in one process, so the worker "
+                                                    "count comes first"));
+    EXPECT_GT(IntAt(s.recommended, "workers"), 0) << width;
+  }
+  // Full training close to the smaller ceiling (workers that already overlap, here a loader far ahead) is not in
+  // line: the ceilings' order stands.
+  ScriptModel overlapped;
+  overlapped.per_worker = 5000;
+  SearchOutcome s = Search(overlapped, Options());
+  EXPECT_LT(FirstTrialOf(s, "amp"), FirstTrialOf(s, "workers"));
+  EXPECT_THAT(DecisionOf(s, "ceiling"), Not(HasSubstr("take turns")));
+}
+
+// Without a GPU memory is not what limits the batch: once two doublings in a row are distinguishably slower than
+// the best so far, the climb ends, and the largest batch that fits is said to be not reached.
+TEST(Search, TheBatchClimbOnACpuStopsAfterTwoSlowerDoublings) {
+  ScriptModel model = MainJobModel(0.01);
+  SearchOutcome s = Search(model, Options());
+  int64_t largest = 0;
+  for (const auto& t : s.trials)
+    if (t.request.step == "batch") largest = std::max(largest, IntAt(t.request.knobs, "batch_size"));
+  EXPECT_EQ(largest, 256);
+  EXPECT_TRUE(s.largest_fitting.empty());
+  ASSERT_TRUE(s.largest_batch_tried.has_value());
+  EXPECT_EQ(*s.largest_batch_tried, 256);
+  EXPECT_THAT(DecisionOf(s, "batch"), HasSubstr("The largest batch that fits was not reached: batch 128 and 256 ran "
+                                                "distinguishably slower than batch 64"));
+  EXPECT_EQ(IntAt(s.recommended, "batch_size"), 64);
+  TuneResult r;
+  r.search = s;
+  EXPECT_EQ(LargestBatchText(r), "not reached (the climb stopped at batch 256, which fits)");
+
+  // One slower doubling, then a faster one: the climb goes on.
+  model.compute_at = [](int64_t b) { return b == 128 ? 600.0 : 700.0 + static_cast<double>(b); };
+  SearchOutcome bumpy = Search(model, Options());
+  EXPECT_EQ(IntAt(bumpy.largest_fitting, "batch_size"), 300);
+
+  // On a GPU whose memory the batch nears, the memory boundary is still found.
+  model = MainJobModel(0.01);
+  SearchOptions gpu = Options();
+  gpu.gpu = true;
+  SearchOutcome near = Search(model, gpu);
+  EXPECT_EQ(IntAt(near.largest_fitting, "batch_size"), 300);
+  EXPECT_FALSE(near.largest_batch_tried.has_value());
+}
+
+// A 5-minute budget of 20-s trials holds about 14: every knob of the guides gets its first measurement (workers,
+// mixed precision, the batch size, preloading), and the confirmation runs, because the plan keeps their first
+// trials before any step refines.
+TEST(Search, EveryKnobIsMeasuredWithinAFiveMinuteBudgetOfTwentySecondTrials) {
+  for (double width : {0.01, 0.06}) {
+    ScriptModel model = MainJobModel(width);
+    model.wall_s = 20;
+    double spent = 0;
+    SearchOptions o = Options();
+    o.trial_s = 20;
+    o.budget_left_s = [&] { return 300 - spent - 3; };
+    o.keep_for_confirmation = [&] { return 300 - spent - 3 < 2 * 20 + 3; };
+    std::string said;
+    o.on_plan = [&](const std::string& plan) { said = plan; };
+    SearchOutcome s = RunSearch(o, [&](int id, const TrialRequest& r) -> std::optional<Trial> {
+      if (300 - spent - 3 < 6) return std::nullopt;
+      spent += model.wall_s;
+      return model(id, r);
+    });
+    ASSERT_FALSE(s.failed) << s.failure;
+    EXPECT_LE(spent, 300);
+    EXPECT_EQ(said, s.plan);
+    EXPECT_THAT(s.plan, HasSubstr("4m37s left: about 13 trials of ~20s: ceilings 2, workers 1-"));
+    EXPECT_THAT(DecisionOf(s, "plan"), HasSubstr("Plan for the 4m37s left"));
+    auto measured = [&](core::StageKind mode, const std::string& knob, const KnobValue& v) {
+      for (const auto& t : s.trials)
+        if (t.request.mode == mode && t.request.knobs.count(knob) && t.request.knobs.at(knob) == v) return true;
+      return false;
+    };
+    EXPECT_TRUE(measured(core::StageKind::kLoader, "workers", 1) || measured(core::StageKind::kLoader, "workers", 2))
+        << width;
+    EXPECT_TRUE(measured(core::StageKind::kCompute, "amp", "bf16")) << width;
+    EXPECT_TRUE(measured(core::StageKind::kCompute, "batch_size", 128)) << width;
+    EXPECT_TRUE(measured(core::StageKind::kFull, "preload", "on")) << width;
+    ASSERT_TRUE(s.confirm_trial.has_value()) << width;
+    EXPECT_EQ(s.trials.back().request.step, "confirm");
+    EXPECT_GT(IntAt(s.recommended, "workers"), 0) << width;
+    // Preloading's 10% is adopted where the intervals (±1%) can show it; at ±6% they overlap, and it stays off.
+    EXPECT_EQ(s.recommended.at("preload"), width < 0.05 ? "on" : "off") << width;
+  }
+}
+
+// The first confirmation of the recommendation comes out slow (a disturbed run); the best other configuration
+// measured in full training is confirmed in its place instead of giving up on the search.
+TEST(Search, AConfirmationSlowerThanTheBaselineTriesTheRunnerUp) {
+  ScriptModel model;
+  int confirmations = 0;
+  SearchOutcome s = RunSearch(Options(), [&](int id, const TrialRequest& r) -> std::optional<Trial> {
+    Trial t = model(id, r);
+    if (r.step == "confirm" && ++confirmations == 1) {
+      t.samples_per_s = 100;
+      t.ci_low = 99;
+      t.ci_high = 101;
+    }
+    return t;
+  });
+  ASSERT_EQ(confirmations, 2);
+  const Trial& first = s.trials[s.trials.size() - 2];
+  const Trial& second = s.trials.back();
+  EXPECT_EQ(first.request.step, "confirm");
+  EXPECT_EQ(second.request.step, "confirm");
+  EXPECT_NE(first.request.knobs, second.request.knobs);
+  EXPECT_EQ(s.recommended, second.request.knobs);
+  EXPECT_NE(s.recommended, s.baseline);
+  EXPECT_EQ(s.confirm_trial, second.id);
+  EXPECT_THAT(DecisionOf(s, "confirm"), HasSubstr("was confirmed in its place. Confirmed: the recommendation trains "
+                                                  "at"));
+  for (const auto& w : s.warnings) EXPECT_THAT(w, Not(HasSubstr("keep its settings")));
 }
 
 TEST(Search, AKnobTheInstrumentationCouldNotSetIsATrialThatDidNotRunAsAsked) {

@@ -105,6 +105,7 @@ std::optional<int64_t> Search::ScanWorkers(const KnobSpec& k, const Trial* ceili
 }
 
 void Search::Workers() {
+  StepScope scope(this, "workers");
   const KnobSpec* k = Exposed(KnobRole::kWorkers);
   if (out_.failed || out_.stopped || !k) return;
   worker_base_ = current_;

@@ -24,6 +24,10 @@ struct ScriptModel {
   double preload_gain = 1.1;       // full training with preload=on
   bool helper = true;              // reports through the helper (loader and compute modes work)
   bool shared_cpu = false;         // full training on the CPU: workers do not overlap the model and cost 30%
+  bool in_line = false;            // full training with 0 workers: loading and computing take turns (1/L + 1/C)
+  // Compute samples/s at batch b when set, instead of the saturating curve (e.g. a CPU slower at large batches).
+  std::function<double(int64_t)> compute_at;
+  double wall_s = 10;              // each trial's length in seconds
   std::set<std::string> exposes = {"batch_size", "workers", "amp", "preload"};
   KnobValues defaults = {{"batch_size", 64}, {"workers", 0}, {"amp", "off"}, {"preload", "off"}};
   double mem_total = 1000;         // memory units; each sample of a batch takes one
@@ -47,7 +51,7 @@ struct ScriptModel {
 
   double Compute(const KnobValues& v) const {
     double b = static_cast<double>(Value(v, "batch_size").get<int64_t>());
-    double rate = compute_peak * b / (b + 8);
+    double rate = compute_at ? compute_at(Value(v, "batch_size").get<int64_t>()) : compute_peak * b / (b + 8);
     return Value(v, "amp") == "bf16" ? rate * bf16_speedup : rate;
   }
   double Loader(const KnobValues& v) const {
@@ -74,7 +78,7 @@ struct ScriptModel {
     int64_t b = Value(r.knobs, "batch_size").get<int64_t>();
     t.mem_total_bytes = mem_total;
     t.mem_peak_bytes = static_cast<double>(b);
-    t.wall_s = 10;
+    t.wall_s = wall_s;
     auto alloc = r.knobs.find("expandable_segments");
     bool expandable = alloc != r.knobs.end() && alloc->second == "on" && oom_above_with_allocator > 0;
     if (r.mode != core::StageKind::kLoader && b > (expandable ? oom_above_with_allocator : oom_above)) {
@@ -99,7 +103,9 @@ struct ScriptModel {
       case core::StageKind::kFull:
         rate = shared_cpu ? 1 / (1 / per_worker + 1 / Compute(r.knobs)) /
                                 (Value(r.knobs, "workers").get<int64_t>() > 0 ? 1.3 : 1)
-                          : std::min(Loader(r.knobs), Compute(r.knobs));
+               : in_line && Value(r.knobs, "workers").get<int64_t>() == 0
+                   ? 1 / (1 / Loader(r.knobs) + 1 / Compute(r.knobs))
+                   : std::min(Loader(r.knobs), Compute(r.knobs));
         rate *= Value(r.knobs, "preload") == "on" ? preload_gain : 1;
         break;
     }

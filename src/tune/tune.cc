@@ -240,6 +240,10 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
     const double left = o.budget_s - (telemetry::MonotonicSeconds() - t0) - kStopAllowanceS;
     return left < 2 * cap + kStopAllowanceS;
   };
+  // The plan counts the budget left in trials of the length they have taken (the cap until one has run).
+  search.budget_left_s = [&] { return o.budget_s - (telemetry::MonotonicSeconds() - t0) - kStopAllowanceS; };
+  search.trial_s = cap;
+  search.on_plan = o.on_plan;
   result.search = RunSearch(search, run_trial);
   // Stopping to keep the confirmation's share is the budget ending the search too.
   if (result.search.kept_for_confirmation) result.budget_spent = true;

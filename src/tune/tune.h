@@ -65,6 +65,8 @@ struct TuneOptions {
   std::string cache_path;               // empty: DefaultCachePath(), or no cache where it has no place
   bool fresh = false;                   // do not reuse cached trials (new ones are still stored)
   std::function<void(const TrialEvent&)> on_event;
+  // The guided search's budget plan, said once after the baseline (search.h SearchOptions::on_plan).
+  std::function<void(const std::string&)> on_plan;
 };
 
 struct TuneResult {

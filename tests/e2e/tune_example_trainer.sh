@@ -18,6 +18,8 @@ show_decisions "$R"
 jq_py "$R" 'sum(1 for t in j["trials"] if t["mode"] == "loader") >= 2 or sys.exit("no loader scan")'
 jq_py "$R" 'any(t["mode"] == "full" and t["knobs"].get("preload") == "on" for t in j["trials"]) or sys.exit("preload not tried")'
 jq_py "$R" 'j["throughput"]["recommended"] > 0 or sys.exit("no confirmed recommendation")'
+# The budget plan, said after the baseline: every step's first trials, in trials of the length measured so far.
+jq_py "$R" '"trials of ~" in (j["plan"] or "") and "confirm 1" in j["plan"] or sys.exit("no plan: %s" % j["plan"])'
 # Every trial set the knobs through the script's flags, and the script took them.
 jq_py "$R" 'all(t["knobs_seen"].get(k) == v for t in j["trials"] for k, v in t["knobs"].items()) or sys.exit("a knob was not taken")'
 jq_py "$R" 'all(set(t["set_by_flags"]) == set(t["knobs"]) for t in j["trials"][1:]) or sys.exit("a knob went through SATURATE_KNOBS")'

@@ -5,9 +5,13 @@
 #include <dlfcn.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -29,7 +33,7 @@ class NvmlTest : public ::testing::Test {
   static void ClearEnvironment() {
     for (const char* name : {"SATURATE_NVML_LIBRARY", "FAKE_NVML_DEVICES", "FAKE_NVML_NO_DRIVER", "FAKE_NVML_FAIL",
                              "FAKE_NVML_UNSUPPORTED", "FAKE_NVML_UTIL", "FAKE_NVML_PROCS",
-                             "FAKE_NVML_GRAPHICS_PROCS"}) {
+                             "FAKE_NVML_GRAPHICS_PROCS", "FAKE_NVML_MEMORY_MIB", "FAKE_NVML_PROCS_DIR"}) {
       unsetenv(name);
     }
   }
@@ -191,6 +195,39 @@ TEST_F(NvmlTest, ProcessBufferGrowsPastItsFirstSize) {
   std::unique_ptr<GpuBackend> backend = Open(kFake);
   ASSERT_NE(backend, nullptr);
   EXPECT_EQ(Describe(SampleOf(*backend, 0).processes) + ",", procs);
+}
+
+// The stand-in's memory as processes use it (bench/gpu/fake_device.py): a smaller device, and processes read from
+// a folder at every query, so memory used and the process list follow what they write; a process that ended holds
+// nothing.
+TEST_F(NvmlTest, ProcessesFromAFolderFollowTheirFiles) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("fake-nvml-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const pid_t ended = fork();
+  if (ended == 0) _exit(0);
+  waitpid(ended, nullptr, 0);
+  auto write = [&](pid_t pid, const char* mib) { std::ofstream(dir / std::to_string(pid)) << mib; };
+  write(getpid(), "300");
+  write(ended, "100");
+  std::ofstream(dir / "notes") << "7";
+  setenv("FAKE_NVML_MEMORY_MIB", "8192", 1);
+  setenv("FAKE_NVML_PROCS_DIR", dir.c_str(), 1);
+  std::unique_ptr<GpuBackend> backend = Open(kFake);
+  ASSERT_NE(backend, nullptr);
+  GpuSample s = SampleOf(*backend, 0);
+  EXPECT_EQ(s.memory_total_bytes, 8192 * kMiB);
+  EXPECT_EQ(s.memory_used_bytes, (1024 + 300) * kMiB);
+  EXPECT_EQ(s.memory_free_bytes, (8192 - 479 - 1024 - 300) * kMiB);
+  EXPECT_EQ(Describe(s.processes), std::to_string(getpid()) + ":300");
+  write(getpid(), "2000");
+  EXPECT_EQ(SampleOf(*backend, 0).memory_used_bytes, (1024 + 2000) * kMiB);
+  EXPECT_EQ(SampleOf(*backend, 1).memory_used_bytes, 2048 * kMiB) << "the folder's processes are on device 0";
+  std::filesystem::remove_all(dir);
+}
+
+TEST_F(NvmlTest, MemorySmallerThanTheStandInsOwnUseIsRefused) {
+  setenv("FAKE_NVML_MEMORY_MIB", "2000", 1);
+  EXPECT_THAT(OpenError(kFake), HasSubstr("FAKE_NVML_MEMORY_MIB"));
 }
 
 // fake_nvml_old exports only the unversioned names, whose process records are 16 bytes (v1). Reading them

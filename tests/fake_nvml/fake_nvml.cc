@@ -22,10 +22,17 @@
 //   FAKE_NVML_UTIL=u0,u1,...         GPU utilisation % per device (the last repeats); default 40 + index
 //   FAKE_NVML_PROCS=pid:MiB,...      compute processes on device 0; MiB "na" is NVML_VALUE_NOT_AVAILABLE
 //   FAKE_NVML_GRAPHICS_PROCS=...     graphics processes on device 0, same form
+//   FAKE_NVML_MEMORY_MIB=N           every device's total memory in MiB (default 143771); it must exceed what
+//                                    device i uses before any process, (i+1) GiB plus the 479 MiB reserve
+//   FAKE_NVML_PROCS_DIR=DIR          more compute processes on device 0, read again at every query: a file DIR/PID
+//                                    holding a number of MiB is process PID using that much, while PID is alive
+//                                    (a process that ended frees its memory, as the driver does). Processes
+//                                    that stand in for GPU work write there (bench/gpu/fake_device.py), so
+//                                    memory used, free memory and the process list follow them.
 // A malformed variable makes nvmlInit* fail with NVML_ERROR_UNKNOWN; nvmlErrorString then says why.
 //
 // Readings of device i: "Fake NVIDIA H200", UUID GPU-fa4e0000-0000-4000-8000-<i as 12 hex digits>, PCI
-// 00000000:<0x18+i>:00.0, memory total 143771 MiB and used (i+1) GiB plus its processes' memory (the original
+// 00000000:<0x18+i>:00.0, memory total 143771 MiB (or FAKE_NVML_MEMORY_MIB) and used (i+1) GiB plus its processes' memory (the original
 // nvmlDeviceGetMemoryInfo adds the driver's 479 MiB reserve to used, as a real driver does; _v2 reports it apart), memory
 // utilisation half the GPU's, 35+i C, 250+i W drawn (and so an energy counter of 250+i W times the seconds of
 // CLOCK_MONOTONIC: every interval's energy is that power times its length), enforced limit 690 W, management
@@ -36,10 +43,15 @@
 // both filled, are of different devices, or whose second was not taken after the first.
 // Single-threaded, like the tests that load it.
 
+#include <dirent.h>
+#include <signal.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <fstream>
 #include <functional>
 #include <optional>
 #include <set>
@@ -145,6 +157,8 @@ struct Config {
   std::set<std::string> failing, unsupported;
   std::vector<unsigned> util;
   std::vector<FakeProcess> compute, graphics;
+  unsigned long long memory_total_mib = kMemoryTotalMiB;
+  std::string procs_dir;  // FAKE_NVML_PROCS_DIR; empty: none
   std::string error;  // why the environment was rejected; empty when it was not
 };
 
@@ -204,6 +218,16 @@ Config ReadConfig() {
   }
   config.compute = ParseProcesses("FAKE_NVML_PROCS", config.error);
   config.graphics = ParseProcesses("FAKE_NVML_GRAPHICS_PROCS", config.error);
+  if (const char* memory = std::getenv("FAKE_NVML_MEMORY_MIB")) {
+    unsigned long long mib = 0;
+    if (!ParseNumber(memory, mib) || mib <= config.devices * 1024ULL + kReservedMiB) {
+      config.error = "fake_nvml: FAKE_NVML_MEMORY_MIB must be a number of MiB above what the last device uses "
+                     "before any process ((devices) GiB + 479 MiB)";
+    } else {
+      config.memory_total_mib = mib;
+    }
+  }
+  if (const char* dir = std::getenv("FAKE_NVML_PROCS_DIR")) config.procs_dir = dir;
   return config;
 }
 
@@ -271,15 +295,38 @@ unsigned Util(unsigned index) {
   return g_config.util[index < g_config.util.size() ? index : g_config.util.size() - 1];
 }
 
-const std::vector<FakeProcess>& Processes(unsigned index, const std::vector<FakeProcess>& on_device0) {
-  static const std::vector<FakeProcess> none;
-  return index == 0 ? on_device0 : none;
+enum class Kind { kCompute, kGraphics };
+
+// The processes FAKE_NVML_PROCS_DIR names: each file whose name is the pid of a live process, holding its MiB.
+std::vector<FakeProcess> DirProcesses() {
+  std::vector<FakeProcess> processes;
+  DIR* dir = g_config.procs_dir.empty() ? nullptr : opendir(g_config.procs_dir.c_str());
+  if (dir == nullptr) return processes;
+  while (const dirent* entry = readdir(dir)) {
+    unsigned long long pid = 0, mib = 0;
+    if (!ParseNumber(entry->d_name, pid) || pid == 0) continue;
+    if (kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) continue;
+    std::ifstream in(g_config.procs_dir + "/" + entry->d_name);
+    std::string text;
+    if (!(in >> text) || !ParseNumber(text, mib)) continue;
+    processes.push_back({static_cast<unsigned>(pid), mib * kMiB});
+  }
+  closedir(dir);
+  return processes;
+}
+
+std::vector<FakeProcess> Processes(unsigned index, Kind kind) {
+  if (index != 0) return {};
+  if (kind == Kind::kGraphics) return g_config.graphics;
+  std::vector<FakeProcess> list = g_config.compute;
+  for (const FakeProcess& p : DirProcesses()) list.push_back(p);
+  return list;
 }
 
 unsigned long long UsedBytes(unsigned index) {
   unsigned long long used = (index + 1) * 1024 * kMiB;
-  for (const auto* list : {&g_config.compute, &g_config.graphics}) {
-    for (const FakeProcess& p : Processes(index, *list)) {
+  for (Kind kind : {Kind::kCompute, Kind::kGraphics}) {
+    for (const FakeProcess& p : Processes(index, kind)) {
       if (p.used_bytes != NVML_VALUE_NOT_AVAILABLE) used += p.used_bytes;
     }
   }
@@ -303,10 +350,9 @@ void SetNoMig(nvmlProcessInfo_v1_t&) {}
 [[maybe_unused]] void SetNoMig(nvmlProcessInfo_v2_t& record) { record.gpuInstanceId = record.computeInstanceId = ~0u; }
 
 template <class Record>
-nvmlReturn_t ListProcesses(const char* symbol, nvmlDevice_t device, unsigned int* count, Record* infos,
-                           const std::vector<FakeProcess>& on_device0) {
+nvmlReturn_t ListProcesses(const char* symbol, nvmlDevice_t device, unsigned int* count, Record* infos, Kind kind) {
   if (nvmlReturn_t rc = EnterDevice(symbol, device, count, "processes")) return rc;
-  const std::vector<FakeProcess>& list = Processes(device->index, on_device0);
+  const std::vector<FakeProcess> list = Processes(device->index, kind);
   if (*count < list.size()) {
     *count = static_cast<unsigned int>(list.size());
     return NVML_ERROR_INSUFFICIENT_SIZE;
@@ -397,9 +443,9 @@ nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_
 
 nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t* memory) {
   if (nvmlReturn_t rc = EnterDevice(__func__, device, memory, "memory")) return rc;
-  memory->total = kMemoryTotalMiB * kMiB;
+  memory->total = g_config.memory_total_mib * kMiB;
   memory->used = UsedBytes(device->index) + kReservedMiB * kMiB;
-  memory->free = memory->total - memory->used;
+  memory->free = memory->used < memory->total ? memory->total - memory->used : 0;
   return NVML_SUCCESS;
 }
 
@@ -444,12 +490,12 @@ nvmlReturn_t nvmlDeviceGetFanSpeed(nvmlDevice_t device, unsigned int* percent) {
 
 nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device, unsigned int* count,
                                                   nvmlProcessInfo_v1_t* infos) {
-  return ListProcesses(__func__, device, count, infos, g_config.compute);
+  return ListProcesses(__func__, device, count, infos, Kind::kCompute);
 }
 
 nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses(nvmlDevice_t device, unsigned int* count,
                                                    nvmlProcessInfo_v1_t* infos) {
-  return ListProcesses(__func__, device, count, infos, g_config.graphics);
+  return ListProcesses(__func__, device, count, infos, Kind::kGraphics);
 }
 
 // ---- Entry points a current driver adds ----
@@ -460,10 +506,11 @@ nvmlReturn_t nvmlInit_v2(void) { return Init(__func__); }
 nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t* memory) {
   if (nvmlReturn_t rc = EnterDevice(__func__, device, memory, "memory")) return rc;
   if (memory->version != (sizeof(nvmlMemory_v2_t) | (2u << 24))) return NVML_ERROR_INVALID_ARGUMENT;
-  memory->total = kMemoryTotalMiB * kMiB;
+  memory->total = g_config.memory_total_mib * kMiB;
   memory->reserved = kReservedMiB * kMiB;
   memory->used = UsedBytes(device->index);
-  memory->free = memory->total - memory->reserved - memory->used;
+  const unsigned long long taken = memory->reserved + memory->used;
+  memory->free = taken < memory->total ? memory->total - taken : 0;
   return NVML_SUCCESS;
 }
 
@@ -508,22 +555,22 @@ nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t device, int counter, unsig
 
 nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t device, unsigned int* count,
                                                      nvmlProcessInfo_v2_t* infos) {
-  return ListProcesses(__func__, device, count, infos, g_config.compute);
+  return ListProcesses(__func__, device, count, infos, Kind::kCompute);
 }
 
 nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int* count,
                                                      nvmlProcessInfo_v2_t* infos) {
-  return ListProcesses(__func__, device, count, infos, g_config.compute);
+  return ListProcesses(__func__, device, count, infos, Kind::kCompute);
 }
 
 nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v2(nvmlDevice_t device, unsigned int* count,
                                                       nvmlProcessInfo_v2_t* infos) {
-  return ListProcesses(__func__, device, count, infos, g_config.graphics);
+  return ListProcesses(__func__, device, count, infos, Kind::kGraphics);
 }
 
 nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t device, unsigned int* count,
                                                       nvmlProcessInfo_v2_t* infos) {
-  return ListProcesses(__func__, device, count, infos, g_config.graphics);
+  return ListProcesses(__func__, device, count, infos, Kind::kGraphics);
 }
 
 // ---- GPM ----

@@ -2,7 +2,7 @@
 # `--mps` after `kill -9` of saturate: the MPS control daemon it started stays (nothing runs after SIGKILL), and
 # `sweep --resume --mps` finds it by its folder, quits it, starts its own and quits that one at the end. Runs see
 # the daemon's pipe folder. GPUs are the NVML stand-in's; the control program is a stand-in on PATH that
-# daemonises on -d and quits on "quit", as NVIDIA's nvidia-cuda-mps-control does.
+# daemonises on -d and quits on "quit", as NVIDIA's nvidia-cuda-mps-control does (tests/fake_nvml/).
 set -euo pipefail
 source "$(dirname "$0")/lib.bash"
 source "$(dirname "$0")/sweep_lib.bash"
@@ -11,20 +11,7 @@ export SATURATE_NVML_LIBRARY="$FAKE_NVML" FAKE_NVML_DEVICES=1
 export TMPDIR="$WORK/tmp"
 mkdir -p "$TMPDIR" "$WORK/bin"
 
-cat >"$WORK/bin/nvidia-cuda-mps-control" <<'SH'
-#!/bin/sh
-pipe="$CUDA_MPS_PIPE_DIRECTORY"
-if [ "$1" = -d ]; then
-  sh -c 'echo $$ >"$1/daemon.pid.new"; mv "$1/daemon.pid.new" "$1/daemon.pid"; exec sleep 300' daemon "$pipe" \
-    </dev/null >/dev/null 2>&1 &
-  while [ ! -s "$pipe/daemon.pid" ]; do sleep 0.01; done
-  exit 0
-fi
-read -r command
-[ "$command" = quit ] && [ -s "$pipe/daemon.pid" ] || exit 1
-kill "$(cat "$pipe/daemon.pid")"
-SH
-chmod +x "$WORK/bin/nvidia-cuda-mps-control"
+cp "$SATURATE_SOURCE_DIR/tests/fake_nvml/nvidia-cuda-mps-control" "$WORK/bin/"
 export PATH="$WORK/bin:$PATH"
 
 daemons() { cat "$TMPDIR"/saturate-mps-*/pipe/daemon.pid 2>/dev/null || true; }

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The GPU checks of the open issues, for a machine with an NVIDIA GPU lent for minutes: it only collects raw data
-# into OUTDIR (probe.json files and stage logs, tune's results, nvidia-smi's own samples on the same clock as
-# probe's windows); bench/gpu_report.py turns OUTDIR into the tables of docs/benchmarks.md afterwards, on any
-# machine. Each step has its own time limit and a failed step does not stop the next one.
+# into OUTDIR (probe.json files and stage logs, tune's results, sweep journals, nvidia-smi's own samples on the same
+# clock as probe's windows); bench/gpu_report.py turns OUTDIR into the tables of docs/benchmarks.md afterwards, on
+# any machine. Each step has its own time limit and a failed step does not stop the next one.
 #
-#   bench/gpu_checks.sh SATURATE OUTDIR part1|part2|part3
+#   bench/gpu_checks.sh [--cpu] SATURATE OUTDIR part1|part2|part3|sweep|stacks|oom|tune
 #
 # part1 (about 3.5 min): the machine and its software; saturate monitor beside nvidia-smi on a training GPU; the
 #   Prometheus page beside nvidia-smi; probe of an unmodified ResNet-50 loop (bench/mfu_resnet50.py) with AMP off and
@@ -17,12 +17,42 @@
 #   comparison near its end; probe of the compiled loop; tune and the pasted command; probes with AMP off and bf16
 #   beside nvidia-smi's power log. Each step's files are packed into OUTDIR/NAME.tgz as soon as it ends.
 #
-# PYTHON names the interpreter that has CUDA torch and torchvision (default python3).
+# Issue 40's parts (bench/gpu/part_NAME.sh), each one call that ends by 7.5 minutes (PART_SECONDS: the steps'
+# limits are cut to fit), each leaving two files in OUTDIR: NAME.tgz (everything, packed again after every step, so a
+# part cut off keeps what it did) and NAME.txt (the console). Planned times, not measured ones:
+# sweep (about 6 min): 8 runs of a ResNet-18 on 32-px synthetic images (bench/gpu/small_model.py, a fixed number
+#   of steps, about 8 s of training each alone): one after another, k = 2, 4, 8 at once (xargs -P), `saturate
+#   sweep` not told k, and `saturate sweep --mps`; makespans, every run done exactly once, nvidia-smi's memory
+#   beside the runs' own peaks and the journal's.
+# stacks (about 5 min): probe of a Hugging Face Trainer (a 2-layer BERT from a config, synthetic tokens), a
+#   Lightning Trainer, an `accelerate launch` script and a `torchrun --nproc_per_node 2` DDP job, each unmodified
+#   and printing its own step times; a stack whose package is missing is skipped, and says so.
+# oom (about 6 min): a sweep where run 4 needs more memory than is free beside another run (out of memory,
+#   queued again, done once); tune's batch search against Lightning's BatchSizeFinder (power, binsearch) and
+#   accelerate's find_executable_batch_size under one per-process memory cap, and each answer trained afresh.
+# tune (about 6 min): tune of the unmodified ResNet-50 loop with a budget for CUDA's start and cuDNN's search, and
+#   its recommended line run as pasted, timed by its own lines.
+#
+# --cpu: the CPU rehearsal of issue 40's parts (tests/e2e/gpu_checks_rehearsal.sh, about two minutes on the loaded
+# 2-core machine): CPU torch (Debian's /usr/bin/python3), the NVML stand-in for the GPU (FAKE_NVML, else
+# libfake_nvml.so beside SATURATE) with 8 GiB whose memory the runs use through bench/gpu/fake_device.py, saturate
+# monitor in place of nvidia-smi, the MPS control stand-in (tests/fake_nvml/nvidia-cuda-mps-control), and small
+# sizes. bench/gpu_report.py titles its sections "CPU rehearsal".
+#
+# PYTHON names the interpreter that has CUDA torch and torchvision (default python3; /usr/bin/python3 with --cpu).
 set -uo pipefail
+CPU=0
+if [ "${1:-}" = --cpu ]; then
+  CPU=1
+  shift
+fi
+if [ $# -ne 3 ]; then
+  echo "usage: bench/gpu_checks.sh [--cpu] SATURATE OUTDIR part1|part2|part3|sweep|stacks|oom|tune" >&2
+  exit 2
+fi
 SAT=$(realpath "$1")
 OUT=$(realpath -m "$2")
 PART=$3
-PY=${PYTHON:-python3}
 here=$(cd "$(dirname "$0")/.." && pwd)
 RESNET="$here/bench/mfu_resnet50.py"
 mkdir -p "$OUT"
@@ -32,15 +62,38 @@ mkdir -p "$OUT"
 export TMPDIR=${TMPDIR:-/tmp}
 # The Python side of this checkout, wherever the binary was built (run/environment.h HelperPythonDir).
 export SATURATE_PYTHON_DIR="$here/python"
+# nvidia-smi, or on the CPU saturate monitor reading the stand-in (it takes nvidia-smi's query flags).
+SMI=(nvidia-smi)
+if [ "$CPU" = 1 ]; then
+  PY=${PYTHON:-/usr/bin/python3}
+  SMI=("$SAT" monitor)
+  export SATURATE_NVML_LIBRARY=${FAKE_NVML:-$(dirname "$SAT")/libfake_nvml.so}
+  export FAKE_NVML_DEVICES=1 FAKE_NVML_MEMORY_MIB=8192
+  export PATH="$here/tests/fake_nvml:$PATH"  # nvidia-cuda-mps-control's stand-in, for `saturate sweep --mps`
+  [ -f "$SATURATE_NVML_LIBRARY" ] || { echo "--cpu needs the NVML stand-in: $SATURATE_NVML_LIBRARY" >&2; exit 2; }
+else
+  PY=${PYTHON:-python3}
+fi
 
-# Runs one step under its own time limit; its output goes to OUTDIR/NAME.txt and its tail to the console.
+# Runs one step under its own time limit; its output goes to OUTDIR/NAME.txt and its tail to the console. Where
+# PART_DEADLINE is set (a value of $SECONDS), the limit is cut to end by then, and a step with no time left is
+# skipped, so that a part ends inside the device tool's limit however slow its steps were.
 step() {
   local name=$1 limit=$2
   shift 2
   local t0=$SECONDS
+  if [ -n "${PART_DEADLINE:-}" ] && ((PART_DEADLINE - SECONDS < limit)); then
+    limit=$((PART_DEADLINE - SECONDS))
+    if ((limit < 5)); then
+      echo "== $name skipped: the part's time is spent"
+      echo "skipped: the part's time is spent" >"$OUT/$name.txt"
+      return 0
+    fi
+  fi
   echo "== $name (limit ${limit}s) at $(date +%T)"
   timeout -k 10 "$limit" "$@" >"$OUT/$name.txt" 2>&1
   local rc=$?
+  echo "== exit $rc after $((SECONDS - t0)) s (limit ${limit}s)" >>"$OUT/$name.txt"
   echo "   rc=$rc after $((SECONDS - t0)) s"
   tail -n 6 "$OUT/$name.txt" | cut -c1-300 | sed 's/^/   | /'
   return 0
@@ -50,15 +103,19 @@ step() {
 # probe.json's steady windows), into $1 until stop_power_log.
 power_pid=""
 start_power_log() {
-  nvidia-smi --query-gpu=power.draw,utilization.gpu,memory.used,clocks.sm --format=csv,noheader,nounits -lms 100 |
+  { "${SMI[@]}" --query-gpu=power.draw,utilization.gpu,memory.used,clocks.sm --format=csv,noheader,nounits -lms 100 \
+    2>"$1.err" &
+    echo $! >"$1.pid"
+    wait; } |
     "$PY" -u -c 'import sys, time
 for line in sys.stdin:
     print("%.4f,%s" % (time.monotonic(), line.strip()), flush=True)' >"$1" 2>&1 &
   power_pid=$!
 }
 stop_power_log() {
-  pkill -f 'nvidia-smi --query-gpu=power.draw,utilization.gpu' 2>/dev/null
+  kill "$(cat "$1.pid" 2>/dev/null)" 2>/dev/null
   wait "$power_pid" 2>/dev/null
+  rm -f "$1.pid" "$1.err"
 }
 
 # saturate monitor and nvidia-smi side by side on the same fields, 12 samples at 1 s each, started together after
@@ -90,14 +147,15 @@ probe_resnet() {
   shift 3
   start_power_log "$OUT/$name.power.csv"
   step "$name" "$limit" "$SAT" probe --budget "$budget" --trace --out "$OUT/$name" -- "$PY" "$RESNET" "$@"
-  stop_power_log
+  stop_power_log "$OUT/$name.power.csv"
 }
 
 # Tunes the loop with no placeholder (its own flags are found), then runs the recommended line as pasted, outside
-# saturate (no SATURATE_ variable, no helper on the path), for its own step lines: tune_and_paste BUDGET LIMIT PASTE_S.
+# saturate (no SATURATE_ variable, no helper on the path), for its own step lines: tune_and_paste BUDGET LIMIT PASTE_S
+# [TUNE FLAGS...]. The loop and its own flags: TUNE_LOOP.
+TUNE_LOOP=("$PY" "$RESNET" --amp off --batch-size 64 --workers 0)
 tune_and_paste() {
-  step tune "$2" "$SAT" tune --budget "$1" --out "$OUT/tune" --cache "$OUT/tune.db" -- \
-    "$PY" "$RESNET" --amp off --batch-size 64 --workers 0
+  step tune "$2" "$SAT" tune --budget "$1" "${@:4}" --out "$OUT/tune" --cache "$OUT/tune.db" -- "${TUNE_LOOP[@]}"
   local cmd
   cmd=$("$PY" -c 'import json, sys; print(json.load(open(sys.argv[1]))["recommended_command"])' "$OUT/tune/results.json" 2>/dev/null)
   echo "recommended: $cmd"
@@ -108,6 +166,34 @@ tune_and_paste() {
 }
 
 case "$PART" in
+part1 | part2 | part3)
+  [ "$CPU" = 0 ] || { echo "--cpu rehearses issue 40's parts only (sweep, stacks, oom, tune)" >&2; exit 2; }
+  ;;
+esac
+case "$PART" in
+sweep | stacks | oom | tune)
+  # Work happens in WORK; OUTDIR gets WORK packed as PART.tgz after every step, and the console as PART.txt.
+  FINAL=$OUT
+  PART_DEADLINE=$((SECONDS + ${PART_SECONDS:-450}))
+  WORK=$(mktemp -d "$TMPDIR/gpu-checks-$PART.XXXXXX")
+  OUT=$WORK
+  pack() { tar czf "$FINAL/$PART.tgz" -C "$WORK" --exclude=trace.json --exclude=.lock . 2>/dev/null; }
+  echo "$PART" >"$WORK/part.txt"
+  echo "$CPU" >"$WORK/cpu.txt"
+  {
+    date -u
+    "${SMI[@]}" --query-gpu=name,memory.total --format=csv
+    nproc
+    "$PY" -c 'import sys, torch; print(sys.version.split()[0], "torch", torch.__version__, "cuda", torch.cuda.is_available())'
+    "$SAT" --version
+  } >"$WORK/env.txt" 2>&1
+  # shellcheck source=/dev/null
+  source "$here/bench/gpu/part_$PART.sh" 2>&1 | tee "$FINAL/$PART.txt"
+  pack
+  rm -rf "$WORK"
+  ls -la "$FINAL"
+  exit 0
+  ;;
 part1)
   {
     date -u
@@ -164,7 +250,7 @@ part3)
   OUT=$SAVE_OUT
   ;;
 *)
-  echo "usage: bench/gpu_checks.sh SATURATE OUTDIR part1|part2|part3" >&2
+  echo "usage: bench/gpu_checks.sh [--cpu] SATURATE OUTDIR part1|part2|part3|sweep|stacks|oom|tune" >&2
   exit 2
   ;;
 esac

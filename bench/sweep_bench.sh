@@ -5,12 +5,16 @@
 # network does). Every run does a fixed amount of work and reports it through `import saturate`.
 #
 # Usage: bench/sweep_bench.sh [SATURATE]   (default build/saturate)
-#   RUNS_PER_KIND (default 6) runs of each kind, each RUN_SECONDS (default 20) long when alone.
+#   RUNS_PER_KIND (default 6) runs of each kind, each RUN_SECONDS (default 20) long when alone; JOBS (default
+#   "2 4 8") the fixed counts. saturate runs twice: first with an empty packing record, then the same sweep again,
+#   starting from the degree the first settled on (issue 44). Short runs: RUNS_PER_KIND=8 RUN_SECONDS=2.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SAT=$(realpath "${1:-$ROOT/build/saturate}")
 N=${RUNS_PER_KIND:-6}
 S=${RUN_SECONDS:-20}
+JOBS=${JOBS:-2 4 8}  # the fixed counts GNU parallel runs with; the best of them is the hindsight reference
+LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 PY=/usr/bin/python3
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/saturate-sweep-bench.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
@@ -65,29 +69,33 @@ done >"$WORK/commands"
 now() { date +%s.%N; }
 elapsed() { "$PY" -c "print(f'{$2 - $1:.1f}')"; }
 
-declare -A makespan
+declare -A makespan peak sat_cpu
 t0=$(now); while read -r cmd; do $cmd; done <"$WORK/commands"; makespan[sequential]=$(elapsed "$t0" "$(now)")
-for j in 2 8; do
+for j in $JOBS; do
   t0=$(now); parallel --will-cite -j"$j" <"$WORK/commands"; makespan[parallel -j$j]=$(elapsed "$t0" "$(now)")
 done
-t0=$(now)
-"$SAT" sweep --journal "$WORK/bench.journal" --grid "i=$(seq -s, 1 "$N")" --grid kind=cpu,io \
-  -- "$PY" "$WORK/mix.py" --kind '{kind}' --i '{i}' --seconds "$S" --iters "$ITERS" \
-  >"$WORK/sat.out" 2>"$WORK/sat.err" &
-sat=$!
-# saturate's own CPU time (its threads, not its runs): utime + stime of /proc/PID/stat, last seen alive.
-ticks=0
-while kill -0 $sat 2>/dev/null; do
-  t=$(awk '{print $14 + $15}' /proc/$sat/stat 2>/dev/null || true)
-  [ -n "$t" ] && ticks=$t
-  sleep 0.5
-done
-wait $sat
-makespan[saturate]=$(elapsed "$t0" "$(now)")
-sat_cpu=$("$PY" -c "print(f'{$ticks / $(getconf CLK_TCK):.2f}')")
 
-# Most runs alive at once under saturate, from the journal's attempts.
-peak=$("$PY" - "$WORK/bench.journal" <<'PY'
+# One saturate sweep of the same commands into journal $WORK/NAME.journal; the packing record lives in $WORK/cache
+# (empty at the first, what the first learnt at the second: sweep/degree_record.h).
+sat_sweep() {
+  local name=$1
+  local t0; t0=$(now)
+  XDG_CACHE_HOME="$WORK/cache" "$SAT" sweep --journal "$WORK/$name.journal" --grid "i=$(seq -s, 1 "$N")" \
+    --grid kind=cpu,io -- "$PY" "$WORK/mix.py" --kind '{kind}' --i '{i}' --seconds "$S" --iters "$ITERS" \
+    >"$WORK/$name.out" 2>"$WORK/$name.err" &
+  local sat=$!
+  # saturate's own CPU time (its threads, not its runs): utime + stime of /proc/PID/stat, last seen alive.
+  local ticks=0 t
+  while kill -0 $sat 2>/dev/null; do
+    t=$(awk '{print $14 + $15}' /proc/$sat/stat 2>/dev/null || true)
+    [ -n "$t" ] && ticks=$t
+    sleep 0.5
+  done
+  wait $sat
+  makespan[$name]=$(elapsed "$t0" "$(now)")
+  sat_cpu[$name]=$("$PY" -c "print(f'{$ticks / $(getconf CLK_TCK):.2f}')")
+  # Most runs alive at once, from the journal's attempts.
+  peak[$name]=$("$PY" - "$WORK/$name.journal" <<'PY'
 import sqlite3, sys
 rows = sqlite3.connect(sys.argv[1]).execute("SELECT started_unix, ended_unix FROM attempts").fetchall()
 events = sorted([(s, 1) for s, _ in rows] + [(e, -1) for _, e in rows], key=lambda x: (x[0], x[1]))
@@ -97,14 +105,22 @@ for _, d in events:
 print(peak)
 PY
 )
+}
+sat_sweep saturate
+sat_sweep "saturate again"
 
-best_fixed=$("$PY" -c "print(min(${makespan[parallel -j2]}, ${makespan[parallel -j8]}))")
-echo "machine: $(nproc) cores, load before: $(cut -d' ' -f1-3 /proc/loadavg); $((2 * N)) runs of ${S} s alone; busy loop $ITERS iterations / 50 ms"
-printf "| %-12s | %9s | %13s | %19s |\n" "schedule" "makespan" "vs sequential" "vs best of -j2, -j8"
-printf "| %-12s | %9s | %13s | %19s |\n" "---" "---:" "---:" "---:"
-for mode in sequential "parallel -j2" "parallel -j8" saturate; do
-  "$PY" -c "m, seq, best = ${makespan[$mode]}, ${makespan[sequential]}, $best_fixed; print(f'| {\"$mode\":<12} | {m:>7.1f} s | {seq / m:>12.2f}x | {m / best:>18.2f}x |')"
+best_fixed=$(for j in $JOBS; do echo "${makespan[parallel -j$j]}"; done | sort -g | head -1)
+echo "machine: $(nproc) cores, load before: $LOAD_BEFORE; $((2 * N)) runs of ${S} s alone; busy loop $ITERS iterations / 50 ms"
+printf "| %-14s | %9s | %13s | %17s |\n" "schedule" "makespan" "vs sequential" "vs best fixed -j"
+printf "| %-14s | %9s | %13s | %17s |\n" "---" "---:" "---:" "---:"
+modes=(sequential)
+for j in $JOBS; do modes+=("parallel -j$j"); done
+modes+=(saturate "saturate again")
+for mode in "${modes[@]}"; do
+  "$PY" -c "m, seq, best = ${makespan[$mode]}, ${makespan[sequential]}, $best_fixed; print(f'| {\"$mode\":<14} | {m:>7.1f} s | {seq / m:>12.2f}x | {m / best:>16.3f}x |')"
 done
-echo "saturate: at most $peak runs at once; its own CPU time: $sat_cpu s over ${makespan[saturate]} s"
-grep -E "raised|changed|held|not growing|out of memory" "$WORK/sat.err" | sed 's/^/  /' || true
-grep -E "^held" "$WORK/sat.out" | sed 's/^/  /' || true
+for name in saturate "saturate again"; do
+  echo "$name: at most ${peak[$name]} runs at once; its own CPU time: ${sat_cpu[$name]} s over ${makespan[$name]} s"
+  grep -E "raised|changed|held|not growing|out of memory|starting at|clock" "$WORK/$name.err" | sed 's/^/  /' || true
+  grep -E "^held" "$WORK/$name.out" | sed 's/^/  /' || true
+done

@@ -15,6 +15,7 @@
 #include "monitor/human_view.h"
 #include "run/interrupt.h"
 #include "sweep/controller.h"
+#include "sweep/degree_record.h"
 #include "sweep/device_log.h"
 #include "sweep/export.h"
 #include "sweep/mps.h"
@@ -35,6 +36,7 @@ struct SweepCliOptions {
   std::string journal, gpus, timeout, warmup, window, metric, metric_pattern;
   std::string stage_policy, stage_dir, stage_cap;  // empty: the spec's
   bool maximize = false, resume = false, cpu = false, mps = false, json = false, quiet = false, no_auto = false;
+  bool fresh = false;  // ignore what earlier sweeps learnt (the packing record), and record nothing
   int retries = -1, max_per_gpu = 0;
   double min_gain = 0.05;
   double price_per_hour = 0;  // 0: not given (PriceFlag)
@@ -162,6 +164,8 @@ Status RunSweepCommand(const SweepCliOptions& c) {
   o.log_dir = sweep::LogDirFor(journal);
   o.resume = c.resume;
   o.packing.min_gain = c.min_gain;
+  // What earlier sweeps of this command learnt on this machine (sweep/degree_record.h); none without a home.
+  if (!c.fresh) o.packing_record = sweep::DefaultDegreeRecordPath().value_or("");
   for (auto [flag, text, out] :
        {std::tuple("--warmup", &c.warmup, &o.warmup_s), std::tuple("--window", &c.window, &o.window_s)}) {
     auto seconds = OptionalDurationFlag(flag, *text, 0, Least::kExcluded);
@@ -264,6 +268,7 @@ Status RunSweepCommand(const SweepCliOptions& c) {
     doc["wall_s"] = result->wall_s;
     doc["interrupted"] = result->interrupted;
     doc["held_degree"] = result->held;
+    doc["clocked"] = result->clocked;
     if (auto s = AddCostJson(*status, *price, doc); !s) return s;
     std::cout << JsonText(doc, 2) << '\n';
   } else {
@@ -273,6 +278,7 @@ Status RunSweepCommand(const SweepCliOptions& c) {
       std::cout << fmt::format("held {} run{} per device for {}\n", degree, degree == 1 ? "" : "s",
                                shape.empty() ? "this sweep's runs" : shape);
     }
+    std::cout << sweep::ClockedText(result->clocked, spec->saturate.pack_clocked);
     std::cout << '\n' << sweep::ResultsTable(status->runs, status->sweep.metric, 20);
     auto cost = CostText(*status, *price, false);
     if (!cost) return cost.error();
@@ -404,6 +410,9 @@ Action SetupSweep(CLI::App& app) {
   app.add_flag("--resume", c->resume, "continue the sweep in the journal: done runs stay done, interrupted ones rerun");
   app.add_option("-i,--gpus", c->gpus, "GPUs to use, e.g. 0,1 (default: the spec's, else all)");
   app.add_flag("--cpu", c->cpu, "pack runs on the CPU cores even when there are GPUs");
+  app.add_flag("--fresh", c->fresh,
+               "start packing afresh: neither use nor record the degree earlier sweeps of this command settled on "
+               "(~/.cache/saturate/packing.json)");
   app.add_option("--max-per-gpu", c->max_per_gpu, "at most this many runs share a device (default: as measured)");
   app.add_option("--shape", c->shape, "a parameter that changes a run's footprint (model, batch size); repeatable")
       ->allow_extra_args(false);

@@ -9,12 +9,14 @@
 #include <fstream>
 #include <mutex>
 #include <random>
+#include <set>
 
 #include "run/interrupt.h"
 #include "run/runner.h"
 #include "sweep/attempt_runner.h"
 #include "sweep/attempt_watch.h"
 #include "sweep/bayes.h"
+#include "sweep/degree_record.h"
 #include "sweep/energy_ledger.h"
 #include "sweep/launch.h"
 #include "sweep/leftovers.h"
@@ -30,6 +32,9 @@
 
 namespace sat::sweep {
 namespace {
+
+// The shortest warm-up and window a run is measured over (a few of the helper's reports, 0.1 s apart).
+constexpr double kShortestWindowS = 0.3;
 
 // Runs per GPU when neither the command line nor the spec sets a limit: measurement decides below it.
 constexpr int kDefaultMaxPerGpu = 8;
@@ -133,6 +138,16 @@ class Controller final : public RateSource {
   std::vector<Admission> Admissions(double now, const telemetry::Sample& sample);
   void JudgeStaging(const Attempt& a);
   void WriteStaging() const;
+  // The packing record (sweep/degree_record.h): what earlier sweeps learnt of the queued shapes, told to the
+  // packer; at the end, what this one learnt, written back.
+  void RememberShapes();
+  void RecordShapes();
+  // How an attempt of `shape` is measured: the device kind's defaults (or --warmup/--window), shortened for a shape
+  // whose runs are known to be short.
+  MeterOptions MeterFor(const std::string& shape) const;
+  // <logs>/clock.json, for `sweep status` and the report: the shapes on the clock, and whether they are packed.
+  void WriteClocked();
+  size_t clocked_written_ = 0;
 
   const Spec& spec_;
   const SweepOptions& o_;
@@ -146,6 +161,8 @@ class Controller final : public RateSource {
   LinkSpeeds links_;
   EnergyLedger energy_;  // the live attempts' energy, by journal attempt id; devices by packer device number
   std::unique_ptr<Stager> stager_;  // null: the spec stages nothing
+  std::optional<DegreeRecord> record_;  // what earlier sweeps learnt (SweepOptions::packing_record)
+  std::string machine_key_, command_key_;
 
   struct Planned {
     int64_t index = 0;
@@ -275,6 +292,7 @@ Status Controller::Prepare() {
   meter_.warmup_s = o_.warmup_s > 0 ? o_.warmup_s : gpus ? kGpuWarmupS : kCpuWarmupS;
   meter_.window_s = o_.window_s > 0 ? o_.window_s : gpus ? kGpuWindowS : kCpuWindowS;
   PackingParams params = o_.packing;
+  params.pack_clocked = spec_.saturate.pack_clocked;
   params.margin = spec_.saturate.memory_margin;
   params.window_s = meter_.window_s;
   if (params.max_per_device <= 0) params.max_per_device = spec_.saturate.max_per_gpu;
@@ -306,6 +324,7 @@ Status Controller::Prepare() {
     }
   }
   if (auto s = OpenInstruments(gpu_indices); !s) return s;
+  RememberShapes();
   if (!spec_.saturate.stage.paths.empty()) {
     auto stager = Stager::Start(spec_.saturate.stage);
     if (!stager) return stager.error();
@@ -350,6 +369,58 @@ void Controller::JudgeStaging(const Attempt& a) {
   WriteStaging();
 }
 
+MeterOptions Controller::MeterFor(const std::string& shape) const {
+  MeterOptions m = meter_;
+  // Runs that end within a few seconds would end before a default warm-up and window judged them: an eighth of
+  // their training time each (at least kShortestWindowS), so that packing is judged while they live. What the
+  // command line set stays as set.
+  const std::optional<double> seconds = packer_->RunSeconds(shape);
+  if (!seconds) return m;
+  const double span = std::max(kShortestWindowS, *seconds / 8);
+  if (o_.warmup_s <= 0) m.warmup_s = std::min(m.warmup_s, span);
+  if (o_.window_s <= 0) m.window_s = std::min(m.window_s, span);
+  return m;
+}
+
+void Controller::RememberShapes() {
+  if (o_.packing_record.empty()) return;
+  std::string problem;
+  record_ = DegreeRecord::Load(o_.packing_record, &problem);
+  if (!problem.empty()) result_.warnings.push_back(problem);
+  const telemetry::Sample sample = runner_->Latest().value_or(runner_->SampleOnce());
+  std::vector<std::string> devices;
+  for (const DeviceInfo& d : packer_->devices()) {
+    const telemetry::GpuSample* g = GpuOf(sample, d.gpu_index);
+    devices.push_back(g ? fmt::format("{} {}", d.name, g->name) : d.name);
+  }
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  machine_key_ = MachineKey(host, static_cast<unsigned>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN))), devices);
+  command_key_ = CommandKey(spec_);
+  std::set<std::string> shapes;
+  for (const auto& [key, planned] : plan_) shapes.insert(ShapeOf(spec_, planned.params));
+  for (const std::string& shape : shapes)
+    if (auto remembered = record_->Find(machine_key_, command_key_, shape)) packer_->Remember(shape, *remembered);
+}
+
+void Controller::RecordShapes() {
+  if (!record_) return;
+  for (const auto& [shape, learnt] : packer_->Learnt())
+    record_->Put(machine_key_, command_key_, shape, learnt, static_cast<double>(std::time(nullptr)));
+  if (Status saved = record_->Save(); !saved) result_.warnings.push_back(saved.message());
+}
+
+void Controller::WriteClocked() {
+  const auto& clocked = packer_->Clocked();
+  if (clocked.size() == clocked_written_) return;
+  clocked_written_ = clocked.size();
+  std::error_code ec;
+  std::filesystem::create_directories(o_.log_dir, ec);
+  (void)WriteFileAtomically(o_.log_dir + "/clock.json",
+                            JsonText(nlohmann::json{{"pack", spec_.saturate.pack_clocked}, {"shapes", clocked}}, 1) +
+                                "\n");
+}
+
 // `sweep status` reads it beside the runs' logs; a failure to write it costs the status line, not the sweep.
 void Controller::WriteStaging() const {
   if (!stager_) return;
@@ -386,6 +457,9 @@ Result<SweepResult> Controller::Execute() {
   result_.wall_s = now - t0_;
   result_.interrupted = interrupted_;
   result_.held = packer_->HeldDegrees();
+  result_.clocked = packer_->Clocked();
+  WriteClocked();
+  RecordShapes();
   if (stager_) {
     result_.staging = stager_->Report();
     WriteStaging();
@@ -471,7 +545,7 @@ Status Controller::Tick(double now, bool sample_now) {
   for (auto& [key, a] : live_) {
     if (a->measured || !a->watch.meter().Measured(now)) continue;
     a->measured = true;
-    packer_->Measured(key, now, a->watch.meter().footprint(), *this);
+    packer_->Measured(key, now, a->watch.meter().footprint(), *this, a->watch.meter().options().window_s);
     JudgeStaging(*a);
   }
 
@@ -504,6 +578,7 @@ Status Controller::Tick(double now, bool sample_now) {
     if (!started) return started;
   }
   for (std::string& note : packer_->TakeNotes()) Emit(SweepEvent::Kind::kNote, nullptr, std::move(note));
+  WriteClocked();
   if (now - last_snapshot_ >= 1) {
     last_snapshot_ = now;
     if (o_.on_snapshot) o_.on_snapshot(Snapshot(sample, now));
@@ -582,7 +657,8 @@ Status Controller::Start(const Admission& admission, double now) {
   if (!id) return not_started(id.error());
   const double begun = Now();  // the energy ledger's start, beside the journal's
 
-  auto a = std::make_unique<Attempt>(now, on_gpu, meter_, fmt::format("{}-{}-{}", getpid(), admission.key, number),
+  auto a = std::make_unique<Attempt>(now, on_gpu, MeterFor(ShapeOf(spec_, planned.params)),
+                                     fmt::format("{}-{}-{}", getpid(), admission.key, number),
                                      spec_.saturate.auto_instrumentation, spec_.metric);
   a->key = admission.key;
   a->index = planned.index;
@@ -638,6 +714,13 @@ Status Controller::End(Attempt& a, const run::RunOutcome& outcome) {
                              : oom                                           ? LeaveReason::kOutOfMemory
                                                                              : LeaveReason::kOther;
   const int degree = packer_->Left(a.key, reason, a.watch.meter().footprint());
+  // What a run that ended on its own trained, and in how long: runs on the clock show it (sweep/clock_runs.h).
+  if (reason == LeaveReason::kFinished && a.stopped_early.empty()) {
+    const RunMeter& meter = a.watch.meter();
+    const double from = meter.first_step_t().value_or(meter.start_t());
+    const double trained = meter.totals().samples > 0 ? meter.totals().samples : meter.totals().steps;
+    packer_->Finished(a.shape, outcome.duration_s - (from - meter.start_t()), trained);
+  }
   AttemptOutcome ended;
   ended.exit_class = outcome.exit_class;
   ended.exit_code = outcome.exit_code;
@@ -729,6 +812,8 @@ SweepSnapshot Controller::Snapshot(const telemetry::Sample& sample, double now) 
   snap.elapsed_s = now - t0_;
   if (auto counts = journal_->Counts(); counts) snap.counts = *counts;
   snap.held = packer_->HeldDegrees();
+  snap.clocked = packer_->Clocked();
+  snap.clocked_packed = spec_.saturate.pack_clocked;
   if (stager_) snap.staging = stager_->Report();
   for (const Packer::DeviceView& view : packer_->View()) {
     DeviceSnapshot d;

@@ -81,6 +81,8 @@ struct SweepSnapshot {
   StateCounts counts;
   std::vector<DeviceSnapshot> devices;
   std::map<std::string, int> held;  // shape -> degree held (Packer::HeldDegrees)
+  std::map<std::string, std::string> clocked;  // shape -> why its runs are taken to stop on the clock
+  bool clocked_packed = false;                 // ... and packed anyway (time_budget_runs: pack)
   std::optional<StagingReport> staging;  // when the spec stages data
 };
 
@@ -111,6 +113,9 @@ struct SweepOptions {
   std::function<void(const SweepEvent&)> on_event;
   std::function<void(const SweepSnapshot&)> on_snapshot;  // about once a second
   std::function<void(const telemetry::Sample&)> on_sample;  // every host and GPU sample (--serve)
+  // What earlier sweeps of the same command learnt on this machine (sweep/degree_record.h), read at the start and
+  // written with what this one learnt at the end; empty: none kept (the CLI gives the user's, unless --fresh).
+  std::string packing_record;
 };
 
 struct SweepResult {
@@ -120,6 +125,7 @@ struct SweepResult {
   int started = 0;   // attempts this session started
   double wall_s = 0;
   std::map<std::string, int> held;
+  std::map<std::string, std::string> clocked;  // shape -> why its runs are taken to stop on the clock
   std::vector<std::string> warnings;  // the controller's own (the spec's are in Spec::warnings)
   std::optional<StagingReport> staging;  // when the spec stages data
 };

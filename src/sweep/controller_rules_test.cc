@@ -4,11 +4,14 @@
 // sweep/controller_test.cc and tests/e2e/sweep_*.sh.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "sweep/controller.h"
+#include "sweep/degree_record.h"
+#include "sweep/status.h"
 #include "sweep/plan.h"
 #include "sweep/test_scripted_runner.h"
 #include "util/test_dir.h"
@@ -204,6 +207,99 @@ TEST(SweepRules, ARunsReportsReachTheJournalThroughputAndMetrics) {
   EXPECT_EQ(r.best_metrics.at("loss"), 0.5);
   ASSERT_TRUE(r.measurements.rss_bytes);
   EXPECT_EQ(*r.measurements.rss_bytes, 200ull << 20);
+}
+
+// The most attempts alive at once among those that started at or after `from` (runner time).
+int MostAtOnceFrom(const ScriptedRunner& runner, double from) {
+  int most = 0;
+  for (const auto& a : runner.started()) {
+    if (a->start_t < from) continue;
+    int alive = 0;
+    for (const auto& b : runner.started()) alive += b->start_t <= a->start_t && b->end_t > a->start_t;
+    most = std::max(most, alive);
+  }
+  return most;
+}
+
+// Runs that train for a set time whatever their speed (two sharing the machine each train at 60% of their rate
+// alone: the device's progress rate is +20%, so growth pays) leave the same duration and different amounts trained:
+// once two have ended, the sweep takes them for runs on the clock and runs them one per device, and says so. The
+// same runs doing a fixed amount of work stay packed.
+TEST(SweepRules, RunsThatStopOnTheClockGoOnePerDevice) {
+  for (const bool clock : {true, false}) {
+    TempDir dir;
+    ScriptedRunner runner([&](const Launch&, int) {
+      AttemptScript s;
+      s.rate = 100;
+      if (clock) s.exit_at_s = 6;
+      else s.work_samples = 400;
+      return s;
+    });
+    runner.speed = [](int live) { return live <= 1 ? 1.0 : 0.6; };
+    std::vector<SweepEvent> events;
+    SweepOptions o = Options(dir, runner, &events);
+    auto result = RunSweep(Runs(8), o);
+    ASSERT_TRUE(result) << result.error().message;
+    EXPECT_EQ(result->counts.done, 8) << clock;
+    ASSERT_EQ(runner.started().size(), 8u) << "every run once";
+    // By the time the second run ends, both are known.
+    const double second_end = runner.started()[1]->end_t;
+    if (clock) {
+      ASSERT_EQ(result->clocked.size(), 1u);
+      EXPECT_NE(result->clocked.begin()->second.find("2 runs ended after 5.7-5.7 s of training while they trained"), std::string::npos)
+          << result->clocked.begin()->second;
+      EXPECT_EQ(MostAtOnceFrom(runner, second_end), 1) << "one per device once the clock is seen";
+      bool said = false;
+      for (const SweepEvent& e : events) said |= e.text.find("runs stop on the clock") != std::string::npos;
+      EXPECT_TRUE(said);
+      EXPECT_NE(ClockedText(result->clocked, false).find("one per device, so each trains as long as it would alone"),
+                std::string::npos);
+    } else {
+      EXPECT_TRUE(result->clocked.empty());
+      EXPECT_EQ(MostAtOnceFrom(runner, second_end), 2) << "a fixed amount of work packs as usual";
+    }
+  }
+}
+
+// What a sweep settled on is recorded for the machine and the command; the next sweep of the same command starts one
+// run short of it at once and checks only the last, and ends sooner.
+TEST(SweepRules, ASecondSweepStartsAtTheDegreeTheFirstSettledOn) {
+  TempDir dir;
+  auto sweep = [&](const std::string& name, std::vector<double>* starts) {
+    ScriptedRunner runner([](const Launch&, int) {
+      AttemptScript s;
+      s.rate = 100;
+      s.work_samples = 600;
+      return s;
+    });
+    // Up to 3 runs nobody slows; 4 each run at 80% (+60% from 2, +7% from 3); 5 at 55% (-14% from 4).
+    runner.speed = [](int live) { return live <= 3 ? 1.0 : live == 4 ? 0.8 : 0.55; };
+    SweepOptions o = Options(dir, runner);
+    o.journal_path = dir.File(name + ".journal");
+    o.log_dir = dir.File(name + ".logs");
+    o.packing.max_per_device = 6;
+    o.packing_record = dir.File("cache/packing.json");
+    auto result = RunSweep(Runs(12), o);
+    EXPECT_TRUE(result) << result.error().message;
+    EXPECT_EQ(result->counts.done, 12);
+    for (const auto& a : runner.started()) starts->push_back(a->start_t - runner.started()[0]->start_t);
+    return result->wall_s;
+  };
+  std::vector<double> first_starts, second_starts;
+  const double first = sweep("first", &first_starts);
+  const double second = sweep("second", &second_starts);
+  ASSERT_GE(second_starts.size(), 4u);
+  // The first sweep ramped one check at a time (and one burst) and found 5 too many; the second started three at
+  // once, checked the fourth, and never tried a fifth.
+  EXPECT_GT(first_starts[2], 1.0);
+  EXPECT_EQ(second_starts[1], 0);
+  EXPECT_EQ(second_starts[2], 0);
+  EXPECT_GT(second_starts[3], 1.0) << "the fourth is checked, not assumed";
+  EXPECT_LT(second, first);
+  std::string problem;
+  const DegreeRecord record = DegreeRecord::Load(dir.File("cache/packing.json"), &problem);
+  EXPECT_EQ(problem, "");
+  EXPECT_EQ(record.size(), 1u);
 }
 
 }  // namespace

@@ -316,6 +316,8 @@ std::string SummaryBox(const SweepPage& p, const SweepTiming& timing) {
                                   FormatEnergy(p.status.energy)}) {
     if (!text.empty()) o += "<p class=\"sub\">" + XmlEscape(text) + "</p>\n";
   }
+  for (const std::string& line : Split(ClockedText(p.status.clocked, p.status.clocked_packed), '\n'))
+    if (!line.empty()) o += "<p class=\"warn\">" + XmlEscape(line) + "</p>\n";
   if (!p.status.problems.empty()) {
     o += "<p class=\"warn\">The journal is inconsistent: " + XmlEscape(p.status.problems) + "</p>\n";
   }

@@ -116,6 +116,8 @@ class RunMeter {
   double start_t() const { return start_t_; }
   // The run reported a training step.
   bool stepping() const { return first_step_t_.has_value(); }
+  std::optional<double> first_step_t() const { return first_step_t_; }
+  const MeterOptions& options() const { return options_; }
   // Steps are expected (or came).
   bool announced() const { return announced_; }
 

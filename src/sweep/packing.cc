@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+
+#include "sweep/clock_runs.h"
 
 namespace sat::sweep {
 namespace {
@@ -109,6 +112,8 @@ std::optional<std::pair<int64_t, std::string>> Packer::Pick(int device, const De
     Mix grown = mix;
     grown.insert(std::upper_bound(grown.begin(), grown.end(), shape), shape);
     if (HasPoorMix(grown, shape)) continue;
+    // Runs on the clock share no device: packed, each would train less in the same time.
+    if (!params_.pack_clocked && clocked_.count(shape)) continue;
     best = *runs.begin();
   }
   return best;
@@ -121,7 +126,8 @@ void Packer::Place(const std::string& key, int64_t index, int device, double now
   runs.erase({index, key});
   if (runs.empty()) waiting_.erase(shape);
   Plan& plan = plans_[device];
-  if (growth) plan.probe = Probe{key, now, plan.runs, plan.departures};
+  if (growth && plan.probe.newcomers.empty()) plan.probe = Probe{{key}, now, plan.runs, plan.departures};
+  else if (growth) plan.probe.newcomers.push_back(key);
   plan.runs.push_back(key);
   Live run;
   run.key = key;
@@ -142,6 +148,7 @@ std::vector<Admission> Packer::Admit(double now, const std::vector<DeviceState>&
   std::vector<Admission> admitted;
   for (int d = 0; d < static_cast<int>(devices_.size()) && !queued_shape_.empty(); ++d) {
     Plan& plan = plans_[d];
+    int burst_left = 0;  // newcomers of this tick's growth step still to admit
     while (!queued_shape_.empty()) {
       const int n = static_cast<int>(plan.runs.size());
       std::optional<std::pair<int64_t, std::string>> pick;
@@ -152,13 +159,17 @@ std::vector<Admission> Packer::Admit(double now, const std::vector<DeviceState>&
           if (!pick || runs.begin()->first < pick->first) pick = *runs.begin();
         }
         plan.proven = 1;
+        StartRemembered(d, queued_shape_.at(pick->second));
       } else {
         if (n >= std::min(plan.cap, params_.max_per_device)) break;
         growth = n >= plan.proven;
         const bool unmeasured = std::any_of(plan.runs.begin(), plan.runs.end(),
                                             [&](const std::string& key) { return !where_.at(key).measured; });
-        // Growth is one newcomer at a time, each measured and judged before the next.
-        if (growth && (!plan.probe.newcomer.empty() || unmeasured || HasPoorMix(MixOf(d), std::nullopt))) break;
+        // A growth step's newcomers (one, or a burst) are measured and judged together before the next step.
+        if (growth && burst_left == 0) {
+          if (!plan.probe.newcomers.empty() || unmeasured || HasPoorMix(MixOf(d), std::nullopt)) break;
+          burst_left = plan.burst;
+        }
         const std::string pressure = HostPressure(host, params_, growth && devices_[d].kind == DeviceKind::kGpu);
         Block(d, pressure);
         if (!pressure.empty()) break;
@@ -168,10 +179,75 @@ std::vector<Admission> Packer::Admit(double now, const std::vector<DeviceState>&
       const std::string key = pick->second;
       Place(key, pick->first, d, now, growth);
       admitted.push_back(Admission{key, d, growth});
-      if (growth) break;
+      if (growth && --burst_left == 0) break;
     }
   }
   return admitted;
+}
+
+void Packer::StartRemembered(int device, const std::string& shape) {
+  auto r = remembered_.find(shape);
+  if (r == remembered_.end() || r->second.degree < 2 || (!params_.pack_clocked && clocked_.count(shape))) return;
+  Plan& plan = plans_[device];
+  // A held degree is checked again by growing to it from one run fewer; a degree that was only proven (that sweep
+  // ended still growing) is where growth goes on from; runs too short to measure could verify nothing.
+  const RememberedShape& known = r->second;
+  const bool check = known.held && !known.short_runs;
+  plan.proven = check ? known.degree - 1 : known.degree;
+  notes_.push_back(fmt::format(
+      "{}: starting at {} run{} at once: an earlier sweep of this command on this machine {} {}{}", devices_[device].name,
+      plan.proven, plan.proven == 1 ? "" : "s", known.held ? "held" : "proved", known.degree,
+      known.short_runs ? " (its runs end before they can be measured, so it is taken as it was)"
+      : check          ? "; one gain check verifies it"
+                       : "; growth goes on from there"));
+}
+
+void Packer::Remember(const std::string& shape, const RememberedShape& remembered) {
+  remembered_[shape] = remembered;
+  Shape& s = shapes_[shape];
+  if (remembered.mem_bytes > 0) {
+    s.measured = true;
+    s.mem_bytes = std::max(s.mem_bytes, remembered.mem_bytes);
+  }
+  if (remembered.clocked && !clocked_.count(shape))
+    clocked_[shape] = "an earlier sweep of this command found its runs stop on the clock";
+  // One more than the held degree did not pay: that mix is not formed again.
+  if (remembered.held && remembered.degree >= 1) poor_mixes_.insert(Mix(static_cast<size_t>(remembered.degree) + 1, shape));
+}
+
+void Packer::Finished(const std::string& shape, double duration_s, std::optional<double> trained) {
+  if (!trained || *trained <= 0) return;
+  Shape& s = shapes_[shape];
+  s.ended.emplace_back(duration_s, *trained);
+  if (clocked_.count(shape)) return;
+  std::vector<EndedRun> ended;
+  for (const auto& [d, t] : s.ended) ended.push_back({d, t});
+  const std::optional<ClockJudgement> judged = JudgeClock(ended);
+  if (!judged || !judged->on_clock) return;
+  clocked_[shape] = judged->why;
+  notes_.push_back(fmt::format("{}runs stop on the clock: {}; packed, each would train less in the same time, so {}",
+                               shape.empty() ? "" : shape + ": ", judged->why,
+                               params_.pack_clocked ? "they are packed anyway (time_budget_runs: pack)"
+                                                    : "they run one per device (time_budget_runs: pack to pack them)"));
+}
+
+std::map<std::string, RememberedShape> Packer::Learnt() const {
+  std::map<std::string, RememberedShape> out;
+  const std::map<std::string, int> held = HeldDegrees();
+  for (const auto& [shape, s] : shapes_) {
+    if (!s.measured && s.finished == 0 && !remembered_.count(shape)) continue;
+    // What this sweep saw, over what it was told where it saw nothing of the kind.
+    auto told = remembered_.find(shape);
+    RememberedShape r = told != remembered_.end() ? told->second : RememberedShape{};
+    auto h = held.find(shape);
+    r.held = h != held.end();
+    r.degree = r.held ? std::max(1, h->second) : std::max(s.proven, told != remembered_.end() ? r.degree : 1);
+    r.mem_bytes = s.mem_bytes;
+    if (s.finished > 0) r.short_runs = 2 * s.finished_unmeasured >= s.finished;
+    r.clocked = clocked_.count(shape) > 0;
+    out[shape] = r;
+  }
+  return out;
 }
 
 void Packer::Learn(const std::string& shape, const Footprint& footprint) {
@@ -180,14 +256,29 @@ void Packer::Learn(const std::string& shape, const Footprint& footprint) {
   s.mem_bytes = std::max(s.mem_bytes, footprint.mem_bytes);
 }
 
-void Packer::Measured(const std::string& key, double now, const Footprint& footprint, const RateSource& rates) {
+void Packer::Measured(const std::string& key, double now, const Footprint& footprint, const RateSource& rates,
+                      std::optional<double> window_s) {
   auto it = where_.find(key);
   if (it == where_.end() || it->second.measured) return;
   Live& run = it->second;
   run.measured = true;
   run.footprint = footprint;
   Learn(run.shape, footprint);
-  if (plans_[run.device].probe.newcomer == key) Evaluate(run.device, now, rates);
+  const Probe& probe = plans_[run.device].probe;
+  const bool newcomer = std::find(probe.newcomers.begin(), probe.newcomers.end(), key) != probe.newcomers.end();
+  // A burst is judged once its last newcomer is measured.
+  if (newcomer && std::all_of(probe.newcomers.begin(), probe.newcomers.end(),
+                              [&](const std::string& k) { return where_.at(k).measured; }))
+    Evaluate(run.device, now, rates, window_s.value_or(params_.window_s));
+}
+
+std::optional<double> Packer::RunSeconds(const std::string& shape) const {
+  auto it = shapes_.find(shape);
+  if (it == shapes_.end() || it->second.ended.empty()) return std::nullopt;
+  std::vector<double> seconds;
+  for (const auto& [d, trained] : it->second.ended) seconds.push_back(d);
+  std::nth_element(seconds.begin(), seconds.begin() + static_cast<long>(seconds.size() / 2), seconds.end());
+  return seconds[seconds.size() / 2];
 }
 
 void Packer::Update(const std::string& key, const Footprint& footprint) {
@@ -197,13 +288,16 @@ void Packer::Update(const std::string& key, const Footprint& footprint) {
   if (it->second.measured) Learn(it->second.shape, footprint);
 }
 
-void Packer::Evaluate(int device, double now, const RateSource& rates) {
+void Packer::Evaluate(int device, double now, const RateSource& rates, double window_s) {
   Plan& plan = plans_[device];
   const Probe probe = std::exchange(plan.probe, Probe{});
   const std::string& name = devices_[device].name;
+  const int k = static_cast<int>(probe.newcomers.size());
+  const std::string at_once = k > 1 ? fmt::format(" ({} newcomers at once)", k) : "";
+  plan.burst = 1;  // unless this step earns a larger one
   if (plan.departures != probe.departures) {
-    notes_.push_back(fmt::format("{}: degree {}: gain check inconclusive (a run left meanwhile)", name,
-                                 probe.incumbents.size() + 1));
+    notes_.push_back(fmt::format("{}: degree {}{}: gain check inconclusive (a run left meanwhile)", name,
+                                 probe.incumbents.size() + k, at_once));
     return;
   }
   const int degree = static_cast<int>(plan.runs.size());
@@ -214,8 +308,8 @@ void Packer::Evaluate(int device, double now, const RateSource& rates) {
   double sum = 0;
   int signalled = 0;
   for (const std::string& key : probe.incumbents) {
-    const WindowRates before = rates.Rates(key, probe.admitted_t - params_.window_s, probe.admitted_t);
-    const WindowRates after = rates.Rates(key, now - params_.window_s, now);
+    const WindowRates before = rates.Rates(key, probe.admitted_t - window_s, probe.admitted_t);
+    const WindowRates after = rates.Rates(key, now - window_s, now);
     const bool steps = before.reports_steps || after.reports_steps;
     if (before.samples_per_s && after.samples_per_s && *before.samples_per_s > 0) {
       sum += *after.samples_per_s / *before.samples_per_s;
@@ -226,27 +320,40 @@ void Packer::Evaluate(int device, double now, const RateSource& rates) {
     }
     ++signalled;
   }
-  if (signalled == 0) {
-    plan.proven = std::max(plan.proven, degree);
-    notes_.push_back(
-        fmt::format("{}: degree {}: its runs show no rate to compare (no throughput, little CPU); "
-                    "growth continues",
-                    name, degree));
-    return;
-  }
-  const double n = static_cast<double>(probe.incumbents.size());
-  const double gain = sum / signalled * (n + 1) / n - 1;
-  if (gain >= params_.min_gain) {
-    plan.proven = std::max(plan.proven, degree);
-    notes_.push_back(fmt::format("{}: degree {} raised the progress rate by {:+.0f}%", name, degree, 100 * gain));
-    return;
-  }
   const Mix mix = MixOf(device);
+  auto prove = [&] {
+    plan.proven = std::max(plan.proven, degree);
+    if (mix.front() == mix.back()) shapes_[mix.front()].proven = std::max(shapes_[mix.front()].proven, degree);
+  };
+  if (signalled == 0) {
+    prove();
+    notes_.push_back(
+        fmt::format("{}: degree {}{}: its runs show no rate to compare (no throughput, little CPU); "
+                    "growth continues",
+                    name, degree, at_once));
+    return;
+  }
+  // n incumbents and k newcomers share one slowdown f: the progress rate went from n to f (n + k). Each newcomer
+  // must pay min_gain, compounded.
+  const double n = static_cast<double>(probe.incumbents.size());
+  const double gain = sum / signalled * (n + k) / n - 1;
+  const double each = gain > -1 ? std::pow(1 + gain, 1.0 / k) - 1 : -1;
+  if (each >= params_.min_gain) {
+    prove();
+    const int room = std::min(plan.cap, params_.max_per_device) - degree;
+    if (each >= params_.burst_gain && room > 1) plan.burst = std::min(2 * k, room);
+    notes_.push_back(fmt::format("{}: degree {}{} raised the progress rate by {:+.0f}%{}{}", name, degree, at_once,
+                                 100 * gain, k > 1 ? fmt::format(" ({:+.0f}% each)", 100 * each) : "",
+                                 plan.burst > 1 ? fmt::format("; the next step tries {} more at once", plan.burst)
+                                                : ""));
+    return;
+  }
   poor_mixes_.insert(mix);
   notes_.push_back(
-      fmt::format("{}: degree {} changed the progress rate by only {:+.1f}% (under {:.0f}%): {} is "
+      fmt::format("{}: degree {}{} changed the progress rate by only {:+.1f}%{} (under {:.0f}%{}): {} is "
                   "not formed again",
-                  name, degree, 100 * gain, 100 * params_.min_gain, FormatMix(mix)));
+                  name, degree, at_once, 100 * gain, k > 1 ? fmt::format(", {:+.1f}% each", 100 * each) : "",
+                  100 * params_.min_gain, k > 1 ? " each" : "", FormatMix(mix)));
 }
 
 int Packer::Left(const std::string& key, LeaveReason reason, const Footprint& footprint) {
@@ -259,7 +366,15 @@ int Packer::Left(const std::string& key, LeaveReason reason, const Footprint& fo
   plan.runs.erase(std::find(plan.runs.begin(), plan.runs.end(), key));
   // A run that finished before it was measured showed its whole footprint.
   if (!run.measured && reason == LeaveReason::kFinished) Learn(run.shape, footprint);
-  if (plan.probe.newcomer == key) plan.probe = Probe{};
+  if (reason == LeaveReason::kFinished) {
+    ++shapes_[run.shape].finished;
+    if (!run.measured) ++shapes_[run.shape].finished_unmeasured;
+  }
+  const auto& newcomers = plan.probe.newcomers;
+  if (std::find(newcomers.begin(), newcomers.end(), key) != newcomers.end()) {
+    plan.probe = Probe{};
+    plan.burst = 1;
+  }
   ++plan.departures;
   if (reason == LeaveReason::kOutOfMemory && before > 1) {
     plan.cap = std::max(1, before - 1);
@@ -285,7 +400,8 @@ std::vector<Packer::DeviceView> Packer::View() const {
     }
     v.proven = plan.proven;
     if (plan.cap != INT_MAX) v.cap = plan.cap;
-    v.probing = !plan.probe.newcomer.empty();
+    v.probing = !plan.probe.newcomers.empty();
+    v.burst = plan.burst;
     v.poor = !plan.runs.empty() && HasPoorMix(MixOf(static_cast<int>(d)), std::nullopt);
     views.push_back(std::move(v));
   }

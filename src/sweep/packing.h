@@ -21,7 +21,19 @@
 //      for measurements, when the memory fits with estimates for the runs not yet measured: a known
 //      configuration is restored, nothing new is tried;
 //   5. out of memory on a shared device: the run goes back to the queue and the device's degree is capped
-//      at the runs still there, until it empties.
+//      at the runs still there, until it empties;
+//   6. slow start: a growth step whose gain is far above noise (at least burst_gain per newcomer) lets the next
+//      step admit twice as many newcomers at once, judged together (the device's progress rate must grow by
+//      min_gain per newcomer, compounded); the first step that pays less goes back to one newcomer at a time, and a
+//      burst that does not pay marks its mix poor like a single newcomer would (held one lower);
+//   7. remembered degrees (Remember, from sweep/degree_record.h): a shape an earlier sweep of the same command
+//      held at degree D on this machine (D + 1 did not pay) starts at D - 1 runs at once on an empty device (memory
+//      checked against the remembered footprint), grows to D with one gain check, and does not try D + 1 again: the
+//      ramp costs one check instead of D - 1. A degree proven but never held (that sweep ended still growing)
+//      starts at D itself and grows on from there; runs remembered as too short to measure start at D unchecked;
+//   8. runs on the clock (sweep/clock_runs.h): a shape whose runs end after the same time whatever they trained
+//      is a time-budgeted shape; packing would make each train less in the same time, so its runs go to empty
+//      devices only (one per device), unless `pack_clocked`.
 // A run's memory estimate is the largest footprint measured for its shape, or of any shape while its own was
 // never measured; with nothing measured yet, only empty devices take runs.
 //
@@ -75,6 +87,19 @@ struct PackingParams {
   double disk_busy_limit_pct = 90;  // growth stops while a disk is this busy
   double net_limit = 0.9;           // growth stops while a link carries this share of its speed
   double quiet_cpu_pct = 10;        // below this CPU use (a run without steps), a run's rate is no signal
+  // A growth step that raised the progress rate by at least this much per newcomer doubles the next step's
+  // newcomers (slow start); infinity: always one at a time.
+  double burst_gain = 0.25;
+  bool pack_clocked = false;        // pack runs on the clock anyway (spec saturate.time_budget_runs: pack)
+};
+
+// What an earlier sweep of the same command learnt of a shape on this machine (sweep/degree_record.h).
+struct RememberedShape {
+  int degree = 1;           // the degree it settled on (held after a poor mix), or the most it proved
+  bool held = false;        // growth stopped above `degree`: one more did not pay
+  uint64_t mem_bytes = 0;   // the largest footprint measured of one run
+  bool short_runs = false;  // its runs ended before they could be measured: start at `degree` without a check
+  bool clocked = false;     // its runs stop on the clock (rule 8)
 };
 
 // Why the host is too busy for another run ("host RAM 0.8 GiB available of 16.0 GiB; a disk is 97% busy"), or
@@ -112,11 +137,26 @@ class Packer {
   std::vector<Admission> Admit(double now, const std::vector<DeviceState>& devices, const HostState& host);
 
   // The run became measured (RunMeter::Measured): learn its shape's footprint, and run the gain check when
-  // it was a growth newcomer.
-  void Measured(const std::string& key, double now, const Footprint& footprint, const RateSource& rates);
+  // it was a growth newcomer, over windows of `window_s` (the run's own meter window; unset: params' window_s).
+  void Measured(const std::string& key, double now, const Footprint& footprint, const RateSource& rates,
+                std::optional<double> window_s = std::nullopt);
+  // The median training time of the runs of `shape` that ended on their own (Finished); nullopt before any.
+  std::optional<double> RunSeconds(const std::string& shape) const;
 
   // The run's latest footprint, measured or not (memory grows during training).
   void Update(const std::string& key, const Footprint& footprint);
+
+  // What an earlier sweep learnt of `shape` (rule 7). Before the first admission of that shape.
+  void Remember(const std::string& shape, const RememberedShape& remembered);
+  // A run of `shape` ended on its own (exit 0, not stopped): its wall time and the samples (else steps) it counted,
+  // for rule 8. Runs that counted nothing are ignored.
+  void Finished(const std::string& shape, double duration_s, std::optional<double> trained);
+  // Shapes whose runs stop on the clock, and why ("4 runs all ended after 8.0-8.1 s while they trained 610 to 940
+  // samples").
+  const std::map<std::string, std::string>& Clocked() const { return clocked_; }
+  // Per shape, what this sweep learnt (for the record of the next sweep): the degree held, else the most proven on
+  // a device holding that shape alone; the largest footprint; whether its runs ended before they were measured.
+  std::map<std::string, RememberedShape> Learnt() const;
 
   // The run left its device. `footprint`: its last footprint, learnt for its shape when it finished before it
   // was measured. Returns how many runs the device held, this one included.
@@ -138,6 +178,7 @@ class Packer {
     int proven = 1;             // degree shown worthwhile
     std::optional<int> cap;     // after an out-of-memory failure
     bool probing = false;       // a gain check is pending
+    int burst = 1;              // newcomers the next growth step admits at once
     bool poor = false;          // holds a poor mix: takes no newcomer until a run leaves
   };
   std::vector<DeviceView> View() const;
@@ -158,9 +199,12 @@ class Packer {
   struct Shape {
     bool measured = false;
     uint64_t mem_bytes = 0;  // the largest measured
+    int proven = 1;          // the most proven on a device holding this shape alone
+    int finished = 0, finished_unmeasured = 0;  // runs that ended on their own; of those, before being measured
+    std::vector<std::pair<double, double>> ended;  // (wall s, trained) of runs that ended on their own (rule 8)
   };
   struct Probe {
-    std::string newcomer;  // empty: none pending
+    std::vector<std::string> newcomers;  // empty: none pending
     double admitted_t = 0;
     std::vector<std::string> incumbents;
     long departures = 0;
@@ -169,6 +213,7 @@ class Packer {
     std::vector<std::string> runs;  // keys, in admission order
     int proven = 1;
     int cap = INT_MAX;
+    int burst = 1;  // newcomers the next growth step admits at once (rule 6)
     long departures = 0;
     Probe probe;
     std::string blocked;  // the host pressure last noted
@@ -180,11 +225,15 @@ class Packer {
   std::optional<uint64_t> Estimate(const std::string& shape) const;
   // The earliest queued run (index, key) that may join the occupied `device` now.
   std::optional<std::pair<int64_t, std::string>> Pick(int device, const DeviceState& state) const;
+  // `growth`: beyond the proven degree; the first newcomer of a step starts its gain check, later ones of the same
+  // burst join it.
   void Place(const std::string& key, int64_t index, int device, double now, bool growth);
   // Notes why growth of `device` is blocked, once per change of reason.
   void Block(int device, const std::string& why);
   void Learn(const std::string& shape, const Footprint& footprint);
-  void Evaluate(int device, double now, const RateSource& rates);
+  // Rule 7 for an empty device about to take a run of `shape`.
+  void StartRemembered(int device, const std::string& shape);
+  void Evaluate(int device, double now, const RateSource& rates, double window_s);
 
   std::vector<DeviceInfo> devices_;
   PackingParams params_;
@@ -194,6 +243,8 @@ class Packer {
   std::map<std::string, Live> where_;                                         // live runs by key
   std::map<std::string, Shape> shapes_;
   std::set<Mix> poor_mixes_;
+  std::map<std::string, RememberedShape> remembered_;
+  std::map<std::string, std::string> clocked_;  // shape -> why
   std::vector<std::string> notes_;
 };
 

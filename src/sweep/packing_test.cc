@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <limits>
 #include <map>
 
 namespace sat::sweep {
@@ -36,10 +37,12 @@ class PackerTest : public testing::Test {
  protected:
   explicit PackerTest(std::vector<DeviceInfo> devices = {Cpu()}) : packer_(std::move(devices), Params()) {}
 
-  static PackingParams Params() {
+  // One newcomer at a time, as most rules below are checked; the slow start has tests of its own.
+  static PackingParams Params(double burst_gain = std::numeric_limits<double>::infinity()) {
     PackingParams p;
     p.window_s = 2;
     p.max_per_device = 6;
+    p.burst_gain = burst_gain;
     return p;
   }
   void Enqueue(int n, const std::string& shape = "") {
@@ -248,6 +251,129 @@ TEST_F(GpuPackerTest, EachGpuTakesARunAndHostCpuStopsGpuGrowth) {
   ASSERT_EQ(admitted.size(), 1u);
   EXPECT_EQ(admitted[0].device, 0);
   EXPECT_EQ(admitted[0].key, "r2");
+}
+
+// Slow start: a step that pays far above noise lets the next admit twice as many at once, judged together; the
+// first step that pays less goes back to one at a time, and a burst that does not pay holds the degree below it.
+TEST(PackerSlowStart, DoublesWhileGainsAreFarAboveNoiseThenBacksOff) {
+  PackingParams params;
+  params.window_s = 2;
+  params.max_per_device = 16;
+  Packer packer({DeviceInfo{"cpu", DeviceKind::kCpu, -1}}, params);
+  for (int i = 0; i < 16; ++i) packer.Enqueue("r" + std::to_string(i), i, "");
+  const std::vector<DeviceState> roomy = {DeviceState{100 * kGiB, 90 * kGiB}};
+  FakeRates rates;
+  // Up to 4 runs nobody slows; with 8 (from t = 31) each runs at 40% of its rate before: the progress rate falls.
+  rates.rate = [](const std::string&, double t1) { return WindowRates{t1 <= 31 ? 100.0 : 40.0, std::nullopt}; };
+  auto admit = [&](double now) { return packer.Admit(now, roomy, HostState{}); };
+  ASSERT_EQ(admit(0).size(), 1u);
+  packer.Measured("r0", 5, Mem(kGiB), rates);
+  ASSERT_EQ(admit(5).size(), 1u);  // degree 2, one newcomer
+  packer.Measured("r1", 10, Mem(kGiB), rates);
+  EXPECT_EQ(packer.View()[0].burst, 2);
+  auto two = admit(10);  // degree 4: two at once
+  ASSERT_EQ(two.size(), 2u);
+  EXPECT_TRUE(two[0].growth && two[1].growth);
+  EXPECT_TRUE(admit(11).empty()) << "the burst is judged before the next step";
+  packer.Measured(two[0].key, 15, Mem(kGiB), rates);
+  EXPECT_EQ(packer.View()[0].proven, 2) << "judged once the last newcomer is measured";
+  packer.Measured(two[1].key, 16, Mem(kGiB), rates);
+  EXPECT_EQ(packer.View()[0].proven, 4);
+  EXPECT_EQ(packer.View()[0].burst, 4);
+  auto four = admit(31);  // degree 8: four at once, and each run drops to 40%
+  ASSERT_EQ(four.size(), 4u);
+  for (const auto& a : four) packer.Measured(a.key, 36, Mem(kGiB), rates);
+  EXPECT_EQ(packer.View()[0].proven, 4);
+  EXPECT_EQ(packer.View()[0].burst, 1);
+  EXPECT_EQ(packer.HeldDegrees(), (std::map<std::string, int>{{"", 7}}));
+  const auto notes = packer.TakeNotes();
+  ASSERT_EQ(notes.size(), 3u);
+  EXPECT_EQ(notes[0], "cpu: degree 2 raised the progress rate by +100%; the next step tries 2 more at once");
+  EXPECT_EQ(notes[1], "cpu: degree 4 (2 newcomers at once) raised the progress rate by +100% (+41% each); the next "
+                      "step tries 4 more at once");
+  EXPECT_EQ(notes[2], "cpu: degree 8 (4 newcomers at once) changed the progress rate by only -20.0%, -5.4% each "
+                      "(under 5% each): 8 runs is not formed again");
+}
+
+// A degree an earlier sweep settled on starts at once, one run short of it, and growth checks the last one.
+TEST(PackerRemembered, StartsOneShortOfTheRememberedDegreeAndChecksTheLast) {
+  PackingParams params;
+  params.window_s = 2;
+  Packer packer({DeviceInfo{"cpu", DeviceKind::kCpu, -1}}, params);
+  for (int i = 0; i < 6; ++i) packer.Enqueue("r" + std::to_string(i), i, "");
+  packer.Remember("", RememberedShape{4, true, kGiB, false, false});
+  const std::vector<DeviceState> roomy = {DeviceState{100 * kGiB, 90 * kGiB}};
+  auto first = packer.Admit(0, roomy, HostState{});
+  ASSERT_EQ(first.size(), 3u);
+  EXPECT_FALSE(first[1].growth);
+  EXPECT_TRUE(packer.Admit(1, roomy, HostState{}).empty()) << "the fourth waits for the three to be measured";
+  FakeRates rates;
+  rates.rate = [](const std::string&, double) { return WindowRates{100.0, std::nullopt}; };
+  for (const auto& a : first) packer.Measured(a.key, 5, Mem(kGiB), rates);
+  auto fourth = packer.Admit(5, roomy, HostState{});
+  ASSERT_EQ(fourth.size(), 1u);
+  EXPECT_TRUE(fourth[0].growth);
+  EXPECT_EQ(packer.TakeNotes().front(),
+            "cpu: starting at 3 runs at once: an earlier sweep of this command on this machine held 4; one gain check "
+            "verifies it");
+  for (const auto& a : fourth) packer.Measured(a.key, 10, Mem(kGiB), rates);
+  EXPECT_EQ(packer.View()[0].proven, 4);
+  EXPECT_TRUE(packer.Admit(11, roomy, HostState{}).empty()) << "5 did not pay before: it is not tried again";
+  // A degree only proven (that sweep ended still growing) is where growth goes on from.
+  Packer going({DeviceInfo{"cpu", DeviceKind::kCpu, -1}}, params);
+  for (int i = 0; i < 6; ++i) going.Enqueue("r" + std::to_string(i), i, "");
+  going.Remember("", RememberedShape{3, false, kGiB, false, false});
+  EXPECT_EQ(going.Admit(0, roomy, HostState{}).size(), 3u);
+  // Runs too short to be measured start at the remembered degree itself.
+  Packer quick({DeviceInfo{"cpu", DeviceKind::kCpu, -1}}, params);
+  for (int i = 0; i < 6; ++i) quick.Enqueue("r" + std::to_string(i), i, "");
+  quick.Remember("", RememberedShape{2, true, kGiB, true, false});
+  EXPECT_EQ(quick.Admit(0, roomy, HostState{}).size(), 2u);
+  // What this sweep learnt goes to the next one's record: the degree held (what it was told holds, while nothing
+  // new contradicts it), else the most proven.
+  EXPECT_EQ(quick.Learnt().at("").degree, 2);
+  EXPECT_TRUE(quick.Learnt().at("").held);
+  EXPECT_TRUE(quick.Learnt().at("").short_runs);
+}
+
+// Runs that end after the same time whatever they trained are on the clock: they go one per device.
+TEST(PackerClock, RunsOnTheClockGoOnePerDevice) {
+  PackingParams params;
+  params.window_s = 2;
+  params.burst_gain = std::numeric_limits<double>::infinity();
+  Packer packer({DeviceInfo{"cpu", DeviceKind::kCpu, -1}}, params);
+  for (int i = 0; i < 6; ++i) packer.Enqueue("r" + std::to_string(i), i, "");
+  const std::vector<DeviceState> roomy = {DeviceState{100 * kGiB, 90 * kGiB}};
+  FakeRates rates;
+  rates.rate = [](const std::string&, double t1) { return WindowRates{t1 <= 5 ? 100.0 : 70.0, std::nullopt}; };
+  packer.Admit(0, roomy, HostState{});
+  packer.Measured("r0", 5, Mem(kGiB), rates);
+  packer.Admit(5, roomy, HostState{});
+  packer.Measured("r1", 10, Mem(kGiB), rates);  // +40%: degree 2 pays
+  EXPECT_EQ(packer.View()[0].proven, 2);
+  // r0 trained alone for 5 s, r1 shared from its start: both ran 8 s.
+  packer.Left("r0", LeaveReason::kFinished, Mem(kGiB));
+  packer.Finished("", 8.0, 660);
+  EXPECT_TRUE(packer.Clocked().empty()) << "one run tells nothing";
+  EXPECT_EQ(packer.Admit(8, roomy, HostState{}).size(), 1u) << "refilled to the proven degree meanwhile";
+  packer.Left("r1", LeaveReason::kFinished, Mem(kGiB));
+  packer.Finished("", 8.1, 560);
+  ASSERT_EQ(packer.Clocked().size(), 1u);
+  EXPECT_EQ(packer.Clocked().at(""), "2 runs ended after 8.0-8.1 s of training while they trained 560 to 660 samples");
+  EXPECT_TRUE(packer.Admit(13, roomy, HostState{}).empty()) << "r2 is running: no neighbour joins it";
+  EXPECT_TRUE(packer.Learnt().at("").clocked);
+  // The same runs doing a fixed amount of work (they took longer when they shared) are not on the clock.
+  Packer work({DeviceInfo{"cpu", DeviceKind::kCpu, -1}}, params);
+  work.Finished("", 8.0, 600);
+  work.Finished("", 10.5, 600);
+  EXPECT_TRUE(work.Clocked().empty());
+  // time_budget_runs: pack packs them anyway, and says so.
+  params.pack_clocked = true;
+  Packer pack({DeviceInfo{"cpu", DeviceKind::kCpu, -1}}, params);
+  pack.Finished("", 8.0, 660);
+  pack.Finished("", 8.1, 560);
+  EXPECT_EQ(pack.Clocked().size(), 1u);
+  EXPECT_NE(pack.TakeNotes().back().find("they are packed anyway (time_budget_runs: pack)"), std::string::npos);
 }
 
 TEST(HostPressure, NamesEverySaturatedResource) {

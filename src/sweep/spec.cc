@@ -59,7 +59,7 @@ const std::vector<std::string> kMetricKeys = {"name", "goal", "target", "impute"
 const std::vector<std::string> kSaturateKeys = {"gpus", "max_per_gpu", "memory_margin", "timeout", "retries",
                                                 "metric_pattern", "env", "seed", "runs", "shape", "auto",
                                                 "backend", "slurm", "price_per_gpu_hour", "stage",
-                                                "stage_policy", "stage_dir", "stage_cap"};
+                                                "stage_policy", "stage_dir", "stage_cap", "time_budget_runs"};
 
 // W&B's rule for parameter names: ^[A-Za-z_][A-Za-z0-9_.-]*$.
 bool IsValidName(std::string_view name) {
@@ -654,6 +654,17 @@ class Parser {
       runs_mark_ = n["runs"].Mark();
     }
     if (n["auto"] && !ReadBool(n["auto"], "saturate", "auto", &o.auto_instrumentation)) return false;
+    if (const YAML::Node clock = n["time_budget_runs"]) {
+      std::string text;
+      if (!ReadString(clock, "saturate.time_budget_runs", &text)) return false;
+      if (text != "pack" && text != "one_per_device") {
+        return Fail(clock, "saturate",
+                    fmt::format("'time_budget_runs' is pack or one_per_device (runs that stop on the clock share a "
+                                "device only with pack), not '{}'",
+                                text));
+      }
+      o.pack_clocked = text == "pack";
+    }
     if (const YAML::Node backend = n["backend"]) {
       std::string text;
       if (!ReadString(backend, "saturate.backend", &text)) return false;

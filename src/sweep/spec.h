@@ -86,6 +86,9 @@ struct SaturateOptions {
   // The automatic instrumentation of PyTorch programs (docs/helper-protocol.md); false: the runs get
   // SATURATE_AUTO=0, and only scripts that use `import saturate` report their steps.
   bool auto_instrumentation = true;
+  // `time_budget_runs: pack`: runs found to stop on the clock (sweep/clock_runs.h) are packed anyway; by default
+  // (`one_per_device`) they run one per device, so that each trains as long as it would alone.
+  bool pack_clocked = false;
   // `backend: slurm`: runs are Slurm jobs (slurm/backend.h), submitted as `slurm` says.
   bool slurm_backend = false;
   SlurmSpec slurm;

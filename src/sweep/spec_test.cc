@@ -696,6 +696,19 @@ TEST(Spec, StageErrorsNameTheSetting) {
   EXPECT_NE(ErrorOf(head + "  stage: ['']\n").find("empty"), std::string::npos);
 }
 
+TEST(Spec, TimeBudgetRunsPackOrOnePerDevice) {
+  const std::string head = "program: t.py\nmethod: grid\nparameters:\n  lr: {value: 1}\nsaturate:\n";
+  auto packed = ParseSpec(head + "  time_budget_runs: pack\n", "sweep.yaml");
+  ASSERT_TRUE(packed) << packed.error().message;
+  EXPECT_TRUE(packed->saturate.pack_clocked);
+  auto alone = ParseSpec(head + "  time_budget_runs: one_per_device\n", "sweep.yaml");
+  ASSERT_TRUE(alone) << alone.error().message;
+  EXPECT_FALSE(alone->saturate.pack_clocked);
+  EXPECT_EQ(ErrorOf(head + "  time_budget_runs: squeeze\n"),
+            "sweep.yaml:6:21: saturate: 'time_budget_runs' is pack or one_per_device (runs that stop on the clock "
+            "share a device only with pack), not 'squeeze'");
+}
+
 }  // namespace
 }  // namespace sat::sweep
 

@@ -47,7 +47,24 @@ Result<SweepStatus> ReadStatus(const std::string& path) {
     const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
     if (!j.is_discarded()) status.staging = StagingFromJson(j);
   }
+  if (std::ifstream in(LogDirFor(path) + "/clock.json"); in) {
+    const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+    if (j.is_object() && j.contains("shapes") && j["shapes"].is_object()) {
+      for (const auto& [shape, why] : j["shapes"].items())
+        if (why.is_string()) status.clocked[shape] = why.get<std::string>();
+      status.clocked_packed = j.value("pack", false);
+    }
+  }
   return status;
+}
+
+std::string ClockedText(const std::map<std::string, std::string>& clocked, bool packed) {
+  std::string out;
+  for (const auto& [shape, why] : clocked)
+    out += fmt::format("{}runs stop on the clock ({}): {}\n", shape.empty() ? "" : shape + ": ", why,
+                       packed ? "packed anyway (time_budget_runs: pack), so each trains less than it would alone"
+                              : "one per device, so each trains as long as it would alone");
+  return out;
 }
 
 }  // namespace sat::sweep

@@ -3,6 +3,7 @@
 // never writes: the journal is opened read-only and an older schema is read as it is (Journal::OpenReadOnly).
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,7 +25,14 @@ struct SweepStatus {
   SweepEnergy energy;           // over the ended attempts (sweep/cost.h)
   // What the sweep staged, from <logs>/staging.json (the controller writes it); nullopt when it staged nothing.
   std::optional<StagingReport> staging;
+  // Shapes whose runs were found to stop on the clock, and why, from <logs>/clock.json (sweep/clock_runs.h).
+  std::map<std::string, std::string> clocked;
+  bool clocked_packed = false;  // the spec packs them anyway (time_budget_runs: pack)
 };
+
+// One line per shape on the clock: "runs stop on the clock (4 runs ended after 8.0-8.1 s of training while they
+// trained 560 to 940 samples): one per device, so each trains as long as it would alone"; "" for none.
+std::string ClockedText(const std::map<std::string, std::string>& clocked, bool packed);
 
 // Reads the journal at `path`. Usage error when there is no such file or it holds no sweep (it is never
 // created here).

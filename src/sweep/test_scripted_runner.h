@@ -41,8 +41,10 @@ struct AttemptScript {
   // The tree as each reading finds it.
   double cpu_pct = 100;
   uint64_t rss_bytes = 200ull << 20;
-  // How it ends on its own: at `exit_at_s` with `outcome` (its duration filled in); never when unset.
+  // How it ends on its own: at `exit_at_s` with `outcome` (its duration filled in), or once it trained
+  // `work_samples` (a fixed amount of work, which takes longer while it shares the machine); never when unset.
   std::optional<double> exit_at_s;
+  std::optional<double> work_samples;
   run::RunOutcome outcome = Outcome(run::ExitClass::kFinished, "exited with code 0", 0);
   // A stop request ends it this long after, as stopped.
   double stop_takes_s = 0.05;
@@ -66,6 +68,9 @@ class ScriptedRunner : public AttemptRunner {
     std::optional<double> stop_requested_t;
     std::optional<run::RunOutcome> ended;
     double end_t = 0;
+    double trained = 0;    // samples trained up to the start of the current wait
+    double rate_now = 0;   // its rate during the current wait (ScriptedRunner::speed)
+    std::optional<double> work_end_t;  // when it trained work_samples
   };
   const std::vector<std::shared_ptr<Started>>& started() const { return started_; }
   double now() const { return now_; }
@@ -76,12 +81,33 @@ class ScriptedRunner : public AttemptRunner {
   // returns the reports every live attempt sent in that time.
   Result<std::vector<measure::HelperMessage>> Poll(int timeout_ms) override {
     const double from = now_;
+    // Each attempt trains at its rate times the machine's speed for the attempts alive as the wait began.
+    int live = 0;
+    for (const auto& a : started_) live += !Ended(*a);
     now_ += std::max(timeout_ms, 1) / 1000.0;
+    for (const auto& a : started_) {
+      a->rate_now = a->script.rate * (speed ? speed(live) : 1.0);
+      const double first = a->start_t + a->script.steps_from_s;
+      if (a->script.work_samples && !a->work_end_t && a->rate_now > 0 && !a->ended) {
+        const double t = std::max(from, first) + (*a->script.work_samples - a->trained) / a->rate_now;
+        if (t <= now_) a->work_end_t = std::max(t, from);
+      }
+    }
     std::vector<measure::HelperMessage> out;
-    for (const auto& a : started_) Reports(*a, from, out);
+    for (const auto& a : started_) {
+      const bool alive_before = !a->ended;
+      Reports(*a, from, out);
+      if (!alive_before) continue;
+      const double first = a->start_t + a->script.steps_from_s;
+      const double until = a->ended ? std::min(now_, a->end_t) : now_;
+      if (until > first) a->trained += a->rate_now * (until - std::max(from, first));
+    }
     std::sort(out.begin(), out.end(), [](const auto& x, const auto& y) { return x.t < y.t; });
     return out;
   }
+
+  // The machine's speed for each attempt when `live` attempts run (1: as scripted); unset: they never slow.
+  std::function<double(int live)> speed;
 
   // 16 GiB of host memory, less what the live attempts hold; their CPU over `cores` cores.
   telemetry::Sample SampleOnce() override {
@@ -149,6 +175,7 @@ class ScriptedRunner : public AttemptRunner {
   std::optional<run::RunOutcome> Ended(Started& a) {
     if (a.ended) return a.ended;
     std::optional<double> own = a.script.exit_at_s ? std::optional(a.start_t + *a.script.exit_at_s) : std::nullopt;
+    if (a.work_end_t && (!own || *a.work_end_t < *own)) own = a.work_end_t;
     std::optional<double> stop =
         a.stop_requested_t ? std::optional(*a.stop_requested_t + a.script.stop_takes_s) : std::nullopt;
     if (own && (!stop || *own <= *stop) && now_ >= *own) {
@@ -197,7 +224,7 @@ class ScriptedRunner : public AttemptRunner {
       if (t > until) break;
       if (t <= from) continue;
       measure::HelperMessage m = message(measure::MessageType::kProgress, t);
-      m.samples = a.script.rate * (t - first);
+      m.samples = a.trained + a.rate_now * (t - std::max(from, first));
       m.steps = k;
       m.step_s = t - first;
       for (const auto& [at, values] : a.script.metrics) {

@@ -81,6 +81,8 @@ std::vector<std::string> LiveLines(const SweepSnapshot& snapshot, size_t width) 
                                     shape.empty() ? "this sweep's runs" : shape),
                         width));
   }
+  for (const std::string& line : Split(ClockedText(snapshot.clocked, snapshot.clocked_packed), '\n'))
+    if (!line.empty()) lines.push_back(Cut(line, width));
   return lines;
 }
 
@@ -151,6 +153,7 @@ std::string FormatStatus(const SweepStatus& s, size_t max_rows) {
                                 s.sweep.spec_hash, CountsLine(s.counts));
   if (!s.problems.empty()) out += fmt::format("INCONSISTENT: {}\n", s.problems);
   if (s.staging) out += StagingText(*s.staging);
+  out += ClockedText(s.clocked, s.clocked_packed);
   return out + "\n" + ResultsTable(s.runs, s.sweep.metric, max_rows);
 }
 
@@ -167,6 +170,7 @@ nlohmann::json StatusJson(const SweepStatus& s) {
   doc["metric"] = results["metric"];
   doc["runs"] = results["runs"];
   doc["staging"] = s.staging ? StagingJson(*s.staging) : nlohmann::json(nullptr);
+  doc["clocked"] = s.clocked;  // shape -> why its runs are taken to stop on the clock
   return doc;
 }
 

@@ -60,18 +60,6 @@ Result<std::string> DefaultCachePath() {
 
 namespace {
 
-// The folders of `folder` that are missing are made, readable by their owner alone.
-Status MakePrivateFolders(const std::filesystem::path& folder) {
-  std::filesystem::path made;
-  for (const auto& part : folder) {
-    made /= part;
-    if (mkdir(made.c_str(), 0700) != 0 && errno != EEXIST) {
-      return Error{fmt::format("cannot create the tune cache's folder {}: {}", made.string(), std::strerror(errno))};
-    }
-  }
-  return Status::Ok();
-}
-
 // The cache holds commands: its folder must be this user's and writable by no one else (else another user could
 // read trials or plant a file or link in their place), and the file, never reached through a link, becomes this
 // user's alone (0600; SQLite gives its journal file the same bits).
@@ -79,19 +67,11 @@ Status MakeCacheFilePrivate(const std::string& path) {
   namespace fs = std::filesystem;
   const fs::path parent = fs::path(path).parent_path();
   const std::string folder = parent.empty() ? "." : parent.string();
-  if (Status made = MakePrivateFolders(folder); !made) return made;
+  std::string why = PrivateFolderProblem(folder);
   struct stat st {};
-  std::string why;
-  if (stat(folder.c_str(), &st) != 0) {
-    why = std::strerror(errno);
-  } else if (st.st_uid != geteuid()) {
-    why = fmt::format("belongs to user {}, not to you", st.st_uid);
-  } else if ((st.st_mode & 022) != 0) {
-    why = "may be written by other users";
-  }
   if (!why.empty()) {
-    return Error{fmt::format("tune cache {}: its folder {} {}: another user could read or replace its trials; give "
-                             "--cache a path in a folder only you can write",
+    return Error{fmt::format("tune cache {}: its folder {}: {} (the cache holds commands, so only a folder of yours "
+                             "that no one else may write will do); give --cache a path in such a folder",
                              path, folder, why)};
   }
   const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, kPrivateFileMode);

@@ -18,4 +18,10 @@ CacheHomes CacheHomesOfThisProcess();
 // ~/.cache/saturate with ~ from $HOME, else from the password database; nullopt with none of them (never /tmp).
 std::optional<std::string> SaturateCacheDir(const CacheHomes& homes);
 
+// Makes the missing folders of `folder` (each 0700, readable by its owner alone) and checks that `folder` belongs to
+// this user and that no one else may write it, so that another user can neither read nor plant what saturate keeps
+// there. Empty when it is fit; else the reason, for a sentence about the folder ("cannot create /a/b: Permission
+// denied", "belongs to user 1001, not to you", "may be written by other users").
+std::string PrivateFolderProblem(const std::string& folder);
+
 }  // namespace sat

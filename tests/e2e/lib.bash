@@ -4,6 +4,9 @@
 : "${SATURATE_SOURCE_DIR:?run through ctest}"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/saturate-e2e.XXXXXX")
 PY=/usr/bin/python3
+# Each test keeps saturate's per-user files (tune's cache, sweep's packing record, staged data) to itself, so that
+# no test starts from what another one, or an earlier run, left behind. The example trainer's dataset stays in ~.
+export XDG_CACHE_HOME="$WORK/xdg-cache"
 # Background processes a test starts (pids+=($!)): interrupted and waited for when it ends, before $WORK goes.
 pids=()
 stop_started() {

@@ -48,4 +48,21 @@ expect_each_finished_once "$journal" 6
 # (A trainer orphaned by a kill may finish its work before the next controller stops it; the journal still counts
 # one finished attempt per run.)
 for i in 1 2 3 4 5 6; do grep -qx "$i" "$WORK/done.log" || fail "run $i never did its work"; done
+
+# A kill right as a growth step admits several runs at once (packing.h rule 6: sleeping runs slow nobody, so the
+# step after a gain of +100% takes two newcomers), then --resume: still every run once.
+burst=("$SATURATE" sweep --fresh --journal "$WORK/burst.journal" --warmup 0.3s --window 0.3s
+  --grid i=11,12,13,14,15,16)
+burst_command=(-- "$PY" "$WORK/train.py" --i '{i}' --seconds 4)
+"${burst[@]}" "${burst_command[@]}" >"$WORK/burst.out" 2>"$WORK/burst.err" &
+sat=$!
+wait_until "grep -q 'the next step tries 2 more at once' '$WORK/burst.err'" 60
+wait_until "[ \$(grep -c 'started on' '$WORK/burst.err') -ge 3 ]" 60
+kill -9 $sat
+wait $sat 2>/dev/null || true
+"${burst[@]}" --resume "${burst_command[@]}" >"$WORK/burst2.out" 2>"$WORK/burst2.err" ||
+  { cat "$WORK/burst2.err"; fail "the resume failed"; }
+expect_contains "$(cat "$WORK/burst2.out")" "6 done, 0 failed"
+expect_each_finished_once "$WORK/burst.journal" 6
+expect_no_trainer_left
 echo PASS

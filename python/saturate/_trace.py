@@ -9,6 +9,7 @@ slower than a normal one.
 """
 
 import os
+import tempfile
 
 WAIT_STEPS = 2
 WARMUP_STEPS = 1
@@ -63,14 +64,28 @@ class Tracer:
         return action is not None and getattr(action, "name", "NONE") != "NONE"
 
     def _export(self, prof):
+        # torch writes the trace with a plain open(), which follows a link planted at the name: it writes a file of
+        # its own making (mkstemp: O_EXCL, mode 0600) in the same folder instead, which is then renamed over the
+        # name (a rename replaces a link, never follows it).
+        tmp = None
         try:
             folder = os.path.dirname(self.path)
             if folder:
                 os.makedirs(folder, exist_ok=True)
-            prof.export_chrome_trace(self.path)
+            fd, tmp = tempfile.mkstemp(prefix=".trace.", suffix=".json", dir=folder or ".")
+            os.close(fd)
+            prof.export_chrome_trace(tmp)
+            os.replace(tmp, self.path)
+            tmp = None
             self.exported = True
         except Exception as e:
             self.error = "cannot write the trace to %s: %s: %s" % (self.path, type(e).__name__, e)
+        finally:
+            if tmp is not None:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
 
     def _finish(self, error):
         """Stops the profiler and reports where the trace is (or why there is none)."""

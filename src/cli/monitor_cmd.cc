@@ -15,6 +15,7 @@
 #include <iostream>
 #include <memory>
 
+#include "util/safe_file.h"
 #include "cli/command.h"
 #include "cli/gpu_setup.h"
 #include "cli/serve_flag.h"
@@ -115,12 +116,13 @@ Status RunMonitor(const MonitorOptions& o) {
   }
 
   // Output: a file (-f) or stdout.
-  // The file is opened close-on-exec (std::ofstream is not), so the watched command does not inherit it.
+  // The file is opened close-on-exec (std::ofstream is not), so the watched command does not inherit it, and never
+  // through a link (util/safe_file.h): an existing file of the user's is overwritten, as nvidia-smi -f does.
   std::unique_ptr<__gnu_cxx::stdio_filebuf<char>> file_buffer;
   if (!o.filename.empty()) {
-    const int fd = open(o.filename.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) return Error{fmt::format("cannot write -f {}: {}", o.filename, strerror(errno))};
-    file_buffer = std::make_unique<__gnu_cxx::stdio_filebuf<char>>(fd, std::ios::out);
+    auto fd = OpenForWriting(o.filename, WriteMode::kReplace);
+    if (!fd) return UsageError(fmt::format("-f {}: {}", o.filename, fd.error().message));
+    file_buffer = std::make_unique<__gnu_cxx::stdio_filebuf<char>>(fd->Release(), std::ios::out);
   }
   std::ostream file(file_buffer.get());
   std::ostream& out = o.filename.empty() ? std::cout : file;

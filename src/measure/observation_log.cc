@@ -1,3 +1,4 @@
+#include "util/safe_file.h"
 #include "measure/observation_log.h"
 
 #include <fmt/format.h>
@@ -16,7 +17,9 @@ constexpr char kHeader[] = "fed_s,t_end_s,duration_s,samples,stream";
 
 ObservationLog::ObservationLog(const std::string& path) {
   if (path.empty()) return;
-  file_ = std::fopen(path.c_str(), "w");
+  // The log's folder may be shared: never written through a link planted at its name (util/safe_file.h).
+  auto file = OpenStreamForWriting(path, WriteMode::kReplace);
+  file_ = file ? *file : nullptr;
   if (file_ && std::fprintf(file_, "%s\n", kHeader) < 0) {
     std::fclose(file_);
     file_ = nullptr;

@@ -1,3 +1,5 @@
+#include "util/cache_home.h"
+#include "util/safe_file.h"
 #include "run/runner.h"
 
 #include <fcntl.h>
@@ -8,6 +10,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -65,12 +68,13 @@ int WriteAll(int fd, std::string_view data) {
 }
 
 // Opens a run's log file; `*transient` says whether the failure may pass (out of descriptors or memory).
+// The log folder may be shared: never written through a link planted at a log's name (util/safe_file.h).
 Result<UniqueFd> OpenLog(const std::filesystem::path& path, bool* transient) {
-  UniqueFd fd(open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-  if (!fd.valid()) {
-    const int e = errno;
+  int e = 0;
+  auto fd = OpenForWriting(path.string(), WriteMode::kReplace, 0644, &e);
+  if (!fd) {
     *transient = e == EMFILE || e == ENFILE || e == ENOMEM;
-    return Error{fmt::format("cannot create log file {}: {}", path.string(), strerror(e))};
+    return Error{fmt::format("cannot create log file ({})", fd.error().message)};
   }
   return fd;
 }
@@ -116,7 +120,18 @@ std::string MakeRunTmpDir(std::map<std::string, std::string>& env) {
   std::string dir = (std::filesystem::path(base) / "saturate-run-XXXXXX").string();
   if (mkdtemp(dir.data()) == nullptr) return "";
   if (!env.count("TORCHINDUCTOR_CACHE_DIR") && std::getenv("TORCHINDUCTOR_CACHE_DIR") == nullptr) {
-    env["TORCHINDUCTOR_CACHE_DIR"] = (std::filesystem::path(base) / ("torchinductor_" + UserName())).string();
+    // torch.compile's usual cache, so compiled kernels are reused across runs, where it already is a folder of this
+    // user's that no one else may write (/tmp/torchinductor_<user> is a name another user can create first, and
+    // fill with code the run would load); else the user's own saturate cache folder, made private; else the run's
+    // private folder.
+    std::string cache = (std::filesystem::path(base) / ("torchinductor_" + UserName())).string();
+    struct stat st {};
+    if (lstat(cache.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022) != 0) {
+      auto own = SaturateCacheDir(CacheHomesOfThisProcess());
+      cache = own ? *own + "/torchinductor" : "";
+      if (!cache.empty() && !PrivateFolderProblem(cache).empty()) cache.clear();
+    }
+    if (!cache.empty()) env["TORCHINDUCTOR_CACHE_DIR"] = cache;
   }
   env["TMPDIR"] = dir;
   return dir;

@@ -26,7 +26,9 @@
 // Once the whole tree is gone, those pymp-* folders and empty Python-named temporary files are removed, and the
 // private folder too when nothing else is left in it (what the command itself wrote there is kept). TORCHINDUCTOR_CACHE_DIR, unless
 // set, keeps pointing at torch.compile's usual cache (<TMPDIR>/torchinductor_<user>), so compiled kernels are
-// still reused across runs. If the folder cannot be created the run keeps the caller's TMPDIR.
+// still reused across runs, when that folder already is this user's and no one else may write it; else at
+// ~/.cache/saturate/torchinductor (util/cache_home.h, made 0700); else it is left to the run's private folder. If the private
+// folder cannot be created the run keeps the caller's TMPDIR.
 //
 // Threads: each Run owns one supervisor thread that forks the child, reads its pipes, writes the logs, calls
 // on_line, enforces the time limit and the ladder, and reaps. Run's methods may be called from any thread.

@@ -1,3 +1,4 @@
+#include "util/safe_file.h"
 #include "sweep/device_log.h"
 
 #include <fmt/core.h>
@@ -36,9 +37,9 @@ Result<std::unique_ptr<DeviceLog>> DeviceLog::Open(const std::string& log_dir, d
   std::error_code ec;
   fs::create_directories(log_dir, ec);
   const std::string path = (fs::path(log_dir) / kDeviceLogFile).string();
-  std::FILE* file = std::fopen(path.c_str(), "ae");
-  if (file == nullptr) return Error{fmt::format("cannot open {} for the report's device lanes", path)};
-  return std::unique_ptr<DeviceLog>(new DeviceLog(file, every_s));
+  auto file = OpenStreamForWriting(path, WriteMode::kAppend);
+  if (!file) return Error{fmt::format("no device lanes in the report: {}", file.error().message)};
+  return std::unique_ptr<DeviceLog>(new DeviceLog(*file, every_s));
 }
 
 void DeviceLog::Add(const telemetry::Sample& s) {

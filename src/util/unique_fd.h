@@ -21,6 +21,8 @@ class UniqueFd {
   ~UniqueFd() { Reset(); }
 
   int get() const { return fd_; }
+  // Gives the descriptor up without closing it (to a FILE*, say).
+  int Release() { return std::exchange(fd_, -1); }
   bool valid() const { return fd_ >= 0; }
   void Reset(int fd = -1) {
     if (fd_ >= 0) close(fd_);

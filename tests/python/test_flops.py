@@ -240,6 +240,21 @@ opt = torch.optim""", 1) + "print('global hooks at each call', sorted(set(seen))
         self.assertEqual(done["samples"], 8 * done["steps"])
         self.assertGreater(done["excluded_s"], 0)
 
+    def test_a_link_planted_at_the_trace_is_replaced_not_written_through(self):
+        with tempfile.TemporaryDirectory() as d:
+            victim = os.path.join(d, "victim.txt")
+            with open(victim, "w") as f:
+                f.write("precious\n")
+            path = os.path.join(d, "trace.json")
+            os.symlink(victim, path)
+            rc, out, messages = run(self.receiver, UNMODIFIED, SATURATE_TRACE=path)
+            self.assertEqual(rc, 0, out)
+            self.check_trace(messages, path)
+            self.assertFalse(os.path.islink(path))
+            with open(victim) as f:
+                self.assertEqual(f.read(), "precious\n")
+            self.assertEqual(sorted(os.listdir(d)), ["trace.json", "victim.txt"], "no temporary file is left")
+
     def test_an_unwritable_trace_path_is_reported_not_raised(self):
         rc, out, messages = run(self.receiver, UNMODIFIED, SATURATE_TRACE="/proc/no/such/trace.json")
         self.assertEqual(rc, 0, out)

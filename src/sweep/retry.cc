@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "util/strings.h"
+#include "util/utf8.h"
 
 namespace sat::sweep {
 namespace {
@@ -22,7 +23,8 @@ std::string LastNonBlank(const std::vector<std::string>& lines) {
 
 std::string LastErrorLine(const std::vector<std::string>& stderr_tail, const std::vector<std::string>& stdout_tail) {
   std::string line = LastNonBlank(stderr_tail);
-  return line.empty() ? LastNonBlank(stdout_tail) : line;
+  // Control bytes made visible: the line is shown on terminals (the live view, `sweep status`) and in the journal.
+  return VisibleText(line.empty() ? LastNonBlank(stdout_tail) : line);
 }
 
 bool RepeatableFailure(const FailureFacts& f) {

@@ -29,8 +29,9 @@ struct FailureFacts {
   std::string error_line;  // the last line the command printed to stderr (else stdout); may be empty
 };
 
-// The line that identifies a failure: the last non-blank line of stderr, else of stdout, trimmed; empty when
-// the command printed nothing.
+// The line that identifies a failure: the last non-blank line of stderr, else of stdout, trimmed, its control
+// bytes made visible (util/utf8.h VisibleText: a script's escape sequences never reach a terminal through it);
+// empty when the command printed nothing.
 std::string LastErrorLine(const std::vector<std::string>& stderr_tail, const std::vector<std::string>& stdout_tail);
 
 // Whether an attempt that ended this way may be judged by the rule at all: a plain failure or an out-of-memory

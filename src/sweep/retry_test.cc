@@ -40,6 +40,8 @@ TEST(RetryTest, OutOfMemoryAloneOnItsDeviceRepeats) {
 TEST(RetryTest, LastErrorLinePrefersStderr) {
   EXPECT_EQ(LastErrorLine({"Traceback:", "  ValueError: bad  ", "  "}, {"loss=1"}), "ValueError: bad");
   EXPECT_EQ(LastErrorLine({}, {"loss=1", "fatal: no data"}), "fatal: no data");
+  // A script's escape sequences are kept visible, not raw: the line reaches terminals and the journal.
+  EXPECT_EQ(LastErrorLine({"\x1b[31mRuntimeError\x1b[0m: bad \xff"}, {}), "\\x1b[31mRuntimeError\\x1b[0m: bad \\xff");
   EXPECT_EQ(LastErrorLine({}, {}), "");
 }
 

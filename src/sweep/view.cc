@@ -87,8 +87,9 @@ std::vector<std::string> LiveLines(const SweepSnapshot& snapshot, size_t width) 
 }
 
 std::string EventLine(const SweepEvent& e) {
-  if (e.key.empty()) return fmt::format("[{:>7.1f}s] {}", e.elapsed_s, e.text);
-  return fmt::format("[{:>7.1f}s] #{} {} on {}: {}", e.elapsed_s, e.index, e.key, e.device, e.text);
+  // The text may carry a run's own output (its failure line): escapes in it are shown, never sent to the terminal.
+  if (e.key.empty()) return fmt::format("[{:>7.1f}s] {}", e.elapsed_s, VisibleText(e.text));
+  return fmt::format("[{:>7.1f}s] #{} {} on {}: {}", e.elapsed_s, e.index, e.key, e.device, VisibleText(e.text));
 }
 
 std::string ResultsTable(const std::vector<RunRecord>& runs, const std::optional<MetricSpec>& metric, size_t max_rows) {

@@ -102,6 +102,18 @@ TEST(EventLine, NamesTheRunAndDevice) {
   EXPECT_EQ(EventLine(e), "[   12.3s] #3 abc on gpu0: finished in 9.8 s");
 }
 
+TEST(EventLine, AScriptsEscapeSequencesAreShownNotSentToTheTerminal) {
+  SweepEvent e;
+  e.key = "abc";
+  e.device = "cpu";
+  // Clear the screen, retitle the window, a C1 CSI, a bell; and a character of three bytes, which stays.
+  e.text = "failed (exit 1: \x1b[2J\x1b]0;pwned\x07 \xc2\x9b" "31m ok \xe2\x82\xac)";
+  const std::string line = EventLine(e);
+  EXPECT_EQ(line.find('\x1b'), std::string::npos) << line;
+  EXPECT_EQ(line.find('\x07'), std::string::npos) << line;
+  EXPECT_NE(line.find("\\x1b[2J\\x1b]0;pwned\\x07 \\xc2\\x9b31m ok \xe2\x82\xac"), std::string::npos) << line;
+}
+
 TEST(StatusJson, CarriesCountsConsistencyAndRuns) {
   SweepStatus s;
   s.journal_path = "s.journal";

@@ -69,18 +69,50 @@ size_t Utf8PrefixLength(std::string_view s, size_t max_bytes) {
   return CompleteUtf8Length(s.substr(0, max_bytes));
 }
 
-std::string ValidUtf8(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
+namespace {
+
+// Calls f(character, malformed) for each character of `s` in order: a whole UTF-8 sequence, or one byte that does
+// not begin one (malformed); f gets the code point too.
+template <class F>
+void EachCharacter(std::string_view s, F&& f) {
   for (size_t i = 0; i < s.size();) {
     const size_t start = i;
     const uint32_t cp = NextCodePoint(s, &i);
-    if (cp == kReplacement && i == start + 1) {
+    f(s.substr(start, i - start), cp, cp == kReplacement && i == start + 1);
+  }
+}
+
+}  // namespace
+
+std::string ValidUtf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  EachCharacter(s, [&](std::string_view c, uint32_t, bool malformed) {
+    if (malformed) {
       AppendCodePoint(kReplacement, &out);
     } else {
-      out.append(s.substr(start, i - start));
+      out.append(c);
     }
-  }
+  });
+  return out;
+}
+
+std::string VisibleText(std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(s.size());
+  EachCharacter(s, [&](std::string_view c, uint32_t cp, bool malformed) {
+    if (!malformed && cp >= 0x20 && cp != 0x7f && !(cp >= 0x80 && cp <= 0x9f)) {
+      out.append(c);
+      return;
+    }
+    for (const char byte : c) {
+      const auto b = static_cast<unsigned char>(byte);
+      out += "\\x";
+      out.push_back(kHex[b >> 4]);
+      out.push_back(kHex[b & 15]);
+    }
+  });
   return out;
 }
 

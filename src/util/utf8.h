@@ -23,6 +23,10 @@ size_t Utf8PrefixLength(std::string_view s, size_t max_bytes);
 // `s` as valid UTF-8: every malformed byte becomes U+FFFD. Valid input comes back unchanged.
 std::string ValidUtf8(std::string_view s);
 
+// `s` safe to print on a terminal: control characters (C0, DEL, C1) and bytes that are not UTF-8 become visible
+// escapes ("\x1b", "\x9b", "\xff"); printable text, multi-byte characters included, is unchanged. A script's escape sequences then cannot move the cursor, retitle the window or hide text.
+std::string VisibleText(std::string_view s);
+
 // At most `max_bytes` of `s` cut on a character boundary, with "..." after it when something was cut.
 std::string ClipText(std::string_view s, size_t max_bytes);
 

@@ -18,6 +18,13 @@ TEST(Utf8, PrefixNeverEndsInsideACharacter) {
   EXPECT_EQ(Utf8PrefixLength(std::string(10, '\xff'), 4), 4u);  // bytes that are no UTF-8 count one each
 }
 
+TEST(Utf8, VisibleTextShowsControlBytesAndKeepsCharacters) {
+  EXPECT_EQ(VisibleText("plain text, caf\xc3\xa9 \xe2\x82\xac"), "plain text, caf\xc3\xa9 \xe2\x82\xac");
+  EXPECT_EQ(VisibleText("\x1b[2Jtab\there\r\n\x7f"), "\\x1b[2Jtab\\x09here\\x0d\\x0a\\x7f");
+  // A C1 control (U+009B, CSI) and bytes that are no UTF-8 are shown byte by byte.
+  EXPECT_EQ(VisibleText("\xc2\x9b" "1m \xff\xe2\x82"), "\\xc2\\x9b1m \\xff\\xe2\\x82");
+}
+
 TEST(Utf8, ClipKeepsValidTextValid) {
   const std::string line = std::string(299, 'x') + "é tail";
   const std::string clipped = ClipText(line, 300);

@@ -12,6 +12,9 @@
 #include <climits>
 #include <cstring>
 #include <filesystem>
+#include <stdexcept>
+
+#include "util/utf8.h"
 
 namespace sat::stage {
 namespace {
@@ -59,6 +62,7 @@ class Walker {
     e.rel = rel;
     if (S_ISDIR(st.st_mode)) {
       e.type = Entry::Type::kDir;
+      e.mode = st.st_mode & 07777;
       m.entries.push_back(e);
       return Walk(rel, m);
     }
@@ -66,6 +70,7 @@ class Walker {
       if (access(full.c_str(), R_OK) != 0) return Unreadable(rel, errno);
       e.size = static_cast<uint64_t>(st.st_size);
       e.mtime_ns = MtimeNs(st);
+      e.mode = st.st_mode & 07777;
       m.total_bytes += e.size;
       ++m.file_count;
       m.entries.push_back(e);
@@ -107,6 +112,66 @@ class Walker {
   std::string given_, root_;
 };
 
+// A name in JSON, exactly (see manifest.h): a string when it is UTF-8, else its bytes in hex under "<field>_hex".
+void PutName(nlohmann::json& j, const std::string& field, const std::string& name) {
+  if (ValidUtf8(name) == name) {
+    j[field] = name;
+    return;
+  }
+  std::string hex;
+  for (unsigned char c : name) hex += fmt::format("{:02x}", c);
+  j[field + "_hex"] = hex;
+}
+
+std::string GetName(const nlohmann::json& j, const std::string& field) {
+  if (!j.contains(field + "_hex")) return j.at(field).get<std::string>();
+  const std::string hex = j.at(field + "_hex").get<std::string>();
+  if (hex.size() % 2 != 0) throw std::invalid_argument(fmt::format("odd '{}_hex'", field));
+  std::string name;
+  for (size_t i = 0; i < hex.size(); i += 2) {
+    auto nibble = [&](char c) -> int {
+      if (c >= '0' && c <= '9') return c - '0';
+      if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+      throw std::invalid_argument(fmt::format("'{}_hex' is not lowercase hex", field));
+    };
+    name.push_back(static_cast<char>(nibble(hex[i]) * 16 + nibble(hex[i + 1])));
+  }
+  return name;
+}
+
+// Numbers as the manifest writes them; anything else (a string, a float, a negative size) is not a manifest.
+// Checked here, since nlohmann's get<> converts a float out of range with undefined behaviour.
+uint64_t Unsigned(const nlohmann::json& j, const char* field) {
+  const nlohmann::json& v = j.at(field);
+  if (!v.is_number_unsigned()) throw std::invalid_argument(fmt::format("'{}' is not a whole number of 0 or more", field));
+  return v.get<uint64_t>();
+}
+
+int64_t Signed(const nlohmann::json& j, const char* field) {
+  const nlohmann::json& v = j.at(field);
+  if (!v.is_number_integer()) throw std::invalid_argument(fmt::format("'{}' is not a whole number", field));
+  return v.get<int64_t>();
+}
+
+// Permission bits; 0 where an older saturate wrote none.
+uint32_t Mode(const nlohmann::json& j) {
+  if (!j.contains("mode")) return 0;
+  const uint64_t mode = Unsigned(j, "mode");
+  if (mode > 07777) throw std::invalid_argument("'mode' is not permission bits");
+  return static_cast<uint32_t>(mode);
+}
+
+// A path below the source as ScanSource writes it: '/'-separated names, none empty, "." or "..".
+bool PlainRelative(std::string_view rel) {
+  for (size_t start = 0;;) {
+    const size_t end = rel.find('/', start);
+    const std::string_view part = rel.substr(start, end == std::string_view::npos ? end : end - start);
+    if (part.empty() || part == "." || part == "..") return false;
+    if (end == std::string_view::npos) return true;
+    start = end + 1;
+  }
+}
+
 const char* TypeName(Entry::Type t) {
   switch (t) {
     case Entry::Type::kFile: return "file";
@@ -117,6 +182,21 @@ const char* TypeName(Entry::Type t) {
 }
 
 }  // namespace
+
+bool IsKey(std::string_view name) {
+  constexpr size_t kHash = 16;
+  if (name.size() < kHash + 2 || name.size() > 48 + 1 + kHash) return false;
+  const std::string_view base = name.substr(0, name.size() - kHash - 1);
+  const std::string_view hash = name.substr(name.size() - kHash);
+  if (name[base.size()] != '-' || base.front() == '.') return false;
+  for (char c : base) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') return false;
+  }
+  for (char c : hash) {
+    if (!std::isdigit(static_cast<unsigned char>(c)) && (c < 'a' || c > 'f')) return false;
+  }
+  return true;
+}
 
 std::string Manifest::Key() const {
   XXH3_state_t* state = XXH3_createState();
@@ -160,12 +240,13 @@ Result<Manifest> ScanSource(const std::string& path) {
   }
   Manifest m;
   m.source = resolved;
+  m.mode = st.st_mode & 07777;
   if (S_ISREG(st.st_mode)) {
     if (access(resolved, R_OK) != 0) {
       return UsageError(fmt::format("stage path {}: cannot read it: {}", path, std::strerror(errno)));
     }
     m.single_file = true;
-    m.entries.push_back(Entry{"", Entry::Type::kFile, static_cast<uint64_t>(st.st_size), MtimeNs(st), ""});
+    m.entries.push_back(Entry{"", Entry::Type::kFile, static_cast<uint64_t>(st.st_size), MtimeNs(st), "", m.mode});
     m.total_bytes = static_cast<uint64_t>(st.st_size);
     m.file_count = 1;
     return m;
@@ -181,37 +262,52 @@ Result<Manifest> ScanSource(const std::string& path) {
 nlohmann::json ManifestToJson(const Manifest& m) {
   nlohmann::json entries = nlohmann::json::array();
   for (const Entry& e : m.entries) {
-    nlohmann::json j = {{"rel", e.rel}, {"type", TypeName(e.type)}};
+    nlohmann::json j = {{"type", TypeName(e.type)}};
+    PutName(j, "rel", e.rel);
     if (e.type == Entry::Type::kFile) {
       j["size"] = e.size;
       j["mtime_ns"] = e.mtime_ns;
     }
-    if (e.type == Entry::Type::kLink) j["target"] = e.target;
+    if (e.type != Entry::Type::kLink) j["mode"] = e.mode;
+    if (e.type == Entry::Type::kLink) PutName(j, "target", e.target);
     entries.push_back(std::move(j));
   }
-  return {{"source", m.source},           {"single_file", m.single_file}, {"total_bytes", m.total_bytes},
-          {"file_count", m.file_count}, {"entries", std::move(entries)}};
+  nlohmann::json j = {{"single_file", m.single_file}, {"mode", m.mode},      {"total_bytes", m.total_bytes},
+                      {"file_count", m.file_count},   {"entries", std::move(entries)}};
+  PutName(j, "source", m.source);
+  return j;
 }
 
 Result<Manifest> ManifestFromJson(const nlohmann::json& j) {
   try {
+    if (!j.is_object()) return Error{"not a stage manifest: not a JSON object"};
     Manifest m;
-    m.source = j.at("source").get<std::string>();
+    m.source = GetName(j, "source");
     m.single_file = j.at("single_file").get<bool>();
-    m.total_bytes = j.at("total_bytes").get<uint64_t>();
-    m.file_count = j.at("file_count").get<size_t>();
-    for (const nlohmann::json& je : j.at("entries")) {
+    m.mode = Mode(j);
+    m.total_bytes = Unsigned(j, "total_bytes");
+    m.file_count = Unsigned(j, "file_count");
+    const nlohmann::json& entries = j.at("entries");
+    if (!entries.is_array()) return Error{"not a stage manifest: 'entries' is not a list"};
+    for (const nlohmann::json& je : entries) {
+      if (!je.is_object()) return Error{"not a stage manifest: an entry is not a JSON object"};
       Entry e;
-      e.rel = je.at("rel").get<std::string>();
+      e.rel = GetName(je, "rel");
+      // Names are used below the copy's folder: none may lead out of it.
+      if (m.single_file ? !e.rel.empty() : !PlainRelative(e.rel)) {
+        return Error{fmt::format("not a stage manifest: the entry '{}' is not a plain path below the source", e.rel)};
+      }
       const std::string type = je.at("type").get<std::string>();
       if (type == "file") {
-        e.size = je.at("size").get<uint64_t>();
-        e.mtime_ns = je.at("mtime_ns").get<int64_t>();
+        e.size = Unsigned(je, "size");
+        e.mtime_ns = Signed(je, "mtime_ns");
+        e.mode = Mode(je);
       } else if (type == "dir") {
         e.type = Entry::Type::kDir;
+        e.mode = Mode(je);
       } else if (type == "link") {
         e.type = Entry::Type::kLink;
-        e.target = je.at("target").get<std::string>();
+        e.target = GetName(je, "target");
       } else {
         return Error{fmt::format("unknown entry type '{}'", type)};
       }
@@ -219,6 +315,8 @@ Result<Manifest> ManifestFromJson(const nlohmann::json& j) {
     }
     return m;
   } catch (const nlohmann::json::exception& e) {
+    return Error{fmt::format("not a stage manifest: {}", e.what())};
+  } catch (const std::invalid_argument& e) {
     return Error{fmt::format("not a stage manifest: {}", e.what())};
   }
 }

@@ -14,17 +14,22 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
+#include <exception>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <mutex>
-#include <sstream>
 #include <thread>
 #include <vector>
 
+#include "stage/record.h"
+#include "stage/store_folder.h"
+#include "stage/tree_at.h"
 #include "util/atomic_file.h"
 #include "util/cache_home.h"
 #include "util/strings.h"
+#include "util/unique_fd.h"
+#include "util/utf8.h"
 
 namespace sat::stage {
 
@@ -45,11 +50,13 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 constexpr size_t kChunk = 1 << 20;
+// The free space is looked at every this many chunks a thread copies (and before each file).
+constexpr uint64_t kReserveEveryChunks = 16;
 
 double SecondsSince(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 Error SystemError(const std::string& what, const std::string& path, int err) {
-  return Error{fmt::format("stage store: cannot {} {}: {}", what, path, std::strerror(err))};
+  return Error{fmt::format("stage store: cannot {} {}: {}", what, VisibleText(path), std::strerror(err))};
 }
 
 Error InterruptError() { return Error{"staging interrupted; the partial copy is kept and resumed next time", 130}; }
@@ -60,46 +67,82 @@ std::optional<uint64_t> StatvfsFree(const std::string& dir) {
   return static_cast<uint64_t>(st.f_bavail) * st.f_frsize;
 }
 
-// A lock or use file of the store, never followed through a link someone planted.
-Result<int> OpenStoreFile(const std::string& path) {
-  const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) return SystemError("open", path, errno);
+// A copy's permissions: the source's, less every write bit and the set-id bits (copies are read-only, and no run
+// changes what the next one reads), with what the owner needs to read it.
+uint32_t CopyMode(uint32_t mode, bool folder) { return (mode & 0555) | (folder ? 0500 : 0400); }
+
+std::string BaseName(const Manifest& m) { return fs::path(m.source).filename().string(); }
+// Where an entry's copy is, below <key>.data or <key>.partial.
+std::string CopyRel(const Manifest& m, const Entry& e) { return e.rel.empty() ? BaseName(m) : BaseName(m) + "/" + e.rel; }
+std::string SourcePath(const Manifest& m, const Entry& e) { return e.rel.empty() ? m.source : m.source + "/" + e.rel; }
+
+// A small file of the store (a record, a log), read whole; nullopt when it is missing, a link or not a regular file.
+std::optional<std::string> ReadAt(int dir_fd, const std::string& name) {
+  UniqueFd fd(openat(dir_fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+  struct stat st {};
+  if (!fd.valid() || fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  std::string text;
+  char buf[1 << 16];
+  ssize_t n = 0;
+  while ((n = read(fd.get(), buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR)) {
+    if (n > 0) text.append(buf, static_cast<size_t>(n));
+  }
+  if (n < 0) return std::nullopt;
+  return text;
+}
+
+bool ExistsAt(int dir_fd, const std::string& name) {
+  struct stat st {};
+  return fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+// A lock or use file of the store.
+Result<UniqueFd> OpenStoreFile(int root_fd, const std::string& name, const std::string& root) {
+  UniqueFd fd(openat(root_fd, name.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600));
+  if (!fd.valid()) return SystemError("open", root + "/" + name, errno);
   return fd;
 }
 
-// One whole file of a copy in progress, as the partial log records it.
-struct Logged {
-  uint64_t size = 0;
-  int64_t mtime_ns = 0;
-  uint64_t xxh = 0;
-};
-
-// The partial log: one line per whole file, "size mtime_ns xxh rel". A torn last line (a kill mid-write) is
-// ignored, so that file is copied again.
-std::map<std::string, Logged> ReadLog(const std::string& path) {
-  std::map<std::string, Logged> files;
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (in.eof()) break;  // no newline: torn
-    std::istringstream fields(line);
-    Logged l;
-    std::string hex;
-    if (!(fields >> l.size >> l.mtime_ns >> hex)) continue;
-    fields.get();
-    std::string rel;
-    std::getline(fields, rel);
-    l.xxh = std::strtoull(hex.c_str(), nullptr, 16);
-    files[rel] = l;
+// The disk space a copy of `m` takes on a filesystem of `block`-byte blocks: each file and folder rounded up to
+// whole blocks (100,000 files of 10 bytes take 400 MB, not 1 MB).
+uint64_t EstimateAllocated(const Manifest& m, uint64_t block) {
+  uint64_t bytes = block;  // the copy's own folder
+  for (const Entry& e : m.entries) {
+    if (e.type == Entry::Type::kFile) bytes += (e.size + block - 1) / block * block;
+    if (e.type == Entry::Type::kDir) bytes += block;
   }
-  return files;
+  return bytes;
 }
 
-// Where an entry of the source is, and where its copy goes below a copy folder.
-std::string SourcePath(const Manifest& m, const Entry& e) { return e.rel.empty() ? m.source : m.source + "/" + e.rel; }
-std::string CopyRel(const Manifest& m, const Entry& e) {
-  const std::string base = fs::path(m.source).filename().string();
-  return e.rel.empty() ? base : base + "/" + e.rel;
+// How the listing of a copy differs from the manifest of its source, for a sentence; "" when it does not.
+std::string CopyDiffers(const Manifest& source, const Manifest& copy) {
+  if (source.single_file != copy.single_file) return "a file and a folder";
+  if (copy.mode != CopyMode(source.mode, !source.single_file)) {
+    return fmt::format("its mode is {:04o}, not {:04o}", copy.mode, CopyMode(source.mode, !source.single_file));
+  }
+  const char* kTypes[] = {"file", "folder", "link"};
+  for (size_t i = 0; i < std::max(source.entries.size(), copy.entries.size()); ++i) {
+    if (i >= copy.entries.size() || (i < source.entries.size() && source.entries[i].rel < copy.entries[i].rel)) {
+      return fmt::format("{} is missing from it", VisibleText(source.entries[i].rel));
+    }
+    const Entry& b = copy.entries[i];
+    if (i >= source.entries.size() || source.entries[i].rel != b.rel) {
+      return fmt::format("{} was added to it", VisibleText(b.rel));
+    }
+    const Entry& a = source.entries[i];
+    const std::string name = a.rel.empty() ? "the file" : VisibleText(a.rel);
+    if (a.type != b.type) {
+      return fmt::format("{} is a {} in it, a {} in the data", name, kTypes[static_cast<int>(b.type)],
+                         kTypes[static_cast<int>(a.type)]);
+    }
+    if (a.size != b.size) return fmt::format("{} holds {} bytes, not {}", name, b.size, a.size);
+    if (a.mtime_ns != b.mtime_ns) return fmt::format("{} was modified after it was copied", name);
+    if (a.target != b.target) return fmt::format("{} points to {}, not {}", name, VisibleText(b.target), VisibleText(a.target));
+    if (a.type != Entry::Type::kLink && b.mode != CopyMode(a.mode, a.type == Entry::Type::kDir)) {
+      return fmt::format("{} has mode {:04o}, not {:04o}", name, b.mode, CopyMode(a.mode, a.type == Entry::Type::kDir));
+    }
+  }
+  return "";
 }
 
 enum class FileOutcome { kCopied, kChanged, kFailed, kCancelled };
@@ -116,34 +159,45 @@ class StoreImpl {
 
  private:
   struct Locks {
-    int lock_fd = -1, use_fd = -1;
-    ~Locks() {
-      if (lock_fd >= 0) close(lock_fd);
-      if (use_fd >= 0) close(use_fd);
-    }
+    UniqueFd lock, use;
   };
   enum class Made { kOk, kRedo };
+  // What the store holds for a key: nothing usable (no record, or a record of other data), a copy that matches
+  // its record and the data, or one that differs from them (written into, truncated, altered).
+  enum class Held { kNone, kGood, kBad };
+  // Reading a copy's files back against checksums.
+  struct Readback {
+    enum class Verdict { kSame, kDiffers, kCancelled } verdict = Verdict::kSame;
+    std::string what;  // for kDiffers
+  };
 
+  std::string Name(const std::string& key, const char* suffix) const { return key + suffix; }
   std::string P(const std::string& key, const char* suffix) const { return o_.root + "/" + key + suffix; }
-  Status PrepareRoot();
+  Status OutsideTheSource(const Manifest& m) const;
   Status LockKey(const std::string& key, Locks& locks);
-  std::optional<Manifest> Complete(const std::string& key, const Manifest& m) const;
-  Status MakeRoom(const std::string& key, uint64_t needed);
-  Result<Made> Copy(const std::string& key, const Manifest& m);
-  FileOutcome CopyFile(const Manifest& m, const Entry& e, const std::string& dst, uint64_t* xxh, Error* error);
-  bool Verify(const std::string& partial, const Manifest& m, const std::map<std::string, Logged>& logged);
+  Held Check(const std::string& key, const Manifest& m, std::string* why);
+  Status Discard(const std::string& key, Locks& locks);
+  Status MakeRoom(const std::string& key, const Manifest& m);
+  Result<Made> Copy(const std::string& key, const Manifest& m, std::vector<std::optional<uint64_t>>* xxh3);
+  FileOutcome CopyFile(const Manifest& m, const Entry& e, int src_top, int dst_root, uint64_t* xxh, Error* error);
+  Readback ReadBack(int copy_fd, const Manifest& m, const std::vector<std::optional<uint64_t>>& xxh3);
+  Status SealCopy(int partial_fd, const Manifest& m);
+  std::optional<uint64_t> FreeBytes() const { return o_.free_bytes ? o_.free_bytes(o_.root) : StatvfsFree(o_.root); }
+  std::optional<Error> BelowReserve() const;
   Lease Hand(Locks& locks, const std::string& key, const Manifest& m, bool reused);
   void Report(Progress::Phase phase);
   bool Cancelled() const { return o_.cancelled && o_.cancelled(); }
 
   std::string source_;
   const StoreOptions& o_;
+  UniqueFd root_;  // the store folder, checked (stage/store_folder.h); every store file is reached through it
   Clock::time_point t0_;
   double copy_s_ = 0;
   std::atomic<uint64_t> bytes_done_{0}, copied_{0};
   std::atomic<size_t> files_done_{0};
   uint64_t bytes_total_ = 0;
   size_t files_total_ = 0;
+  std::vector<std::string> warnings_;
   std::mutex report_mu_, log_mu_;
 };
 
@@ -160,164 +214,278 @@ void StoreImpl::Report(Progress::Phase phase) {
   o_.on_progress(p);
 }
 
-Status StoreImpl::PrepareRoot() {
+// A store inside the data would copy itself into itself (and the data would seem to change while it is copied).
+Status StoreImpl::OutsideTheSource(const Manifest& m) const {
+  if (m.single_file) return Status::Ok();
   std::error_code ec;
-  const fs::path parent = fs::path(o_.root).parent_path();
-  if (!parent.empty()) fs::create_directories(parent, ec);
-  // The store holds copies of the user's data: theirs alone to read, as the data may be private.
-  if (mkdir(o_.root.c_str(), 0700) != 0 && errno != EEXIST) return SystemError("create", o_.root, errno);
-  struct stat st {};
-  if (stat(o_.root.c_str(), &st) != 0) return SystemError("read", o_.root, errno);
-  if (!S_ISDIR(st.st_mode)) return UsageError(fmt::format("stage folder {} is not a folder", o_.root));
-  if (access(o_.root.c_str(), W_OK) != 0) return UsageError(fmt::format("stage folder {} is not writable", o_.root));
-  return Status::Ok();
+  const std::string root = fs::weakly_canonical(fs::absolute(o_.root, ec), ec).string();
+  if (ec || (root != m.source && !root.starts_with(m.source + "/"))) return Status::Ok();
+  return UsageError(fmt::format("stage folder {} lies inside the staged path {}: the copy would hold itself. Give a "
+                                "folder outside it with --stage-dir (saturate.stage_dir)",
+                                o_.root, source_));
+}
+
+std::optional<Error> StoreImpl::BelowReserve() const {
+  const auto free = FreeBytes();
+  if (!free || *free >= o_.reserve_bytes) return std::nullopt;
+  return Error{fmt::format("stage store: only {} is free on the filesystem of {}, less than the {} kept free "
+                           "(something else is filling it): the copy of {} stopped; the partial copy is kept and "
+                           "resumed next time",
+                           FormatBytes(*free), o_.root, FormatBytes(o_.reserve_bytes), source_)};
 }
 
 // The key's lock (waiting for another copier, cancellably) and a use lease on it.
 Status StoreImpl::LockKey(const std::string& key, Locks& locks) {
-  auto lock_fd = OpenStoreFile(P(key, ".lock"));
+  auto lock_fd = OpenStoreFile(root_.get(), Name(key, ".lock"), o_.root);
   if (!lock_fd) return lock_fd.error();
-  locks.lock_fd = *lock_fd;
+  locks.lock = std::move(*lock_fd);
   bool reported = false;
-  while (flock(locks.lock_fd, LOCK_EX | LOCK_NB) != 0) {
+  while (flock(locks.lock.get(), LOCK_EX | LOCK_NB) != 0) {
     if (errno != EWOULDBLOCK && errno != EINTR) return SystemError("lock", P(key, ".lock"), errno);
     if (!reported) Report(Progress::Phase::kWaiting);
     reported = true;
     if (Cancelled()) return InterruptError();
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  auto use_fd = OpenStoreFile(P(key, ".use"));
+  auto use_fd = OpenStoreFile(root_.get(), Name(key, ".use"), o_.root);
   if (!use_fd) return use_fd.error();
-  locks.use_fd = *use_fd;
+  locks.use = std::move(*use_fd);
   // Only an evicting copier takes it exclusively, and only without waiting, under the key's lock we hold.
-  if (flock(locks.use_fd, LOCK_SH) != 0) return SystemError("lock", P(key, ".use"), errno);
+  if (flock(locks.use.get(), LOCK_SH) != 0) return SystemError("lock", P(key, ".use"), errno);
   return Status::Ok();
 }
 
-// The finished copy's manifest when it holds exactly `m`.
-std::optional<Manifest> StoreImpl::Complete(const std::string& key, const Manifest& m) const {
-  std::ifstream in(P(key, ".json"));
-  if (!in) return std::nullopt;
-  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-  if (j.is_discarded() || !j.contains("manifest")) return std::nullopt;
-  auto stored = ManifestFromJson(j["manifest"]);
-  if (!stored || !(*stored == m)) return std::nullopt;
-  struct stat st {};
-  if (stat(P(key, ".data").c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return std::nullopt;
-  return *stored;
+// Whether the store's copy of `m` may be handed out: its record names exactly this data, and the copy on disk is
+// what the record says (every entry's type, size, mtime, mode and link target, nothing added; with
+// verify_checksums every file's bytes too). A run may have written into a copy, or someone changed it: that copy
+// is kBad, never handed out.
+StoreImpl::Held StoreImpl::Check(const std::string& key, const Manifest& m, std::string* why) {
+  auto text = ReadAt(root_.get(), Name(key, ".json"));
+  if (!text) return Held::kNone;
+  auto record = ParseRecord(*text);
+  if (!record) {
+    warnings_.push_back(fmt::format("stage store: {} is not a record saturate can read ({}); its copy is made again",
+                                    P(key, ".json"), record.error().message));
+    return Held::kNone;
+  }
+  if (!(record->manifest == m)) return Held::kNone;
+  UniqueFd data = OpenFolderBeneath(root_.get(), Name(key, ".data"));
+  if (!data.valid()) return Held::kNone;
+  auto copy = ScanSource(P(key, ".data") + "/" + BaseName(m));
+  if (!copy) {
+    *why = copy.error().message;
+    return Held::kBad;
+  }
+  if (*why = CopyDiffers(m, *copy); !why->empty()) return Held::kBad;
+  if (!o_.verify_checksums) return Held::kGood;
+  if (record->xxh3.size() != m.entries.size()) {
+    *why = "its record has no checksums (an older saturate made it)";
+    return Held::kBad;
+  }
+  Report(Progress::Phase::kVerifying);
+  const Readback back = ReadBack(data.get(), m, record->xxh3);
+  if (back.verdict == Readback::Verdict::kSame) return Held::kGood;
+  *why = back.verdict == Readback::Verdict::kCancelled ? "its check was interrupted" : back.what;
+  return Held::kBad;
 }
 
-// Room for `needed` more bytes: the least recently used copies nobody holds are evicted until the cap and the
-// filesystem's free space (less the reserve) allow it.
-Status StoreImpl::MakeRoom(const std::string& key, uint64_t needed) {
-  struct Copy {
+// Removes the key's copy and record (under its lock), so that it can be made again. A copy someone reads is kept.
+Status StoreImpl::Discard(const std::string& key, Locks& locks) {
+  if (!ExistsAt(root_.get(), Name(key, ".data")) && !ExistsAt(root_.get(), Name(key, ".json"))) return Status::Ok();
+  if (flock(locks.use.get(), LOCK_EX | LOCK_NB) != 0) {
+    (void)flock(locks.use.get(), LOCK_SH);
+    return Error{fmt::format("stage store: the copy at {} is not the data of {} as it is now, and another run reads "
+                             "it, so it cannot be made again yet; wait for that run to end, or remove the copy",
+                             P(key, ".data"), source_)};
+  }
+  int err = RemoveTreeAt(root_.get(), Name(key, ".json"));
+  if (err == 0) err = RemoveTreeAt(root_.get(), Name(key, ".data"));
+  (void)flock(locks.use.get(), LOCK_SH);
+  if (err != 0) return SystemError("remove", P(key, ".data"), err);
+  return Status::Ok();
+}
+
+// Room for the copy of `m`: the least recently used copies nobody holds are evicted until the cap and the
+// filesystem's free space (less the reserve) allow it, counting the blocks files take on disk. Only copies the
+// store's own records name are candidates: <key>.json that reads as a record of that key, or <key>.partial.log
+// that begins with its header. When even evicting every candidate would not make room, nothing is evicted.
+Status StoreImpl::MakeRoom(const std::string& key, const Manifest& m) {
+  struct Candidate {
     std::string key;
     uint64_t bytes = 0;
     int64_t last_use = 0;
-    bool partial = false;
   };
-  std::vector<Copy> copies;
-  uint64_t used = 0;
-  std::error_code ec;
-  for (const auto& item : fs::directory_iterator(o_.root, ec)) {
-    const std::string name = item.path().filename().string();
-    Copy c;
-    if (name.size() > 5 && name.ends_with(".json")) {
-      c.key = name.substr(0, name.size() - 5);
-      std::ifstream in(item.path());
-      const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-      if (!j.is_discarded() && j.contains("manifest")) c.bytes = j["manifest"].value("total_bytes", uint64_t{0});
-    } else if (name.size() > 8 && name.ends_with(".partial") && item.is_directory()) {
-      c.key = name.substr(0, name.size() - 8);
-      c.partial = true;
-      for (const auto& f : fs::recursive_directory_iterator(item.path(), ec)) {
-        if (f.is_regular_file(ec)) c.bytes += f.file_size(ec);
+  std::map<std::string, Candidate> found;
+  for (const std::string& name : ListFolder(root_.get())) {
+    std::string stem;
+    if (name.ends_with(".partial.log")) {
+      stem = name.substr(0, name.size() - 12);
+      if (!IsKey(stem) || stem == key) continue;
+      auto text = ReadAt(root_.get(), name);
+      if (!text || ParsePartialLog(*text).key != stem) continue;
+      found[stem].bytes += AllocatedBytesAt(root_.get(), name) + AllocatedBytesAt(root_.get(), stem + ".partial");
+    } else if (name.ends_with(".json")) {
+      stem = name.substr(0, name.size() - 5);
+      if (!IsKey(stem) || stem == key) continue;
+      auto text = ReadAt(root_.get(), name);
+      if (!text) continue;
+      auto record = ParseRecord(*text);
+      if (!record || record->manifest.Key() != stem) {
+        warnings_.push_back(fmt::format("stage store: {}/{} is not a record of the copy it names ({}); it is skipped "
+                                        "and never evicted: remove it and {}.data if they are not needed",
+                                        o_.root, name, record ? "another key" : record.error().message, stem));
+        continue;
       }
+      found[stem].bytes += AllocatedBytesAt(root_.get(), name) + AllocatedBytesAt(root_.get(), stem + ".data");
     } else {
       continue;
     }
-    if (c.key == key) continue;
-    struct stat st {};
-    if (stat(P(c.key, ".use").c_str(), &st) == 0) c.last_use = st.st_mtim.tv_sec;
-    used += c.bytes;
-    copies.push_back(std::move(c));
+    found[stem].key = stem;
   }
-  std::sort(copies.begin(), copies.end(), [](const Copy& a, const Copy& b) { return a.last_use < b.last_use; });
+  std::vector<Candidate> copies;
+  uint64_t used = 0;
+  for (auto& [k, c] : found) {
+    struct stat st {};
+    if (fstatat(root_.get(), Name(k, ".use").c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) c.last_use = st.st_mtim.tv_sec;
+    used += c.bytes;
+    copies.push_back(c);
+  }
+  std::sort(copies.begin(), copies.end(), [](const Candidate& a, const Candidate& b) { return a.last_use < b.last_use; });
 
-  auto fits = [&]() {
-    if (o_.cap_bytes > 0 && used + needed > o_.cap_bytes) return false;
-    const auto free = o_.free_bytes ? o_.free_bytes(o_.root) : StatvfsFree(o_.root);
+  struct statvfs vfs {};
+  const uint64_t block = fstatvfs(root_.get(), &vfs) == 0 && vfs.f_bsize > 0 ? vfs.f_bsize : 4096;
+  const uint64_t estimate = EstimateAllocated(m, block);
+  const uint64_t have = AllocatedBytesAt(root_.get(), Name(key, ".partial"));
+  const uint64_t needed = estimate - std::min(have, estimate);
+  auto fits = [&](uint64_t held, std::optional<uint64_t> free) {
+    if (o_.cap_bytes > 0 && held + estimate > o_.cap_bytes) return false;
     return !free || *free >= needed + o_.reserve_bytes;
   };
+  std::optional<uint64_t> free = FreeBytes();
+  if (fits(used, free)) return Status::Ok();
+
+  // Lock the victims first (another process may hold one: using the copy, or making it) and evict only when
+  // they make enough room.
+  std::vector<Locks> victims;
+  std::vector<const Candidate*> chosen;
+  uint64_t freed = 0;
   int in_use = 0;
-  for (const Copy& c : copies) {
-    if (fits()) return Status::Ok();
-    // Another process holds it (using the copy, or making it): not ours to take.
+  for (const Candidate& c : copies) {
+    if (fits(used - freed, free ? std::optional(*free + freed) : free)) break;
     Locks victim;
-    auto lock_fd = OpenStoreFile(P(c.key, ".lock"));
-    if (!lock_fd) continue;
-    victim.lock_fd = *lock_fd;
-    auto use_fd = OpenStoreFile(P(c.key, ".use"));
-    if (!use_fd) continue;
-    victim.use_fd = *use_fd;
-    if (flock(victim.lock_fd, LOCK_EX | LOCK_NB) != 0 || flock(victim.use_fd, LOCK_EX | LOCK_NB) != 0) {
+    auto lock_fd = OpenStoreFile(root_.get(), Name(c.key, ".lock"), o_.root);
+    auto use_fd = OpenStoreFile(root_.get(), Name(c.key, ".use"), o_.root);
+    if (!lock_fd || !use_fd || flock(lock_fd->get(), LOCK_EX | LOCK_NB) != 0 ||
+        flock(use_fd->get(), LOCK_EX | LOCK_NB) != 0) {
       ++in_use;
       continue;
     }
-    fs::remove(P(c.key, ".json"), ec);
-    fs::remove_all(P(c.key, ".data"), ec);
-    fs::remove_all(P(c.key, ".partial"), ec);
-    fs::remove(P(c.key, ".partial.log"), ec);
-    used -= std::min(used, c.bytes);
+    victim.lock = std::move(*lock_fd);
+    victim.use = std::move(*use_fd);
+    victims.push_back(std::move(victim));
+    chosen.push_back(&c);
+    freed += c.bytes;
   }
-  if (fits()) return Status::Ok();
-  const auto free = o_.free_bytes ? o_.free_bytes(o_.root) : StatvfsFree(o_.root);
+  const bool enough = fits(used - freed, free ? std::optional(*free + freed) : free);
+  if (enough) {
+    for (const Candidate* c : chosen) {
+      for (const char* suffix : {".json", ".data", ".partial", ".partial.log"}) {
+        (void)RemoveTreeAt(root_.get(), Name(c->key, suffix));
+      }
+    }
+    used -= freed;
+    free = FreeBytes();
+    if (fits(used, free)) return Status::Ok();
+  }
   std::string room = fmt::format("{} free on its filesystem, {} kept free", free ? FormatBytes(*free) : "unknown",
                                  FormatBytes(o_.reserve_bytes));
   if (o_.cap_bytes > 0) {
     room += fmt::format(", the store capped at {} with {} held", FormatBytes(o_.cap_bytes), FormatBytes(used));
   }
   if (in_use > 0) room += fmt::format(", {} cop{} in use", in_use, in_use == 1 ? "y" : "ies");
-  return Error{fmt::format("no room to stage {}: the copy needs {} more in {} ({}); nothing was copied. Free space "
-                           "there, choose a larger local drive (--stage-dir, saturate.stage_dir), or raise the cap",
-                           source_, FormatBytes(needed), o_.root, room)};
+  return Error{fmt::format("no room to stage {}: the copy takes {} on disk ({} of data in {} files) in {} ({}); "
+                           "nothing was copied{}. Free space there, choose a larger local drive (--stage-dir, "
+                           "saturate.stage_dir), or raise the cap",
+                           source_, FormatBytes(estimate), FormatBytes(m.total_bytes), GroupThousands(m.file_count),
+                           o_.root, room, enough ? "" : " and nothing evicted")};
 }
 
-FileOutcome StoreImpl::CopyFile(const Manifest& m, const Entry& e, const std::string& dst, uint64_t* xxh,
+FileOutcome StoreImpl::CopyFile(const Manifest& m, const Entry& e, int src_top, int dst_root, uint64_t* xxh,
                                 Error* error) {
-  const std::string src = SourcePath(m, e);
-  const int in = open(src.c_str(), O_RDONLY | O_CLOEXEC | (m.single_file ? 0 : O_NOFOLLOW));
-  if (in < 0) return errno == ENOENT ? FileOutcome::kChanged : (*error = SystemError("read", src, errno), FileOutcome::kFailed);
-  const int out = open(dst.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-  if (out < 0) {
-    *error = SystemError("write", dst, errno);
-    close(in);
+  // Through the folders as listed, none followed if it became a link; the file opened without blocking, so a
+  // FIFO or device swapped in is seen (not a regular file) instead of hanging the copy or filling the disk.
+  const std::string src_path = SourcePath(m, e), dst_path = o_.root + "/" + CopyRel(m, e);
+  const std::string src_rel = m.single_file ? BaseName(m) : e.rel, dst_rel = CopyRel(m, e);
+  const auto [src_dir, src_leaf] = SplitLast(src_rel);
+  UniqueFd src_parent = OpenFolderBeneath(src_top, src_dir);
+  if (!src_parent.valid()) return FileOutcome::kChanged;
+  UniqueFd in(openat(src_parent.get(), std::string(src_leaf).c_str(),
+                     O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+  if (!in.valid()) {
+    if (errno == ENOENT || errno == ELOOP || errno == ENXIO || errno == ENOTDIR) return FileOutcome::kChanged;
+    *error = SystemError("read", src_path, errno);
+    return FileOutcome::kFailed;
+  }
+  struct stat st {};
+  if (fstat(in.get(), &st) != 0) {
+    *error = SystemError("read", src_path, errno);
+    return FileOutcome::kFailed;
+  }
+  if (!S_ISREG(st.st_mode)) return FileOutcome::kChanged;
+  // Reads of a regular file may block again.
+  if (const int flags = fcntl(in.get(), F_GETFL); flags >= 0) (void)fcntl(in.get(), F_SETFL, flags & ~O_NONBLOCK);
+
+  const auto [dst_dir, dst_leaf] = SplitLast(dst_rel);
+  UniqueFd dst_parent = OpenFolderBeneath(dst_root, dst_dir);
+  const std::string leaf(dst_leaf);
+  if (dst_parent.valid()) (void)RemoveTreeAt(dst_parent.get(), leaf);  // a file of a killed copy, maybe read-only
+  UniqueFd out(dst_parent.valid() ? openat(dst_parent.get(), leaf.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)
+                                  : -1);
+  if (!out.valid()) {
+    *error = SystemError("write", dst_path, errno);
     return FileOutcome::kFailed;
   }
   XXH3_state_t* state = XXH3_createState();
+  if (state == nullptr) {
+    *error = SystemError("copy", src_path, ENOMEM);
+    return FileOutcome::kFailed;
+  }
   XXH3_64bits_reset(state);
   std::vector<char> buf(kChunk);
   uint64_t total = 0;
   FileOutcome outcome = FileOutcome::kCopied;
-  while (true) {
+  for (uint64_t chunk = 0;; ++chunk) {
     if (Cancelled()) {
       outcome = FileOutcome::kCancelled;
       break;
     }
-    const ssize_t n = read(in, buf.data(), buf.size());
+    if (chunk % kReserveEveryChunks == 0) {
+      if (auto low = BelowReserve()) {
+        *error = *low;
+        outcome = FileOutcome::kFailed;
+        break;
+      }
+    }
+    // One byte past the listed size tells a file that grew: nothing past the manifest's size is ever copied.
+    const size_t want = static_cast<size_t>(std::min<uint64_t>(kChunk, e.size - std::min(total, e.size) + 1));
+    const ssize_t n = read(in.get(), buf.data(), want);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
-      *error = SystemError("read", src, errno);
+      *error = SystemError("read", src_path, errno);
       outcome = FileOutcome::kFailed;
       break;
     }
     if (n == 0) break;
+    if (total + static_cast<uint64_t>(n) > e.size) {
+      outcome = FileOutcome::kChanged;
+      break;
+    }
     XXH3_64bits_update(state, buf.data(), static_cast<size_t>(n));
     for (ssize_t off = 0; off < n;) {
-      const ssize_t w = write(out, buf.data() + off, static_cast<size_t>(n - off));
+      const ssize_t w = write(out.get(), buf.data() + off, static_cast<size_t>(n - off));
       if (w < 0 && errno == EINTR) continue;
       if (w < 0) {
-        *error = SystemError("write", dst, errno);
+        *error = SystemError("write", dst_path, errno);
         outcome = FileOutcome::kFailed;
         break;
       }
@@ -328,99 +496,136 @@ FileOutcome StoreImpl::CopyFile(const Manifest& m, const Entry& e, const std::st
     bytes_done_ += static_cast<uint64_t>(n);
     copied_ += static_cast<uint64_t>(n);
   }
+  *xxh = XXH3_64bits_digest(state);
+  XXH3_freeState(state);
   // The file changed while it was read (or since the listing): the copy would mix two versions.
-  struct stat st {};
   if (outcome == FileOutcome::kCopied &&
-      (fstat(in, &st) != 0 || total != e.size || static_cast<uint64_t>(st.st_size) != e.size ||
+      (fstat(in.get(), &st) != 0 || total != e.size || static_cast<uint64_t>(st.st_size) != e.size ||
        static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec != e.mtime_ns)) {
     outcome = FileOutcome::kChanged;
   }
   if (outcome == FileOutcome::kCopied) {
+    // This file on disk (not the whole machine's: no sync()); then the source's time and read-only permissions.
     const timespec times[2] = {st.st_atim, st.st_mtim};
-    futimens(out, times);
+    if (fdatasync(out.get()) != 0 || futimens(out.get(), times) != 0 || fchmod(out.get(), CopyMode(e.mode, false)) != 0) {
+      *error = SystemError("write", dst_path, errno);
+      outcome = FileOutcome::kFailed;
+    }
   }
-  *xxh = XXH3_64bits_digest(state);
-  XXH3_freeState(state);
-  close(in);
-  if (close(out) != 0 && outcome == FileOutcome::kCopied) {
-    *error = SystemError("write", dst, errno);
+  if (close(out.Release()) != 0 && outcome == FileOutcome::kCopied) {
+    *error = SystemError("write", dst_path, errno);
     outcome = FileOutcome::kFailed;
   }
   return outcome;
 }
 
 // Copies what the partial folder lacks, lists the source again, and reads every file back against its checksum.
-Result<StoreImpl::Made> StoreImpl::Copy(const std::string& key, const Manifest& m) {
-  const std::string partial = P(key, ".partial"), log_path = P(key, ".partial.log");
-  std::error_code ec;
-  fs::create_directories(partial, ec);
-  if (ec) return Error{fmt::format("stage store: cannot create {}: {}", partial, ec.message())};
-  std::map<std::string, Logged> logged = ReadLog(log_path);
-
-  // Folders and links first; then the files a killed copy did not finish.
-  std::vector<const Entry*> todo;
-  const std::string base = fs::path(m.source).filename().string();
-  if (!m.single_file) fs::create_directories(partial + "/" + base, ec);
-  for (const Entry& e : m.entries) {
-    const std::string dst = partial + "/" + CopyRel(m, e);
-    if (e.type == Entry::Type::kDir) {
-      fs::create_directories(dst, ec);
-      if (ec) return Error{fmt::format("stage store: cannot create {}: {}", dst, ec.message())};
-    } else if (e.type == Entry::Type::kLink) {
-      fs::remove(dst, ec);
-      if (symlink(e.target.c_str(), dst.c_str()) != 0) return SystemError("create the link", dst, errno);
-    } else {
-      auto it = logged.find(e.rel);
-      struct stat st {};
-      if (it != logged.end() && it->second.size == e.size && it->second.mtime_ns == e.mtime_ns &&
-          lstat(dst.c_str(), &st) == 0 && static_cast<uint64_t>(st.st_size) == e.size) {
-        bytes_done_ += e.size;
-        ++files_done_;
-        continue;
-      }
-      logged.erase(e.rel);
-      todo.push_back(&e);
+// `xxh3` gets each entry's checksum for the record.
+Result<StoreImpl::Made> StoreImpl::Copy(const std::string& key, const Manifest& m,
+                                        std::vector<std::optional<uint64_t>>* xxh3) {
+  const std::string partial = Name(key, ".partial"), log_name = Name(key, ".partial.log");
+  // The log first: a partial folder is the store's own only with a log whose header names its key.
+  PartialLog log = ParsePartialLog(ReadAt(root_.get(), log_name).value_or(""));
+  UniqueFd log_fd;
+  if (log.key == key) {
+    log_fd = UniqueFd(openat(root_.get(), log_name.c_str(), O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC));
+  } else {
+    log.files.clear();  // no log of this key: nothing in a partial folder is trusted
+    (void)RemoveTreeAt(root_.get(), log_name);
+    log_fd = UniqueFd(openat(root_.get(), log_name.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+    const std::string header = PartialLogHeader(key);
+    if (log_fd.valid() && write(log_fd.get(), header.data(), header.size()) != static_cast<ssize_t>(header.size())) {
+      return SystemError("write", P(key, ".partial.log"), errno);
     }
   }
+  if (!log_fd.valid()) return SystemError("open", P(key, ".partial.log"), errno);
+  UniqueFd partial_fd = OpenFolderBeneath(root_.get(), partial, true);
+  if (!partial_fd.valid()) return SystemError("create", P(key, ".partial"), errno);
+  MakeFoldersWritable(partial_fd.get());  // a killed copy may have made some read-only already
 
-  const int log_fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (log_fd < 0) return SystemError("open", log_path, errno);
+  // Folders and links first; then the files a killed copy did not finish.
+  std::vector<size_t> todo;
+  if (!m.single_file && !OpenFolderBeneath(partial_fd.get(), BaseName(m), true).valid()) {
+    return SystemError("create", P(key, ".partial/") + BaseName(m), errno);
+  }
+  for (size_t i = 0; i < m.entries.size(); ++i) {
+    const Entry& e = m.entries[i];
+    const std::string rel = CopyRel(m, e);
+    if (e.type == Entry::Type::kDir) {
+      if (!OpenFolderBeneath(partial_fd.get(), rel, true).valid()) return SystemError("create", P(key, ".partial/") + rel, errno);
+      continue;
+    }
+    const auto [dir, leaf_view] = SplitLast(rel);
+    const std::string leaf(leaf_view);
+    UniqueFd parent = OpenFolderBeneath(partial_fd.get(), dir);
+    if (!parent.valid()) return SystemError("create", P(key, ".partial/") + rel, errno);
+    if (e.type == Entry::Type::kLink) {
+      (void)RemoveTreeAt(parent.get(), leaf);
+      if (symlinkat(e.target.c_str(), parent.get(), leaf.c_str()) != 0) {
+        return SystemError("create the link", P(key, ".partial/") + rel, errno);
+      }
+      continue;
+    }
+    auto it = log.files.find(e.rel);
+    struct stat st {};
+    if (it != log.files.end() && it->second.size == e.size && it->second.mtime_ns == e.mtime_ns &&
+        fstatat(parent.get(), leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+        static_cast<uint64_t>(st.st_size) == e.size) {
+      bytes_done_ += e.size;
+      ++files_done_;
+      continue;
+    }
+    if (it != log.files.end()) log.files.erase(it);
+    todo.push_back(i);
+  }
+
+  // The source through descriptors from "/" down, so a folder of it swapped for a link is never followed.
+  UniqueFd src_top = OpenFolderPath(m.single_file ? fs::path(m.source).parent_path().string() : m.source);
   std::atomic<size_t> next{0};
-  std::atomic<bool> stop{false}, changed{false}, cancelled{false};
+  std::atomic<bool> stop{false}, changed{!src_top.valid()}, cancelled{false};
   std::optional<Error> failure;
   std::mutex failure_mu;
+  auto fail = [&](Error error) {
+    std::lock_guard<std::mutex> lock(failure_mu);
+    if (!failure) failure = std::move(error);
+    stop = true;
+  };
+  // No exception leaves a copying thread: one would end saturate (std::terminate) in the middle of a sweep.
   auto worker = [&]() {
-    for (size_t i = next++; i < todo.size() && !stop; i = next++) {
-      const Entry& e = *todo[i];
-      uint64_t xxh = 0;
-      Error error;
-      const FileOutcome outcome = CopyFile(m, e, partial + "/" + CopyRel(m, e), &xxh, &error);
-      if (outcome != FileOutcome::kCopied) {
-        if (outcome == FileOutcome::kChanged) changed = true;
-        if (outcome == FileOutcome::kCancelled) cancelled = true;
-        if (outcome == FileOutcome::kFailed) {
-          std::lock_guard<std::mutex> lock(failure_mu);
-          if (!failure) failure = error;
+    try {
+      for (size_t i = next++; i < todo.size() && !stop; i = next++) {
+        const Entry& e = m.entries[todo[i]];
+        uint64_t xxh = 0;
+        Error error;
+        const FileOutcome outcome = CopyFile(m, e, src_top.get(), partial_fd.get(), &xxh, &error);
+        if (outcome != FileOutcome::kCopied) {
+          if (outcome == FileOutcome::kChanged) changed = true;
+          if (outcome == FileOutcome::kCancelled) cancelled = true;
+          if (outcome == FileOutcome::kFailed) fail(error);
+          stop = true;
+          return;
         }
-        stop = true;
-        return;
+        {
+          std::lock_guard<std::mutex> lock(log_mu_);
+          const LoggedFile whole{e.size, e.mtime_ns, xxh};
+          log.files[e.rel] = whole;
+          const std::string line = PartialLogLine(e.rel, whole);
+          (void)!write(log_fd.get(), line.data(), line.size());
+        }
+        const size_t done = ++files_done_;
+        Report(Progress::Phase::kCopying);
+        if (o_.after_file) o_.after_file(done);
       }
-      {
-        std::lock_guard<std::mutex> lock(log_mu_);
-        logged[e.rel] = Logged{e.size, e.mtime_ns, xxh};
-        const std::string line = fmt::format("{} {} {:016x} {}\n", e.size, e.mtime_ns, xxh, e.rel);
-        (void)!write(log_fd, line.data(), line.size());
-      }
-      const size_t done = ++files_done_;
-      Report(Progress::Phase::kCopying);
-      if (o_.after_file) o_.after_file(done);
+    } catch (const std::exception& ex) {
+      fail(Error{fmt::format("stage store: internal error while copying {}: {}", source_, ex.what())});
     }
   };
-  const int threads = std::clamp(o_.threads, 1, 64);
-  std::vector<std::thread> pool;
-  for (int t = 0; t < std::min<int>(threads, static_cast<int>(todo.size())); ++t) pool.emplace_back(worker);
-  for (std::thread& t : pool) t.join();
-  close(log_fd);
+  if (!changed) {
+    const int threads = std::clamp(o_.threads, 1, 64);
+    std::vector<std::thread> pool;
+    for (int t = 0; t < std::min<int>(threads, static_cast<int>(todo.size())); ++t) pool.emplace_back(worker);
+    for (std::thread& t : pool) t.join();
+  }
   if (cancelled) return InterruptError();
   if (failure) return *failure;
 
@@ -429,53 +634,99 @@ Result<StoreImpl::Made> StoreImpl::Copy(const std::string& key, const Manifest& 
     auto again = ScanSource(m.source);
     changed = !again || !(*again == m);
   }
-  if (changed || !Verify(partial, m, logged)) {
-    fs::remove_all(partial, ec);
-    fs::remove(log_path, ec);
+  xxh3->assign(m.entries.size(), std::nullopt);
+  for (size_t i = 0; i < m.entries.size(); ++i) {
+    auto it = log.files.find(m.entries[i].rel);
+    if (m.entries[i].type == Entry::Type::kFile && it != log.files.end()) (*xxh3)[i] = it->second.xxh3;
+  }
+  Readback back;
+  if (!changed) {
+    Report(Progress::Phase::kVerifying);
+    back = ReadBack(partial_fd.get(), m, *xxh3);
+    if (back.verdict == Readback::Verdict::kCancelled) return InterruptError();
+  }
+  if (changed || back.verdict != Readback::Verdict::kSame) {
+    (void)RemoveTreeAt(root_.get(), partial);
+    (void)RemoveTreeAt(root_.get(), log_name);
     return Made::kRedo;
   }
+  if (auto s = SealCopy(partial_fd.get(), m); !s) return s.error();
   return Made::kOk;
 }
 
-bool StoreImpl::Verify(const std::string& partial, const Manifest& m, const std::map<std::string, Logged>& logged) {
-  Report(Progress::Phase::kVerifying);
+// Every file of the copy under `copy_fd` (<key>.partial or <key>.data) read back against its checksum.
+StoreImpl::Readback StoreImpl::ReadBack(int copy_fd, const Manifest& m, const std::vector<std::optional<uint64_t>>& xxh3) {
   std::vector<char> buf(kChunk);
-  for (const Entry& e : m.entries) {
+  for (size_t i = 0; i < m.entries.size(); ++i) {
+    const Entry& e = m.entries[i];
     if (e.type != Entry::Type::kFile) continue;
-    auto it = logged.find(e.rel);
-    if (it == logged.end()) return false;
-    const std::string path = partial + "/" + CopyRel(m, e);
-    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0) return false;
+    const std::string rel = CopyRel(m, e);
+    const auto [dir, leaf] = SplitLast(rel);
+    UniqueFd parent = OpenFolderBeneath(copy_fd, dir);
+    UniqueFd fd(parent.valid() ? openat(parent.get(), std::string(leaf).c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) : -1);
+    struct stat st {};
+    if (!fd.valid() || fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || i >= xxh3.size() || !xxh3[i]) {
+      return {Readback::Verdict::kDiffers, fmt::format("{} cannot be read back", VisibleText(rel))};
+    }
     XXH3_state_t* state = XXH3_createState();
+    if (state == nullptr) return {Readback::Verdict::kDiffers, "no memory to read it back"};
     XXH3_64bits_reset(state);
     uint64_t total = 0;
     ssize_t n = 0;
-    while ((n = read(fd, buf.data(), buf.size())) > 0) {
+    bool cancelled = false;
+    while ((n = read(fd.get(), buf.data(), buf.size())) > 0 || (n < 0 && errno == EINTR)) {
+      if (Cancelled()) {
+        cancelled = true;
+        break;
+      }
+      if (n < 0) continue;
       XXH3_64bits_update(state, buf.data(), static_cast<size_t>(n));
       total += static_cast<uint64_t>(n);
     }
     const uint64_t xxh = XXH3_64bits_digest(state);
     XXH3_freeState(state);
-    close(fd);
-    if (n < 0 || total != e.size || xxh != it->second.xxh) return false;
+    if (cancelled) return {Readback::Verdict::kCancelled, ""};
+    if (n < 0 || total != e.size || xxh != *xxh3[i]) {
+      return {Readback::Verdict::kDiffers, fmt::format("{}: its bytes differ from those copied", VisibleText(rel))};
+    }
   }
-  return true;
+  return {};
+}
+
+// The copy made read-only (folders keep the source's permissions less write; files got theirs as copied) and
+// its folders synced, deepest first, so that the rename into place publishes a copy that is on disk.
+Status StoreImpl::SealCopy(int partial_fd, const Manifest& m) {
+  auto seal = [&](const std::string& rel, uint32_t mode) -> Status {
+    UniqueFd dir = OpenFolderBeneath(partial_fd, rel);
+    if (!dir.valid() || fsync(dir.get()) != 0 || fchmod(dir.get(), mode) != 0) {
+      return SystemError("finish", o_.root + "/" + rel, errno);
+    }
+    return Status::Ok();
+  };
+  for (auto it = m.entries.rbegin(); it != m.entries.rend(); ++it) {
+    if (it->type != Entry::Type::kDir) continue;
+    if (auto s = seal(CopyRel(m, *it), CopyMode(it->mode, true)); !s) return s;
+  }
+  if (!m.single_file) {
+    if (auto s = seal(BaseName(m), CopyMode(m.mode, true)); !s) return s;
+  }
+  if (fsync(partial_fd) != 0) return SystemError("finish", o_.root, errno);
+  return Status::Ok();
 }
 
 Lease StoreImpl::Hand(Locks& locks, const std::string& key, const Manifest& m, bool reused) {
   // The use file's time is the copy's last use, which eviction orders by.
-  futimens(locks.use_fd, nullptr);
+  futimens(locks.use.get(), nullptr);
   Lease lease;
-  lease.use_fd_ = locks.use_fd;
-  locks.use_fd = -1;
-  lease.path_ = P(key, ".data") + "/" + fs::path(m.source).filename().string();
+  lease.use_fd_ = locks.use.Release();
+  lease.path_ = P(key, ".data") + "/" + BaseName(m);
   lease.source_ = m.source;
   lease.bytes_ = m.total_bytes;
   lease.files_ = m.file_count;
   lease.reused_ = reused;
   lease.copy_s_ = reused ? 0 : copy_s_;
   lease.copied_ = copied_;
+  lease.warnings_ = std::move(warnings_);
   bytes_done_ = m.total_bytes;
   files_done_ = m.file_count;
   Report(Progress::Phase::kDone);
@@ -483,59 +734,63 @@ Lease StoreImpl::Hand(Locks& locks, const std::string& key, const Manifest& m, b
 }
 
 Result<std::optional<Lease>> StoreImpl::Acquire(bool make) {
-  std::error_code ec;
+  Report(Progress::Phase::kScanning);
+  auto m = ScanSource(source_);
+  if (!m) return m.error();
+  if (auto s = OutsideTheSource(*m); !s) return s.error();
   // Only looking: a store that is not there holds no copy, and looking creates nothing.
-  if (!make && !fs::exists(o_.root, ec)) {
-    auto m = ScanSource(source_);
-    if (!m) return m.error();
-    return std::optional<Lease>();
-  }
-  if (auto s = PrepareRoot(); !s) return s.error();
+  auto root = OpenStoreFolder(o_.root, make);
+  if (!root) return root.error();
+  if (!*root) return std::optional<Lease>();
+  root_ = std::move(**root);
   const int tries = std::max(1, o_.max_tries);
   for (int attempt = 1; attempt <= tries; ++attempt) {
-    Report(Progress::Phase::kScanning);
-    auto m = ScanSource(source_);
-    if (!m) return m.error();
+    if (attempt > 1) {
+      Report(Progress::Phase::kScanning);
+      m = ScanSource(source_);
+      if (!m) return m.error();
+    }
     const std::string key = m->Key();
     bytes_total_ = m->total_bytes;
     files_total_ = m->file_count;
     bytes_done_ = 0;
     files_done_ = 0;
-    if (!make && !fs::exists(P(key, ".json"), ec)) return std::optional<Lease>();
+    if (!make && !ExistsAt(root_.get(), Name(key, ".json"))) return std::optional<Lease>();
     Locks locks;
     if (auto s = LockKey(key, locks); !s) return s.error();
-    if (Complete(key, *m)) return std::optional(Hand(locks, key, *m, true));
+    std::string why;
+    const Held held = Check(key, *m, &why);
+    if (held == Held::kGood) return std::optional(Hand(locks, key, *m, true));
     if (!make) return std::optional<Lease>();
-
-    // A copy renamed into place whose manifest was never written (killed between the two): resumed like a
-    // partial copy, its files checked again.
-    if (fs::exists(P(key, ".data"), ec)) {
-      if (!fs::exists(P(key, ".partial"), ec)) {
-        fs::rename(P(key, ".data"), P(key, ".partial"), ec);
-      } else {
-        fs::remove_all(P(key, ".data"), ec);
-      }
+    if (held == Held::kBad) {
+      warnings_.push_back(fmt::format("the copy of {} in the store ({}) differs from the data it was made of ({}); "
+                                      "it was made again",
+                                      source_, P(key, ".data"), why));
     }
-    uint64_t have = 0;
-    for (const auto& [rel, l] : ReadLog(P(key, ".partial.log"))) have += l.size;
-    if (auto s = MakeRoom(key, m->total_bytes - std::min(have, m->total_bytes)); !s) return s.error();
+    // A copy without a usable record (a kill between the rename and the record, a record of other data) or one
+    // that differs goes; a partial copy stays, to be resumed.
+    if (auto s = Discard(key, locks); !s) return s.error();
+    if (auto s = MakeRoom(key, *m); !s) return s.error();
 
     const auto copy_t0 = Clock::now();
     Report(Progress::Phase::kCopying);
-    auto made = Copy(key, *m);
+    Record record;
+    auto made = Copy(key, *m, &record.xxh3);
     copy_s_ += SecondsSince(copy_t0);
     if (!made) return made.error();
     if (*made == Made::kRedo) continue;
 
-    // Whole and verified: into place, then the manifest that says so.
-    if (rename(P(key, ".partial").c_str(), P(key, ".data").c_str()) != 0) {
+    // Whole, verified and on disk: into place (read-only), then the record that says so.
+    if (renameat(root_.get(), Name(key, ".partial").c_str(), root_.get(), Name(key, ".data").c_str()) != 0) {
       return SystemError("rename", P(key, ".partial"), errno);
     }
-    const nlohmann::json record = {{"manifest", ManifestToJson(*m)}, {"copy_s", copy_s_},
-                                   {"made_unix", std::time(nullptr)}};
-    sync();
-    if (auto s = WriteFileAtomically(P(key, ".json"), record.dump(1) + "\n", 0600); !s) return s.error();
-    fs::remove(P(key, ".partial.log"), ec);
+    if (UniqueFd data = OpenFolderBeneath(root_.get(), Name(key, ".data")); data.valid()) (void)fchmod(data.get(), 0500);
+    record.manifest = *m;
+    record.copy_s = copy_s_;
+    record.made_unix = std::time(nullptr);
+    if (auto s = WriteFileAtomically(P(key, ".json"), RecordText(record), 0600); !s) return s.error();
+    (void)RemoveTreeAt(root_.get(), Name(key, ".partial.log"));
+    (void)fsync(root_.get());
     return std::optional(Hand(locks, key, *m, false));
   }
   return Error{fmt::format("stage path {} kept changing while it was copied ({} tries); stage it once it is "
@@ -556,6 +811,7 @@ Lease& Lease::operator=(Lease&& other) noexcept {
     files_ = other.files_;
     reused_ = other.reused_;
     copy_s_ = other.copy_s_;
+    warnings_ = std::move(other.warnings_);
   }
   return *this;
 }
@@ -564,16 +820,28 @@ Lease::~Lease() {
   if (use_fd_ >= 0) close(use_fd_);
 }
 
+namespace {
+
+// The store's edge: an exception inside it (memory, a library's) becomes an error naming the source.
+Result<std::optional<Lease>> Guarded(const std::string& source, const StoreOptions& options, bool make) {
+  try {
+    StoreImpl impl(source, options);
+    return impl.Acquire(make);
+  } catch (const std::exception& e) {
+    return Error{fmt::format("stage store: internal error while staging {}: {}", source, e.what())};
+  }
+}
+
+}  // namespace
+
 Result<Lease> Acquire(const std::string& source, const StoreOptions& options) {
-  StoreImpl impl(source, options);
-  auto lease = impl.Acquire(true);
+  auto lease = Guarded(source, options, true);
   if (!lease) return lease.error();
   return std::move(**lease);
 }
 
 Result<std::optional<Lease>> FindCopy(const std::string& source, const StoreOptions& options) {
-  StoreImpl impl(source, options);
-  return impl.Acquire(false);
+  return Guarded(source, options, false);
 }
 
 std::string DefaultStoreRoot() {

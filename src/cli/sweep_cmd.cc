@@ -34,7 +34,7 @@ struct SweepCliOptions {
   std::vector<std::string> args;  // the spec file, or with --grid the command
   std::vector<std::string> grid, shape, stage;
   std::string journal, gpus, timeout, warmup, window, metric, metric_pattern;
-  std::string stage_policy, stage_dir, stage_cap;  // empty: the spec's
+  std::string stage_policy, stage_dir, stage_cap, stage_verify;  // empty: the spec's
   bool maximize = false, resume = false, cpu = false, mps = false, json = false, quiet = false, no_auto = false;
   bool fresh = false;  // ignore what earlier sweeps learnt (the packing record), and record nothing
   int retries = -1, max_per_gpu = 0;
@@ -115,6 +115,11 @@ Result<sweep::Spec> BuildSpec(const SweepCliOptions& c) {
     o.stage.policy = *policy;
   }
   if (!c.stage_dir.empty()) o.stage.dir = c.stage_dir;
+  if (!c.stage_verify.empty()) {
+    auto checksums = sweep::ParseStageVerify(c.stage_verify);
+    if (!checksums) return UsageError(fmt::format("--stage-verify: '{}' is not sizes or checksums", c.stage_verify));
+    o.stage.verify_checksums = *checksums;
+  }
   if (!c.stage_cap.empty()) {
     auto bytes = ParseBytes(c.stage_cap);
     if (!bytes || *bytes == 0) {
@@ -441,6 +446,9 @@ Action SetupSweep(CLI::App& app) {
                  "when to copy: auto (when the first run's loader waits on storage; the default), always, never");
   app.add_option("--stage-dir", c->stage_dir,
                  "the local store of staged copies (default: ~/.cache/saturate/stage; on Slurm the node's scratch)");
+  app.add_option("--stage-verify", c->stage_verify,
+                 "how a copy already in the store is checked before runs read it: sizes (sizes, times and modes "
+                 "against the data's; the default) or checksums (every file read back)");
   app.add_option("--stage-cap", c->stage_cap,
                  "the store's size at most, e.g. 200GiB: the least recently used copies nobody reads are evicted");
   app.add_flag("--json", c->json, "print the final status as JSON");

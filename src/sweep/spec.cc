@@ -59,7 +59,8 @@ const std::vector<std::string> kMetricKeys = {"name", "goal", "target", "impute"
 const std::vector<std::string> kSaturateKeys = {"gpus", "max_per_gpu", "memory_margin", "timeout", "retries",
                                                 "metric_pattern", "env", "seed", "runs", "shape", "auto",
                                                 "backend", "slurm", "price_per_gpu_hour", "stage",
-                                                "stage_policy", "stage_dir", "stage_cap", "time_budget_runs"};
+                                                "stage_policy", "stage_dir", "stage_cap", "stage_verify",
+                                                "time_budget_runs"};
 
 // W&B's rule for parameter names: ^[A-Za-z_][A-Za-z0-9_.-]*$.
 bool IsValidName(std::string_view name) {
@@ -543,7 +544,7 @@ class Parser {
     return true;
   }
 
-  // stage: a path, a list of paths, or a list of {path: P}; stage_policy, stage_dir, stage_cap.
+  // stage: a path, a list of paths, or a list of {path: P}; stage_policy, stage_dir, stage_cap, stage_verify.
   bool ParseStage(const YAML::Node& n) {
     StageOptions& o = spec_.saturate.stage;
     if (const YAML::Node stage = n["stage"]) {
@@ -586,6 +587,15 @@ class Parser {
         return Fail(cap, "saturate", fmt::format("'stage_cap' must be a size above 0 like 200GiB or 50G, not '{}'", text));
       }
       o.cap_bytes = *bytes;
+    }
+    if (const YAML::Node verify = n["stage_verify"]) {
+      std::string text;
+      if (!ReadString(verify, "saturate.stage_verify", &text)) return false;
+      auto checksums = ParseStageVerify(text);
+      if (!checksums) {
+        return Fail(verify, "saturate", fmt::format("unknown stage_verify '{}'; use sizes or checksums", text));
+      }
+      o.verify_checksums = *checksums;
     }
     return true;
   }
@@ -799,6 +809,12 @@ std::string_view StagePolicyName(StagePolicy p) {
     case StagePolicy::kNever: return "never";
   }
   return "auto";
+}
+
+std::optional<bool> ParseStageVerify(std::string_view text) {
+  if (text == "sizes") return false;
+  if (text == "checksums") return true;
+  return std::nullopt;
 }
 
 std::optional<StagePolicy> ParseStagePolicy(std::string_view text) {

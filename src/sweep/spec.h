@@ -60,12 +60,17 @@ enum class StagePolicy {
 };
 std::string_view StagePolicyName(StagePolicy p);  // "auto", "always", "never"
 std::optional<StagePolicy> ParseStagePolicy(std::string_view text);
+// `stage_verify`: "checksums" -> true, "sizes" -> false, else nullopt.
+std::optional<bool> ParseStageVerify(std::string_view text);
 
 struct StageOptions {
   std::vector<std::string> paths;  // files or folders the runs read, as given; empty: nothing is staged
   StagePolicy policy = StagePolicy::kAuto;
   std::string dir;         // the node's store (stage/store.h); empty: stage::DefaultStoreRoot()
   uint64_t cap_bytes = 0;  // the store's size at most; 0: free space decides
+  // `stage_verify: checksums`: a copy found in the store is read back against its checksums before runs use it;
+  // `sizes` (the default) compares its listing (sizes, mtimes, modes) with the data's.
+  bool verify_checksums = false;
 };
 
 struct SaturateOptions {

@@ -694,6 +694,18 @@ TEST(Spec, StageErrorsNameTheSetting) {
   EXPECT_NE(ErrorOf(head + "  stage: [{paht: /x}]\n").find("paht"), std::string::npos);
   EXPECT_NE(ErrorOf(head + "  stage: [{}]\n").find("needs a 'path'"), std::string::npos);
   EXPECT_NE(ErrorOf(head + "  stage: ['']\n").find("empty"), std::string::npos);
+  EXPECT_EQ(ErrorOf(head + "  stage_verify: hashes\n"),
+            "sweep.yaml:6:17: saturate: unknown stage_verify 'hashes'; use sizes or checksums");
+}
+
+TEST(Spec, StageVerifyIsSizesUnlessChecksumsAreAsked) {
+  const std::string head = "program: t.py\nmethod: grid\nparameters:\n  lr: {value: 1}\nsaturate:\n  stage: /d\n";
+  auto plain = ParseSpec(head, "sweep.yaml");
+  ASSERT_TRUE(plain) << plain.error().message;
+  EXPECT_FALSE(plain->saturate.stage.verify_checksums);
+  auto checked = ParseSpec(head + "  stage_verify: checksums\n", "sweep.yaml");
+  ASSERT_TRUE(checked) << checked.error().message;
+  EXPECT_TRUE(checked->saturate.stage.verify_checksums);
 }
 
 TEST(Spec, TimeBudgetRunsPackOrOnePerDevice) {

@@ -125,6 +125,7 @@ Result<std::unique_ptr<Stager>> Stager::Start(const StageOptions& options) {
       // Copies the store has already cost nothing: use them.
       stage::StoreOptions store;
       store.root = stager->root_;
+      store.verify_checksums = options.verify_checksums;
       std::vector<stage::Lease> found;
       for (const StagedSource& s : stager->sources_) {
         auto lease = stage::FindCopy(s.given, store);
@@ -153,10 +154,24 @@ void Stager::BeginCopy(const std::string& why) {
   reason_ = why;
   copy_t0_ = telemetry::MonotonicSeconds();
   thread_ = std::thread([this] {
+    // No exception may leave this thread (std::terminate would abort the sweep): one becomes the copy's failure.
+    try {
+      CopyAll();
+    } catch (const std::exception& e) {
+      std::lock_guard<std::mutex> lock(mu_);
+      copied_ = Error{fmt::format("staging failed: internal error: {}", e.what())};
+    }
+  });
+}
+
+void Stager::CopyAll() {
+  {  // every source in turn, each a lease on its copy; the first error ends it
     stage::StoreOptions store;
     store.root = root_;
     store.cap_bytes = options_.cap_bytes;
-    store.cancelled = [this] { return cancel_.load(); };
+    store.verify_checksums = options_.verify_checksums;
+    // The sweep's end, or Ctrl-C / SIGTERM at once (the controller's loop may be waiting on nothing else).
+    store.cancelled = [this] { return cancel_.load() || run::Interrupted(); };
     // Progress over every source: the bytes of the sources done, plus the current one's.
     uint64_t before = 0, total = 0;
     size_t files_before = 0, files_total = 0;
@@ -190,7 +205,7 @@ void Stager::BeginCopy(const std::string& why) {
     }
     std::lock_guard<std::mutex> lock(mu_);
     copied_ = std::move(leases);
-  });
+  }
 }
 
 bool Stager::MayStart(size_t live, int started) const {
@@ -241,6 +256,7 @@ Result<std::optional<std::string>> Stager::Poll() {
     s.copy_s = lease.copy_s();
     parts.push_back(fmt::format("{} -> {} ({})", s.given, s.local,
                                 s.reused ? "the copy there already" : fmt::format("copied in {:.1f} s", s.copy_s)));
+    for (const std::string& warning : lease.warnings()) parts.push_back("warning: " + warning);
   }
   decision_ = "staged";
   staged_at_ = telemetry::MonotonicSeconds();
@@ -309,6 +325,7 @@ Result<NodeStaging> StageOnNode(const StageOptions& options, std::vector<stage::
   if (!root) return root.error();
   store.root = std::move(*root);
   store.cap_bytes = options.cap_bytes;
+  store.verify_checksums = options.verify_checksums;
   store.cancelled = [] { return run::Interrupted(); };
   std::vector<std::string> parts;
   for (StagedSource& s : staging.sources) {
@@ -319,6 +336,7 @@ Result<NodeStaging> StageOnNode(const StageOptions& options, std::vector<stage::
     s.copy_s = lease->copy_s();
     parts.push_back(fmt::format("{} -> {} ({})", s.given, s.local,
                                 s.reused ? "the copy there already" : fmt::format("copied in {:.1f} s", s.copy_s)));
+    for (const std::string& warning : lease->warnings()) parts.push_back("warning: " + warning);
     leases->push_back(std::move(*lease));
   }
   staging.on_copy = true;
@@ -327,7 +345,8 @@ Result<NodeStaging> StageOnNode(const StageOptions& options, std::vector<stage::
 }
 
 nlohmann::json StageOptionsJson(const StageOptions& o) {
-  return {{"paths", o.paths}, {"policy", StagePolicyName(o.policy)}, {"dir", o.dir}, {"cap_bytes", o.cap_bytes}};
+  return {{"paths", o.paths},          {"policy", StagePolicyName(o.policy)},  {"dir", o.dir},
+          {"cap_bytes", o.cap_bytes}, {"verify_checksums", o.verify_checksums}};
 }
 
 StageOptions StageOptionsFromJson(const nlohmann::json& j) {
@@ -337,6 +356,7 @@ StageOptions StageOptionsFromJson(const nlohmann::json& j) {
   o.policy = ParseStagePolicy(j.value("policy", "auto")).value_or(StagePolicy::kAuto);
   o.dir = j.value("dir", "");
   o.cap_bytes = j.value("cap_bytes", uint64_t{0});
+  o.verify_checksums = j.value("verify_checksums", false);
   return o;
 }
 

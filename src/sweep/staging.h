@@ -127,6 +127,7 @@ class Stager {
  private:
   Stager() = default;
   void BeginCopy(const std::string& why);
+  void CopyAll();  // the copying thread's work
 
   StageOptions options_;
   std::string root_;

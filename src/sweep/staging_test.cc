@@ -199,6 +199,74 @@ TEST_F(StagerTest, AFailedCopyStopsAnAlwaysSweepAndLeavesAnAutoSweepOnTheSource)
   ASSERT_FALSE(automatic) << "auto looks for an existing copy first, in a store that cannot be one";
 }
 
+// Issue 45: what used to escape the copying thread (an abort, exit 134) is a staged copy, or a warning.
+TEST_F(StagerTest, ANameThatIsNotUtf8AndAMalformedStoreEntryNeitherAbortTheSweep) {
+  std::ofstream(dir_.File("ds/sub/\xff\xfe-latin1-\xe9.bin")) << "bytes that are no UTF-8 in the name";
+  // A store of this user's, holding an entry whose "manifest" is a number.
+  fs::create_directories(dir_.File("other"));
+  std::ofstream(dir_.File("other/x")) << "x";
+  stage::StoreOptions store;
+  store.root = options_.dir;
+  ASSERT_TRUE(stage::Acquire(dir_.File("other"), store));
+  std::ofstream(options_.dir + "/planted-0123456789abcdef.json") << R"({"manifest": 5})";
+
+  options_.policy = StagePolicy::kAlways;
+  options_.cap_bytes = 1ull << 30;
+  auto stager = Stager::Start(options_);
+  ASSERT_TRUE(stager) << stager.error().message;
+  auto note = Finish(**stager);
+  ASSERT_TRUE(note) << note.error().message;
+  ASSERT_TRUE(*note);
+  EXPECT_NE((*note)->find("warning: stage store: " + options_.dir + "/planted-0123456789abcdef.json is not a record"),
+            std::string::npos)
+      << **note;
+  const StagingReport report = (*stager)->Report();
+  EXPECT_EQ(report.decision, "staged");
+  std::ifstream copied(report.sources.at(0).local + "/sub/\xff\xfe-latin1-\xe9.bin");
+  std::string text;
+  std::getline(copied, text);
+  EXPECT_EQ(text, "bytes that are no UTF-8 in the name");
+
+  // A second sweep finds the copy: the name went into the record and came back exactly.
+  options_.policy = StagePolicy::kAuto;
+  auto again = Stager::Start(options_);
+  ASSERT_TRUE(again) << again.error().message;
+  auto found = (*again)->Poll();
+  ASSERT_TRUE(found && *found);
+  EXPECT_TRUE((*again)->Report().sources.at(0).reused);
+}
+
+TEST_F(StagerTest, AStoreFolderThatIsNotAStoreStopsTheSweepAsAUsageError) {
+  fs::create_directories(dir_.File("proj"));
+  std::ofstream(dir_.File("proj/config.json")) << "{}";
+  options_.dir = dir_.File("proj");
+  auto automatic = Stager::Start(options_);
+  ASSERT_FALSE(automatic);
+  EXPECT_EQ(automatic.error().exit_code, kExitUsage);
+  options_.policy = StagePolicy::kAlways;
+  auto always = Stager::Start(options_);
+  ASSERT_TRUE(always);
+  auto failed = Finish(**always);
+  ASSERT_FALSE(failed);
+  EXPECT_EQ(failed.error().exit_code, kExitUsage) << failed.error().message;
+  EXPECT_TRUE(fs::exists(dir_.File("proj/config.json")));
+}
+
+TEST(StageOptionsJson, CarriesTheSettingsToASlurmJob) {
+  StageOptions o;
+  o.paths = {"/nfs/ds"};
+  o.policy = StagePolicy::kAlways;
+  o.dir = "/scratch/me";
+  o.cap_bytes = 5;
+  o.verify_checksums = true;
+  const StageOptions back = StageOptionsFromJson(StageOptionsJson(o));
+  EXPECT_EQ(back.paths, o.paths);
+  EXPECT_EQ(back.policy, o.policy);
+  EXPECT_EQ(back.dir, o.dir);
+  EXPECT_EQ(back.cap_bytes, o.cap_bytes);
+  EXPECT_TRUE(back.verify_checksums);
+}
+
 TEST(StagingReport, RoundTripsAndReads) {
   StagingReport r;
   r.policy = StagePolicy::kAuto;

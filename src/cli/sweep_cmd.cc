@@ -266,10 +266,12 @@ Status RunSweepCommand(const SweepCliOptions& c) {
 
   auto status = sweep::ReadStatus(journal);
   if (!status) return status.error();
-  if (Status st = page.Finish(); !st) fmt::print(stderr, "saturate: warning: no report.html: {}\n", st.error().message);
+  // A page that could not be written is named in the warning only, never printed as if it were there.
+  const Status page_written = page.Finish();
+  if (!page_written) fmt::print(stderr, "saturate: warning: no report.html: {}\n", page_written.error().message);
   if (c.json) {
     nlohmann::json doc = sweep::StatusJson(*status);
-    doc["report"] = page.path();
+    doc["report"] = page_written ? nlohmann::json(page.path()) : nlohmann::json();
     doc["wall_s"] = result->wall_s;
     doc["interrupted"] = result->interrupted;
     doc["held_degree"] = result->held;
@@ -289,7 +291,7 @@ Status RunSweepCommand(const SweepCliOptions& c) {
     if (!cost) return cost.error();
     std::cout << *cost;
     if (result->staging) std::cout << sweep::StagingText(*result->staging);
-    std::cout << "report: " << page.path() << '\n';
+    if (page_written) std::cout << "report: " << page.path() << '\n';
   }
   std::cout.flush();
   if (result->interrupted) {

@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <thread>
 
+#include "run/interrupt.h"
 #include "util/test_dir.h"
 
 namespace sat::sweep {
@@ -250,6 +252,20 @@ TEST_F(StagerTest, AStoreFolderThatIsNotAStoreStopsTheSweepAsAUsageError) {
   ASSERT_FALSE(failed);
   EXPECT_EQ(failed.error().exit_code, kExitUsage) << failed.error().message;
   EXPECT_TRUE(fs::exists(dir_.File("proj/config.json")));
+}
+
+TEST_F(StagerTest, ASigtermStopsTheCopyItself) {
+  // The signal arrives while the sweep waits for its copy: the copy stops then (130), not only when the sweep ends.
+  run::InstallInterruptHandlers();
+  run::ClearInterrupt();
+  raise(SIGTERM);
+  options_.policy = StagePolicy::kAlways;
+  auto stager = Stager::Start(options_);
+  ASSERT_TRUE(stager) << stager.error().message;
+  auto stopped = Finish(**stager);
+  run::ClearInterrupt();
+  ASSERT_FALSE(stopped) << "the copy went on through SIGTERM";
+  EXPECT_EQ(stopped.error().exit_code, kExitInterrupted) << stopped.error().message;
 }
 
 TEST(StageOptionsJson, CarriesTheSettingsToASlurmJob) {

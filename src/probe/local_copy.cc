@@ -14,9 +14,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A local copy saves the source's read overhead, never more than this much of the loader's CPU.
-constexpr double kLeastCpuKept = 0.2;
-
 // Data that fits in this share of the available memory stays in the page cache after its first epoch.
 constexpr double kFitsInMemoryShare = 0.5;
 
@@ -46,36 +43,6 @@ std::string DataRoot(const std::vector<std::string>& files, const std::vector<st
   return common.empty() ? "/" : common;
 }
 
-std::optional<LocalCopyEstimate> EstimateLocalCopy(const LoaderActivity& loader, double local_time_ratio,
-                                                   const ReadCpuPerSample& reads, unsigned cores) {
-  if (!(loader.samples_per_s > 0) || !loader.cpu_cores || !(*loader.cpu_cores > 0)) return std::nullopt;
-  const double rate = loader.samples_per_s, cpu = *loader.cpu_cores;
-  const double processes = std::max(loader.processes, cpu);
-  // Per sample the loaders spend processes / rate process-seconds, cpu / rate of them on the CPU.
-  const double cpu_s = cpu / rate, off_s = (processes - cpu) / rate;
-  double cpu_local_s = cpu_s;
-  if (loader.sys_cores && std::isfinite(*loader.sys_cores)) {
-    // The kernel's part goes as the reads' CPU does: a loader's kernel time on a FUSE or network mount is mostly its
-    // reads (measured: 0.5-1.4 ms a read in a torch loader on slowfs, against 0.3 ms read alone and cold).
-    const double sys_s = std::clamp(*loader.sys_cores, 0.0, cpu) / rate;
-    const double ratio = reads.source_s > 0 ? reads.local_s / reads.source_s : 1.0;
-    const double kept = std::isfinite(ratio) ? std::clamp(ratio, 0.0, 1.0) : 0.0;
-    cpu_local_s = cpu_s - sys_s + sys_s * kept;
-  } else {
-    const double saved = reads.source_s - reads.local_s;
-    if (std::isfinite(saved)) cpu_local_s -= std::max(0.0, saved);
-  }
-  cpu_local_s = std::max(kLeastCpuKept * cpu_s, cpu_local_s);
-  const double ratio = std::isfinite(local_time_ratio) ? std::max(0.0, local_time_ratio) : 1.0;
-  // At most one core per loading process, and no more than the machine has.
-  double busy = processes;
-  if (cores > 0) busy = std::min(busy, static_cast<double>(cores));
-  LocalCopyEstimate e;
-  e.warm_samples_per_s = busy / cpu_local_s;
-  e.cold_samples_per_s = std::min(e.warm_samples_per_s, processes / (cpu_local_s + off_s * ratio));
-  return e;
-}
-
 std::string FormatRoughDuration(double seconds) {
   if (!std::isfinite(seconds) || seconds < 0) return "n/a";
   if (seconds < 90) return fmt::format("{:.0f} s", std::max(1.0, seconds));
@@ -83,17 +50,12 @@ std::string FormatRoughDuration(double seconds) {
   return fmt::format("{:.1f} h", seconds / 3600);
 }
 
-Result<LocalCopyWhatIf> MeasureLocalCopy(const LocalCopyInputs& in) {
+Result<LocalCopyWhatIf> LocalCopyFrom(const LocalCopyInputs& in, const stage::ColdReadComparison& reads) {
   if (!(in.loader.samples_per_s > 0) || !in.loader.cpu_cores) {
     return Error{"the loader stage measured no rate and CPU on the source to start from"};
   }
-  if (in.files.empty()) return Error{"no data file of the run was seen"};
-  stage::ColdReadOptions options;
-  options.local_dirs = in.local_dirs;
-  Result<stage::ColdReadComparison> reads = stage::CompareColdReads(in.files, options);
-  if (!reads) return reads.error();
   LocalCopyWhatIf w;
-  w.reads = *reads;
+  w.reads = reads;
   w.loader_now = in.loader.samples_per_s;
   // The CPU a sample's reads cost the reader, from each place.
   auto cpu_per_sample = [&](const stage::ColdReadTiming& t) {

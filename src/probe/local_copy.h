@@ -1,6 +1,6 @@
 // probe's local-copy what-if: what the loader alone would reach reading a local copy of the run's data, and what
 // the copy costs, measured on a sample of the run's own files (stage/cold_read.h: each read cold from where it
-// lives and from a local copy) and the loader stage's CPU per sample (EstimateLocalCopy below).
+// lives and from a local copy) and the loader stage's CPU per sample (stage::EstimateLocalCopy).
 //
 // "a local copy of 12.4 GiB takes ~2 min on this link; the loader alone would reach ~1,840 samples/s (~610 while
 // the copy is read cold), 9.2x today's": the copy's time is the whole data folder at the sample's cold read pace;
@@ -16,34 +16,17 @@
 #include <vector>
 
 #include "stage/cold_read.h"
-#include "stage/fetch_split.h"
+#include "stage/storage_wait.h"
 #include "util/result.h"
 
 namespace sat::probe {
 
 using stage::LoaderActivity;
 
-// The loader alone reading a local copy, from the loader stage on the source and the cold-read sample.
-struct LocalCopyEstimate {
-  double warm_samples_per_s = 0;  // the copy in the page cache: the loader's CPU alone sets the pace
-  double cold_samples_per_s = 0;  // read cold from the local drive: time off the CPU shrinks by the reads' ratio
-};
-
-// The CPU seconds a sample's reads cost the reading thread, read cold from the source and from a local copy (a FUSE
-// or network read wakes the reader several times; almost all of it is kernel time).
-struct ReadCpuPerSample {
-  double source_s = 0, local_s = 0;
-};
-
-// `loader` (the loader stage on the source), `local_time_ratio` (cold local read time / cold source read time of
-// the same files), `reads` (their CPU), `cores` (the machine's; 0 unknown). Assumes the loader's time off the CPU
-// is spent fetching; of its CPU per sample, the user part stays as measured and the kernel part shrinks by the
-// reads' CPU ratio (local / source: the kernel time the source's reads cost in the loader, often several times the
-// cold reads' own, goes with them). Without the kernel part, the reads' CPU difference comes off the whole. Never
-// less than a fifth of the measured CPU; at most every core (or every loading process) busy. nullopt without the
-// loader's rate or CPU.
-std::optional<LocalCopyEstimate> EstimateLocalCopy(const LoaderActivity& loader, double local_time_ratio,
-                                                   const ReadCpuPerSample& reads, unsigned cores);
+// The estimates are the storage rule's (stage/storage_wait.h: EstimateLocalCopy).
+using stage::EstimateLocalCopy;
+using stage::LocalCopyEstimate;
+using stage::ReadCpuPerSample;
 
 struct LocalCopyWhatIf {
   stage::ColdReadComparison reads;  // the sample, cold from the source and from a local copy
@@ -65,12 +48,11 @@ struct LocalCopyInputs {
   double files_per_sample = 1;              // data-file opens per sample (the helper's count), 1 when unknown
   unsigned cores = 0;
   std::optional<uint64_t> mem_available_bytes;
-  std::vector<std::string> local_dirs;      // where the sample's copy may go (stage::ColdReadOptions)
 };
 
-// Measures the what-if. Errors say why there is none: no loader measurement, no file left to read, no local folder
-// for the copy (each candidate with its reason).
-Result<LocalCopyWhatIf> MeasureLocalCopy(const LocalCopyInputs& in);
+// The what-if from `reads` (stage::CompareColdReads of the run's files, which probe makes once for the storage rule
+// and this), listing the data's folder for the copy's size. Error: the loader stage measured no rate or CPU.
+Result<LocalCopyWhatIf> LocalCopyFrom(const LocalCopyInputs& in, const stage::ColdReadComparison& reads);
 
 // The data's folder for `files`: the first of `path_arguments` that is a folder holding every one of them, else
 // their deepest common folder; "" for no files.

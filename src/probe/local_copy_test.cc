@@ -16,58 +16,6 @@ namespace fs = std::filesystem;
 
 using stage::fixtures::Loader;
 
-TEST(EstimateLocalCopy, TheLoadersCpuSetsThePaceOnAWarmCopy) {
-  // 40 samples/s on one process using 0.05 cores: 1.25 ms of CPU per sample, so 800 samples/s from memory; cold
-  // local reads take a tenth of the source's: 40 / (0.05 + 0.95 * 0.1) = 275.9.
-  std::optional<LocalCopyEstimate> e = EstimateLocalCopy(Loader(40, 1, 0.05, 0.9), 0.1, {}, 8);
-  ASSERT_TRUE(e.has_value());
-  EXPECT_DOUBLE_EQ(e->warm_samples_per_s, 800);
-  EXPECT_NEAR(e->cold_samples_per_s, 40 / (0.05 + 0.95 * 0.1), 1e-9);
-  // A local drive no faster than the source gains nothing cold.
-  EXPECT_NEAR(EstimateLocalCopy(Loader(40, 1, 0.05, 0.9), 1.0, {}, 8)->cold_samples_per_s, 40, 1e-9);
-}
-
-TEST(EstimateLocalCopy, WithoutTheKernelsPartTheReadsCpuDifferenceComesOff) {
-  // 1.25 ms of CPU per sample; the cold reads cost 0.3 ms from the mount and 0.05 ms locally: 1 ms left, 1,000
-  // samples/s warm.
-  std::optional<LocalCopyEstimate> e = EstimateLocalCopy(Loader(40, 1, 0.05, 0.9), 0.1, {0.0003, 0.00005}, 8);
-  ASSERT_TRUE(e.has_value());
-  EXPECT_NEAR(e->warm_samples_per_s, 1000, 1e-9);
-  // A local read no cheaper saves nothing.
-  EXPECT_NEAR(EstimateLocalCopy(Loader(40, 1, 0.05, 0.9), 0.1, {0.0001, 0.0002}, 8)->warm_samples_per_s, 800, 1e-9);
-  // Never below a fifth of the measured CPU: 5x at most.
-  EXPECT_NEAR(EstimateLocalCopy(Loader(40, 1, 0.05, 0.9), 0.1, {1.0, 0}, 8)->warm_samples_per_s, 4000, 1e-9);
-}
-
-TEST(EstimateLocalCopy, TheKernelsPartShrinksAsTheReadsCpuDoes) {
-  // The CI run of e2e.probe_storage: 36.3 samples/s on a slow mount at 23% of a core, 6.3 ms of CPU a sample, of it
-  // 1.3 ms in the kernel; the cold reads took 0.27 ms from the mount and 0.03 ms from a copy. The user part (5.0 ms)
-  // stays, the kernel part keeps a ninth (0.14 ms): 194 samples/s (the real copy read 204 per core; subtracting the
-  // cold reads' 0.24 ms difference alone said 161).
-  LoaderActivity a = Loader(36.3, 1, 0.23, 0.76);
-  a.sys_cores = 36.3 * 0.0013;
-  const ReadCpuPerSample reads{0.00027, 0.00003};
-  std::optional<LocalCopyEstimate> e = EstimateLocalCopy(a, 0.05, reads, 2);
-  ASSERT_TRUE(e.has_value());
-  const double cpu_s = 0.23 / 36.3, sys_s = 0.0013;
-  EXPECT_NEAR(e->warm_samples_per_s, 1 / (cpu_s - sys_s + sys_s / 9), 1e-6);
-  EXPECT_GT(e->warm_samples_per_s, 190);
-  // A local read as costly as the source's keeps it all.
-  EXPECT_NEAR(EstimateLocalCopy(a, 0.05, {0.0001, 0.0001}, 2)->warm_samples_per_s, 36.3 / 0.23, 1e-6);
-  // More kernel time than CPU (readings apart) is taken as all of it, and the floor holds.
-  a.sys_cores = 0.5;
-  EXPECT_NEAR(EstimateLocalCopy(a, 0.05, {0.001, 0}, 2)->warm_samples_per_s, 5 * 36.3 / 0.23, 1e-6);
-}
-
-TEST(EstimateLocalCopy, NoMoreCoresThanTheMachineHas) {
-  // Eight workers at 0.8 cores: on 2 cores at most 2 busy: 50 * 2 / 0.8.
-  std::optional<LocalCopyEstimate> e = EstimateLocalCopy(Loader(50, 8, 0.8, 6), 0.0, {}, 2);
-  ASSERT_TRUE(e.has_value());
-  EXPECT_DOUBLE_EQ(e->warm_samples_per_s, 125);
-  EXPECT_DOUBLE_EQ(e->cold_samples_per_s, 125);
-  EXPECT_FALSE(EstimateLocalCopy(Loader(50, 1, 0, 0), 0.1, {}, 2).has_value());
-}
-
 TEST(DataRoot, APathArgumentHoldingEveryFileWins) {
   std::string dir = (fs::path(testing::TempDir()) / ("data_root_" + std::to_string(::getpid()))).string();
   fs::create_directories(dir + "/images/0");
@@ -122,20 +70,31 @@ TEST(LocalCopyText, AnUnlistedFolderSaysWhy) {
   EXPECT_TRUE(LocalCopyJson(w)["total_bytes"].is_null());
 }
 
-TEST(MeasureLocalCopy, SaysWhyThereIsNone) {
+TEST(LocalCopyFrom, EstimatesFromTheColdReadsAndListsTheFolder) {
+  std::string dir = (fs::path(testing::TempDir()) / ("local_copy_from_" + std::to_string(::getpid()))).string();
+  fs::create_directories(dir + "/data");
+  for (int i = 0; i < 3; ++i) std::ofstream(dir + "/data/" + std::to_string(i)) << std::string(4096, 'a');
   LocalCopyInputs in;
-  in.files = {"/nonexistent/a.bin"};
-  Result<LocalCopyWhatIf> w = MeasureLocalCopy(in);
+  in.files = {dir + "/data/0", dir + "/data/1"};
+  in.path_arguments = {dir + "/data"};
+  in.mem_available_bytes = 1 << 30;
+  in.cores = 8;
+  const LocalCopyWhatIf example = results::ExampleLocalCopy();
+  // Without the loader stage's rate and CPU there is nothing to start from.
+  Result<LocalCopyWhatIf> w = LocalCopyFrom(in, example.reads);
   ASSERT_FALSE(w.ok());
   EXPECT_NE(w.error().message.find("loader stage measured no rate"), std::string::npos);
-  in.loader.samples_per_s = 40;
-  in.loader.cpu_cores = 0.05;
-  in.local_dirs = {testing::TempDir()};
-  w = MeasureLocalCopy(in);
-  ASSERT_FALSE(w.ok());
-  EXPECT_NE(w.error().message.find("could be read"), std::string::npos) << w.error().message;
-  in.files.clear();
-  EXPECT_FALSE(MeasureLocalCopy(in).ok());
+  in.loader = Loader(40, 1, 0.05, 0.9);
+  w = LocalCopyFrom(in, example.reads);
+  ASSERT_TRUE(w.ok()) << w.error().message;
+  EXPECT_EQ(w->root, dir + "/data");
+  EXPECT_EQ(*w->total_files, 3u);
+  EXPECT_EQ(*w->total_bytes, 3u * 4096);
+  EXPECT_TRUE(w->fits_in_memory);
+  EXPECT_DOUBLE_EQ(w->loader_now, 40);
+  // The rule's estimate from the reads: 1.25 ms of CPU a sample, warm from memory.
+  EXPECT_DOUBLE_EQ(w->estimate.warm_samples_per_s, 800);
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -72,9 +72,22 @@ std::vector<std::string> LocalCopyFolders(const std::string& proc_root) {
   return out;
 }
 
-// The local-copy what-if (probe/local_copy.h) into result.storage, or why there is none.
-void AddLocalCopyWhatIf(ProbeResult& r, const std::vector<std::string>& path_arguments, unsigned cores,
-                        std::optional<uint64_t> mem_available, const std::string& proc_root) {
+// Cold reads of a sample of the run's data files (stage/cold_read.h: the storage rule's evidence), then the
+// local-copy what-if (probe/local_copy.h) from them, into result.storage; or why there is none.
+void AddColdReadsAndLocalCopy(ProbeResult& r, const std::vector<std::string>& path_arguments, unsigned cores,
+                              std::optional<uint64_t> mem_available, const std::string& proc_root) {
+  if (r.storage.files.paths.empty()) {
+    r.storage.local_copy_why_not = "no data file of the run was seen";
+    return;
+  }
+  stage::ColdReadOptions options;
+  options.local_dirs = LocalCopyFolders(proc_root);
+  Result<stage::ColdReadComparison> reads = stage::CompareColdReads(r.storage.files.paths, options);
+  if (!reads) {
+    r.storage.local_copy_why_not = reads.error().message;
+    return;
+  }
+  r.storage.cold_reads = *reads;
   if (!core::StageMeasured(r.loader) || !EnoughSteadyData(r.loader)) {
     r.storage.local_copy_why_not = r.loader.skipped_why.empty()
                                        ? "the loader stage measured no steady rate on the source"
@@ -85,13 +98,10 @@ void AddLocalCopyWhatIf(ProbeResult& r, const std::vector<std::string>& path_arg
   in.files = r.storage.files.paths;
   in.path_arguments = path_arguments;
   in.loader = LoaderActivityOf(r.loader);
-  if (r.loader.data_opens > 0 && r.loader.totals.samples > 0) {
-    in.files_per_sample = static_cast<double>(r.loader.data_opens) / r.loader.totals.samples;
-  }
+  in.files_per_sample = StorageEvidenceOf(r, r.loader).files_per_sample;
   in.cores = cores;
   in.mem_available_bytes = mem_available;
-  in.local_dirs = LocalCopyFolders(proc_root);
-  Result<LocalCopyWhatIf> w = MeasureLocalCopy(in);
+  Result<LocalCopyWhatIf> w = LocalCopyFrom(in, *reads);
   if (w) {
     r.storage.local_copy = std::move(*w);
   } else {
@@ -232,9 +242,10 @@ Result<ProbeResult> RunProbe(const ProbeOptions& o, telemetry::GpuBackend* gpu, 
   if (const auto& w = result.full.telemetry.tree_write_bytes_per_s; w && w->count > 0) {
     storage.write_bytes_per_s = w->mean;
   }
-  // On a network or slow drive: what a local copy would give, from cold reads of a sample of the run's own files.
+  // On a network, FUSE or slow drive: cold reads of a sample of the run's own files (the storage rule's evidence
+  // whatever state a waiting reader shows), and what a local copy would give.
   if (LocalCopyDue(result) && !result.interrupted) {
-    AddLocalCopyWhatIf(result, path_arguments, result.machine.cpu_count,
+    AddColdReadsAndLocalCopy(result, path_arguments, result.machine.cpu_count,
                        session->sampling.first.host.mem_available_bytes, measured.proc_root);
   }
 

@@ -24,6 +24,12 @@ using telemetry::Summary;
 
 constexpr double kMiB = 1024.0 * 1024.0;
 
+// "network", "FUSE" (every read a round trip to a user-space daemon) or "local".
+std::string_view MountWord(const core::DataLocation& loc) {
+  const stage::MountKind kind = stage::MountKindOfType(loc.fs_type, loc.network);
+  return kind == stage::MountKind::kNetwork ? "network" : kind == stage::MountKind::kFuse ? "FUSE" : "local";
+}
+
 // One line of text: line breaks inside it become spaces.
 std::string OneLine(std::string s) {
   std::replace_if(s.begin(), s.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
@@ -338,7 +344,7 @@ std::string DataLines(const ProbeResult& r) {
     std::string where = loc.mount_point.empty()
                             ? "on an unknown filesystem (no mount table)"
                             : fmt::format("on {} ({} {}, {})", loc.mount_point, loc.fs_type, loc.device,
-                                          loc.network ? "network" : "local");
+                                          MountWord(loc));
     out += OneLine(fmt::format("{}{} {}, e.g. {}", lead, files, where, loc.path)) + '\n';
     lead = "      ";
   }

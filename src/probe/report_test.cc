@@ -78,9 +78,13 @@ TEST(ConsoleReport, ShowsTheLoadersFilesItsFetchAndPrepAndTheLocalCopy) {
   r.storage.local_copy = ExampleLocalCopy();
   r.verdict = Decide(r);
   std::string text = ConsoleReport(r);
-  EXPECT_THAT(text, HasSubstr("data: 64 files (sampled from 12,000 opens) on /mnt/slow (fuse.slowfs slowfs, local), "
+  EXPECT_THAT(text, HasSubstr("data: 64 files (sampled from 12,000 opens) on /mnt/slow (fuse.slowfs slowfs, FUSE), "
                               "e.g. /mnt/slow/f000001.bin\n"));
-  EXPECT_THAT(text, HasSubstr("\nloader time: loader stage fetch 90%, prep 5%"));
+  EXPECT_THAT(text, HasSubstr("\nloader time: loader stage fetch 90% (processes in state D), prep 5% (its CPU), "
+                              "other 5%"));
+  EXPECT_THAT(text, HasSubstr("per sample): its loader waits on storage\n"));
+  EXPECT_THAT(text, HasSubstr("\nmore workers (what-if): 4 reading the mount at once would overlap its round trips: "
+                              "~160 samples/s"));
   EXPECT_THAT(text, HasSubstr("\nlocal copy (what-if, measured on a sample): a local copy of 1.2 MiB (300 files) "
                               "takes ~6 s on this link; the loader alone would reach ~800 samples/s"));
   EXPECT_THAT(text, HasSubstr("verdict: storage — "));

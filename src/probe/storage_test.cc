@@ -80,30 +80,63 @@ TEST(ArgumentDataFiles, FilesAsGivenAndUnderFoldersUpToTheLimit) {
   std::filesystem::remove_all(dir);
 }
 
-TEST(LoaderSplit, TheLoaderStageFirstThenTheFullStage) {
+TEST(StorageWaitOf, TheLoaderStageFirstThenTheFullStage) {
   ProbeResult r = SlowMount();
   const core::StageResult* from = nullptr;
-  std::optional<LoaderTimeSplit> split = LoaderSplit(r, &from);
-  ASSERT_TRUE(split.has_value());
+  StorageWait w = StorageWaitOf(r, &from);
+  ASSERT_TRUE(w.split.has_value());
   EXPECT_EQ(from, &r.loader);
-  EXPECT_DOUBLE_EQ(split->fetch, 0.9);
-  EXPECT_DOUBLE_EQ(split->prep, 0.05);
-  EXPECT_DOUBLE_EQ(*split->bytes_per_sample, 4096);
+  EXPECT_DOUBLE_EQ(w.split->fetch, 0.9);
+  EXPECT_EQ(w.split->basis, stage::FetchBasis::kBlocked);
+  EXPECT_DOUBLE_EQ(w.split->prep, 0.05);
+  EXPECT_DOUBLE_EQ(*w.split->bytes_per_sample, 4096);
+  EXPECT_EQ(w.finding, StorageFinding::kStorage);
   EXPECT_TRUE(LocalCopyDue(r));
 
   r.loader = Skipped(core::StageKind::kLoader, "the budget was spent");
-  split = LoaderSplit(r, &from);
-  ASSERT_TRUE(split.has_value());
+  w = StorageWaitOf(r, &from);
+  ASSERT_TRUE(w.split.has_value());
   EXPECT_EQ(from, &r.full);
-  // The full stage without workers: 85 of its 95 points of data wait were blocked reads.
-  EXPECT_NEAR(split->fetch, 0.85 / 0.95, 1e-12);
+  // The trainer loads for itself: 85 of its 95 points of data wait were blocked reads, its CPU 6 of them at most.
+  EXPECT_NEAR(w.split->fetch, 0.85 / 0.95, 1e-12);
+  EXPECT_NEAR(w.split->prep, 0.06 / 0.95, 1e-12);
 
-  // No process states sampled: no split, and a local disk is not due a what-if.
+  // No process states sampled, data on an unknown mount: nothing shows fetching, so the rule has no split.
   r.full.telemetry.tree_blocked.reset();
-  EXPECT_FALSE(LoaderSplit(r).has_value());
+  w = StorageWaitOf(r);
+  EXPECT_EQ(w.finding, StorageFinding::kUnknown);
+  EXPECT_FALSE(w.split.has_value());
   EXPECT_FALSE(LocalCopyDue(r));
+  // Data on a FUSE mount (a reader there may wait in state S): the cold reads are due, and the mount alone makes the
+  // time off the CPU fetching until they come.
+  r.data_locations = {{"/mnt/s3/a.bin", 10, "/mnt/s3", "fuse.s3x", "s3x", false}};
+  EXPECT_TRUE(LocalCopyDue(r));
+  w = StorageWaitOf(r);
+  EXPECT_EQ(w.finding, StorageFinding::kStorage);
+  EXPECT_EQ(w.split->basis, stage::FetchBasis::kOffCpuOnMount);
+  // With them, what they account for: 32 files at 21 ms each, one a sample, at 39 samples/s in 95% of the loop.
+  r.storage.cold_reads = ExampleLocalCopy().reads;
+  w = StorageWaitOf(r);
+  EXPECT_EQ(w.split->basis, stage::FetchBasis::kColdReads);
+  EXPECT_NEAR(w.split->fetch, 0.021 * 39 / 0.95, 1e-9);
+  EXPECT_TRUE(w.copy_helps);
   r.data_locations = {{"/nfs/a.bin", 10, "/nfs", "nfs4", "server:/x", true}};
   EXPECT_TRUE(LocalCopyDue(r));
+}
+
+TEST(MoreReadersWhatIf, OverlapsTheRoundTripsOfOneReader) {
+  // One process at 40 samples/s, 5% of a core, on a FUSE mount: 4 workers would read 160 samples/s; on 8 cores.
+  ProbeResult r = SlowMount();
+  r.data_locations = {{"/mnt/slow/a.bin", 10, "/mnt/slow", "fuse.slowfs", "slowfs", false}};
+  std::optional<MoreReaders> more = MoreReadersWhatIf(r);
+  ASSERT_TRUE(more.has_value());
+  EXPECT_EQ(more->workers, 4);
+  EXPECT_DOUBLE_EQ(more->samples_per_s, 160);
+  EXPECT_EQ(MoreReadersTail(*more), ": ~160 samples/s if the mount serves 4 reads at once");
+  // A loader busy on the CPU: no.
+  SetCpu(r.loader, 95, 1, 20);
+  SetBlocked(r.loader, 0.02, 40 * 4096);
+  EXPECT_FALSE(MoreReadersWhatIf(r).has_value());
 }
 
 TEST(LoaderActivityOf, WorkersAreTheLoadingProcesses) {
@@ -126,18 +159,29 @@ TEST(StorageLines, SplitPageCacheWhatIfAndWrites) {
   r.storage.write_bytes_per_s = 3 << 20;
   r.storage.write_locations = {{"/nfs/ckpt/model.pt", 1, "/nfs", "nfs4", "server:/x", true}};
   std::vector<std::string> lines = StorageLines(r);
-  ASSERT_EQ(lines.size(), 4u);
+  ASSERT_EQ(lines.size(), 5u);
   EXPECT_EQ(lines[0],
-            "loader time: loader stage fetch 90%, prep 5%, other 5% (1.25 ms of CPU and 4.0 KiB read per sample); "
-            "full stage fetch 89%, prep 11%, other 0% (1.54 ms of CPU and 4.0 KiB read per sample)");
+            "loader time: loader stage fetch 90% (processes in state D), prep 5% (its CPU), other 5% (1.25 ms of CPU "
+            "and 4.0 KiB read per sample); full stage fetch 89% (processes in state D), prep 6% (its CPU), other 4% "
+            "(1.54 ms of CPU and 4.0 KiB read per sample): its loader waits on storage");
   EXPECT_EQ(lines[1], "page cache: 0% of a sample of 3 files under the command line's paths (12.0 KiB) was cached "
                       "before the run; 25% of a sample of 64 data files (256 KiB) was cached before the loader stage "
                       "(1 more could not be read)");
   EXPECT_EQ(lines[2], "local copy (what-if): n/a (no local folder for the copy: /tmp is on tmpfs (memory, never cold))");
-  EXPECT_EQ(lines[3], "writes: 3.0 MiB/s in training to /nfs (nfs4, network)");
+  EXPECT_EQ(lines[3], "more workers (what-if): 4 reading the mount at once would overlap its round trips: ~160 "
+                      "samples/s (if the mount serves 4 reads at once; a local copy removes the round trips)");
+  EXPECT_EQ(lines[4], "writes: 3.0 MiB/s in training to /nfs (nfs4, network)");
+  // The cold reads, where made.
+  r.storage.cold_reads = ExampleLocalCopy().reads;
+  EXPECT_EQ(StorageLines(r)[2], "cold reads: 32 files (128 KiB) read cold: 21.0 ms each from the mount, 0.2 ms from a "
+                                "copy in /root/.cache/saturate");
 
   nlohmann::ordered_json j = StorageJson(r);
   EXPECT_EQ(j["fetch_bound"], true);
+  EXPECT_EQ(j["finding"], "storage");
+  EXPECT_EQ(j["loader_time"]["loader"]["basis"], "blocked");
+  EXPECT_EQ(j["more_readers"]["workers"], 4);
+  EXPECT_EQ(j["cold_reads"]["source"]["files"], 32);
   EXPECT_EQ(j["loader_time"]["loader"]["fetch"], 0.9);
   EXPECT_EQ(j["page_cache"]["share"], 0.25);
   EXPECT_EQ(j["page_cache_before_run"]["share"], 0.0);

@@ -159,14 +159,6 @@ const measure::LoaderInfo* SeenLoader(const ProbeResult& r) {
   return &*f.loader;
 }
 
-// Workers to try next: 4 from none, else twice as many, at most one per core; nullopt when no more would fit.
-std::optional<int64_t> MoreWorkers(int64_t now, unsigned cores) {
-  int64_t next = now == 0 ? 4 : 2 * now;
-  if (cores > 0) next = std::min<int64_t>(next, cores);
-  if (next <= now) return std::nullopt;
-  return next;
-}
-
 // "DataLoader at train.py:57: num_workers=0 → try 4", or "" when the loader or its worker count is unknown or no
 // more workers fit.
 std::string WorkersAt(const measure::LoaderInfo* l, unsigned cores) {
@@ -209,9 +201,11 @@ void DecideLoader(const ProbeResult& r, const Pipe& p, Verdict& v) {
     }
   }
   evidence.push_back(CpuEvidence(cpu, p.loading == &r.loader ? "loader" : "run"));
-  // Where the loader's time goes (storage.h): with it, storage is what the loader waits on, not where data lives.
+  // Whether the loader waits on storage (the storage rule, storage.h): with its split, storage is what the loader
+  // waits on, not where the data lives.
   const core::StageResult* split_from = nullptr;
-  const std::optional<LoaderTimeSplit> split = LoaderSplit(r, &split_from);
+  const StorageWait wait = StorageWaitOf(r, &split_from);
+  const std::optional<LoaderTimeSplit>& split = wait.split;
   if (split) {
     evidence.push_back(fmt::format("{} time: fetch {}, prep {}", split_from == &r.loader ? "loader" : "loading",
                                    FormatShare(split->fetch), FormatShare(split->prep)));
@@ -221,13 +215,18 @@ void DecideLoader(const ProbeResult& r, const Pipe& p, Verdict& v) {
                                  (cpu.disk_busy_pct && *cpu.disk_busy_pct >= kDiskBusyPct));
   std::string workers_at = WorkersAt(SeenLoader(r), cpu.cores);
 
-  if (split && FetchBound(*split)) {
-    // Fetch stalls bind: storage is the narrowest pipe. More workers overlap the waits; a local copy removes them.
+  if (wait.finding == StorageFinding::kStorage) {
+    // Fetch stalls bind: storage is the narrowest pipe. A local copy removes the round trips; more workers overlap
+    // them where each reader mostly waits (both where both explain the wait).
     v.bottleneck = "storage";
     v.cause = FetchStallCause(r, *split);
-    std::string overlap = workers_at.empty() ? "" : "; or overlap the reads: " + workers_at;
-    v.next = (r.storage.local_copy ? LocalCopyNext(*r.storage.local_copy)
-                                   : std::string("stage the data on a local disk / faster storage")) + overlap;
+    const std::string copy = StorageNext(r, wait);
+    std::string overlap;
+    if (wait.more_readers_help && !workers_at.empty()) {
+      std::optional<MoreReaders> more = MoreReadersWhatIf(r);
+      overlap = "; or overlap the round trips: " + workers_at + (more ? MoreReadersTail(*more) : "");
+    }
+    v.next = copy + overlap;
   } else if (cpu.host_busy) {
     v.cause = "CPU-bound loader: the machine's cores are busy";
     v.next = "cheaper transforms, or preload / cache decoded data (every core is busy, so more workers would "
@@ -728,6 +727,13 @@ bool EnoughSteadyData(const core::StageResult& stage) {
   // An estimate without an interval (fewer than 2 batches) over enough seconds stays usable, with its own note.
   bool interval_too_wide = std::isfinite(e.rel_half_width) && e.rel_half_width > kMaxUsableRelHalfWidth;
   return e.steady_s >= kMinSteadyS && !interval_too_wide;
+}
+
+std::optional<int64_t> MoreWorkers(int64_t now, unsigned cores) {
+  int64_t next = now == 0 ? 4 : 2 * now;
+  if (cores > 0) next = std::min<int64_t>(next, cores);
+  if (next <= now) return std::nullopt;
+  return next;
 }
 
 std::optional<int> StageWorkers(const core::StageResult& stage) {

@@ -22,9 +22,11 @@
 //      or when full waits for data at least kDataWaitBoundShare of each step; step overhead is "bound" when
 //      named phases that are neither compute nor copies (metrics, logging, checkpoints) take at least
 //      kOverheadBoundShare. When both hold, the larger share of the step wins (what removing it would save).
-//      The loader's cause: first, where its time splits into fetch and prep (stage/fetch_split.h, from the loader
-//      stage, else the full stage), fetch stalls that bind it (FetchBound) make the bottleneck "storage", naming
-//      the filesystem and whether it is on the network, and the local copy's what-if when there is one; then
+//      The loader's cause: first, the storage rule (stage/storage_wait.h, on the loader stage, else the full stage:
+//      its CPU against its wait, its processes in 'D', cold reads of its files, the mount): a loader waiting on
+//      storage makes the bottleneck "storage", naming the filesystem, its kind and the evidence, and as next steps
+//      the local copy's what-if (or faster storage, where a local copy reads as slowly) and, where each reader
+//      mostly waits, more workers with their what-if; then
 //      the host's CPU at kHostCpuBusyPct (more workers cannot help); its processes' CPU at kCpuSaturatedShare of
 //      the cores they can use, or prep at kPrepBoundShare of its time (the loader's CPU side); without a split,
 //      "storage" when iowait, disk busy or a network filesystem says so; else latency (more workers or prefetch).
@@ -89,6 +91,8 @@ Verdict Decide(const ProbeResult& result);
 // A probe stage's FLOP/s reading (core/mfu.h): its own count, else the full stage's (the same model); nothing for
 // the loader stage or a stage that measured no rate.
 core::FlopsReading StageFlops(const ProbeResult& result, const core::StageResult& stage);
+// DataLoader workers to try next: 4 from none, else twice as many, at most one per core; nullopt when no more fit.
+std::optional<int64_t> MoreWorkers(int64_t now, unsigned cores);
 // The stage's rate rests on enough steady data for the verdict (kMinSteadyS, kMaxUsableRelHalfWidth).
 bool EnoughSteadyData(const core::StageResult& stage);
 // DataLoader worker processes: the most the tree had at once (telemetry::CountForkedWorkers, so wrappers such as

@@ -1,7 +1,9 @@
-// Test fixture: a loader's activity over a stage, for the fetch/prep split's tests and the local-copy what-if's.
+// Test fixture: a loader's activity over a stage, for the storage rule's tests (stage/storage_wait.h).
 #pragma once
 
-#include "stage/fetch_split.h"
+#include <optional>
+
+#include "stage/storage_wait.h"
 
 namespace sat::stage::fixtures {
 
@@ -13,6 +15,17 @@ inline LoaderActivity Loader(double rate, double processes, double cpu, double b
   a.cpu_cores = cpu;
   a.blocked = blocked;
   return a;
+}
+
+// The rule's evidence for `loader` on a `mount`, with `cold` reads, on a machine of `cores`.
+inline StorageEvidence Evidence(const LoaderActivity& loader, MountKind mount,
+                                std::optional<ColdReadComparison> cold = std::nullopt, unsigned cores = 0) {
+  StorageEvidence e;
+  e.loader = loader;
+  e.mount = mount;
+  e.cold = std::move(cold);
+  e.cores = cores;
+  return e;
 }
 
 }  // namespace sat::stage::fixtures

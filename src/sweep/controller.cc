@@ -94,6 +94,7 @@ struct Attempt {
   MetricLog metrics;
   bool measured = false;
   bool on_copy = false;    // its command was pointed at the staged copy (sweep/staging.h)
+  std::string restarting;  // why it is being stopped to run again on the staged copy; empty otherwise
   unsigned processes = 1;  // in its tree at the latest reading
   std::vector<double> history;  // the sweep metric's values this attempt reported, in order (Hyperband's iterations)
   std::string stopped_early;    // why early termination stopped it; empty while it may go on
@@ -133,10 +134,12 @@ class Controller final : public RateSource {
   void Emit(SweepEvent::Kind kind, const Attempt* a, std::string text);
   SweepSnapshot Snapshot(const telemetry::Sample& sample, double now) const;
   std::vector<DeviceState> DeviceStates(const telemetry::Sample& sample) const;
-  // Staging (sweep/staging.h): the admissions of this tick that may start, the first run's judgement, the
-  // account `sweep status` reads.
+  // Staging (sweep/staging.h): the admissions of this tick that may start, the first run's judgement (`final`: at
+  // its end, else once it has trained kJudgeAfterS or is measured), the runs on the source once the copy is made
+  // (restarted on it, or left to finish), the account `sweep status` reads.
   std::vector<Admission> Admissions(double now, const telemetry::Sample& sample);
-  void JudgeStaging(const Attempt& a);
+  void JudgeStaging(const Attempt& a, bool final);
+  void RestartOnCopy();
   void WriteStaging() const;
   // The packing record (sweep/degree_record.h): what earlier sweeps learnt of the queued shapes, told to the
   // packer; at the end, what this one learnt, written back.
@@ -350,21 +353,36 @@ std::vector<Admission> Controller::Admissions(double now, const telemetry::Sampl
   return admissions;
 }
 
-void Controller::JudgeStaging(const Attempt& a) {
+void Controller::JudgeStaging(const Attempt& a, bool final) {
   if (!stager_ || !stager_->Undecided()) return;
+  const RunMeter& meter = a.watch.meter();
+  const std::optional<TrainingSoFar> t = meter.Training();
+  if (!final && !a.measured &&
+      !(t && t->trained_s >= kJudgeAfterS && t->readings >= kJudgeReadings && t->samples_per_s.value_or(0) > 0)) {
+    return;
+  }
   FetchSignals signals;
-  signals.wait_share = a.watch.meter().totals().WaitShare();
-  signals.cpu_pct = a.watch.meter().footprint().cpu_pct;
-  signals.processes = std::max(1u, a.processes);
   signals.cores = static_cast<unsigned>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
-  signals.blocked = a.watch.meter().blocked();
-  signals.workers = a.watch.meter().workers().value_or(0);
-  signals.samples_per_s = a.watch.meter().Summary().throughput_samples_per_s.value_or(0);
-  stager_->Judge(signals);
+  if (t) {
+    signals.wait_share = t->wait_share;
+    signals.cpu_pct = t->cpu_pct;
+    signals.blocked = t->blocked;
+    signals.workers = t->workers.value_or(0);
+    signals.samples_per_s = t->samples_per_s.value_or(0);
+  } else {
+    // It never trained: what it showed at all.
+    signals.wait_share = meter.totals().WaitShare();
+    signals.cpu_pct = meter.footprint().cpu_pct;
+    signals.blocked = meter.blocked();
+    signals.workers = meter.workers().value_or(0);
+  }
+  if (!stager_->Judge(signals, final)) return;  // the cold reads are still being made
   const StagingReport report = stager_->Report();
   Emit(SweepEvent::Kind::kNote, nullptr,
-       fmt::format("staging: {}: {}", report.decision == "copying" ? "copying the data to a local drive"
-                                                                    : "the runs read the source",
+       fmt::format("staging: {}: {}",
+                   report.decision == "copying"  ? "copying the data to a local drive"
+                   : report.decision == "staged" ? "the runs read the local copy"
+                                                 : "the runs read the source",
                    report.reason));
   WriteStaging();
 }
@@ -419,6 +437,27 @@ void Controller::WriteClocked() {
   (void)WriteFileAtomically(o_.log_dir + "/clock.json",
                             JsonText(nlohmann::json{{"pack", spec_.saturate.pack_clocked}, {"shapes", clocked}}, 1) +
                                 "\n");
+}
+
+void Controller::RestartOnCopy() {
+  for (auto& [key, a] : live_) {
+    if (a->on_copy || !a->restarting.empty()) continue;
+    RunProgress progress;
+    if (const std::optional<TrainingSoFar> t = a->watch.meter().Training()) {
+      progress.samples = t->samples;
+      progress.samples_per_s = t->samples_per_s.value_or(0);
+      progress.epoch_samples = t->epoch_samples;
+      progress.startup_s = t->startup_s;
+    }
+    const RestartChoice choice = stager_->OnSource(a->index, key, progress);
+    if (choice.restart) {
+      a->restarting = choice.why;
+      a->process->RequestStop();
+    }
+    Emit(SweepEvent::Kind::kNote, a.get(),
+         fmt::format("on the source when the copy was made: {} ({})",
+                     choice.restart ? "restarting it on the copy" : "it finishes there", choice.why));
+  }
 }
 
 // `sweep status` reads it beside the runs' logs; a failure to write it costs the status line, not the sweep.
@@ -546,7 +585,10 @@ Status Controller::Tick(double now, bool sample_now) {
     if (a->measured || !a->watch.meter().Measured(now)) continue;
     a->measured = true;
     packer_->Measured(key, now, a->watch.meter().footprint(), *this, a->watch.meter().options().window_s);
-    JudgeStaging(*a);
+  }
+  // auto staging: the first run is judged on the first seconds of its training (or once measured).
+  if (stager_ && stager_->Undecided()) {
+    for (auto& [key, a] : live_) JudgeStaging(*a, false);
   }
 
   // Runs whose start-failure delay is over queue again.
@@ -561,6 +603,11 @@ Status Controller::Tick(double now, bool sample_now) {
     if (!note) return note.error();
     if (*note) {
       Emit(SweepEvent::Kind::kNote, nullptr, std::move(**note));
+      WriteStaging();
+    }
+    // Once the copy is made and judged worth it, the runs still on the source: restarted on it where sooner.
+    if (stager_->RestartDue() && !interrupted_ && !failed_) {
+      RestartOnCopy();
       WriteStaging();
     }
   }
@@ -730,6 +777,9 @@ Status Controller::End(Attempt& a, const run::RunOutcome& outcome) {
   ended.oom_while_packed = oom && degree > 1;
   ended.stopped_early = !a.stopped_early.empty() && outcome.exit_class == run::ExitClass::kStopped;
   ended.error_line = LastErrorLine(outcome.stderr_tail, outcome.stdout_tail);
+  if (!a.restarting.empty() && outcome.exit_class == run::ExitClass::kStopped) {
+    ended.detail = "restarted on the local copy: " + a.restarting;
+  }
   if (!bands_.empty()) histories_[a.key] = a.history;
   const RetryPolicy policy{spec_.saturate.retries};
   Measurements measurements = a.watch.meter().Summary();
@@ -737,8 +787,8 @@ Status Controller::End(Attempt& a, const run::RunOutcome& outcome) {
   auto state = journal_->EndAttempt(a.id, ended, a.metrics.Points(), measurements, policy);
   if (!state) return state.error();
   if (stager_) {
-    // A first run that ended before it was measured judges with what it showed.
-    JudgeStaging(a);
+    // A first run that ended before it was judged judges with what it showed.
+    JudgeStaging(a, true);
     if (measurements.throughput_samples_per_s) stager_->AddRate(a.on_copy, *measurements.throughput_samples_per_s);
   }
 
@@ -753,7 +803,7 @@ Status Controller::End(Attempt& a, const run::RunOutcome& outcome) {
       text = ended.oom_while_packed
                  ? fmt::format("out of memory with {} runs on {}: queued again, not counted as a failure", degree,
                                packer_->devices()[a.device].name)
-                 : fmt::format("{}: queued again", outcome.detail);
+                 : fmt::format("{}: queued again", ended.detail);
       break;
     case RunState::kRetrying:
       text = fmt::format("{} ({}): will retry", run::ExitClassName(outcome.exit_class), outcome.detail);

@@ -19,6 +19,7 @@ void RunMeter::Add(const measure::HelperMessage& m) {
   if (m.run != run_id_) return;
   // The automatic layer patched torch: the training steps will come.
   if (m.type == MessageType::kHello && m.automatic) announced_ = true;
+  if (m.type == MessageType::kLoader && m.loader.epoch_samples) epoch_samples_[m.pid] = *m.loader.epoch_samples;
   if (m.type != MessageType::kProgress && m.type != MessageType::kDone) return;
   announced_ = true;
   AddProgress(m, progress_.Add(m));
@@ -89,6 +90,11 @@ void RunMeter::AddTree(const TreeReading& reading) {
     cpu_.Add(*reading.cpu_pct, steady);
     blocked_.Add(reading.blocked, steady);
     workers_.Add(reading.workers, steady);
+    if (first_step_t_ && reading.t >= *first_step_t_) {
+      training_cpu_.Add(*reading.cpu_pct);
+      training_blocked_.Add(reading.blocked);
+      training_workers_.Add(reading.workers);
+    }
   }
   Trim(reading.t);
 }
@@ -164,6 +170,32 @@ WindowRates RunMeter::Rates(double t0, double t1) const {
   }
   if (n > 0) rates.cpu_pct = sum / n;
   return rates;
+}
+
+std::optional<TrainingSoFar> RunMeter::Training() const {
+  if (!first_step_t_) return std::nullopt;
+  TrainingSoFar t;
+  t.startup_s = std::max(0.0, *first_step_t_ - start_t_);
+  double last = *first_step_t_;
+  for (const auto& [pid, s] : streams_) {
+    if (s.first) last = std::max(last, s.last.t);
+  }
+  if (!readings_.empty()) last = std::max(last, readings_.back().t);
+  t.trained_s = last - *first_step_t_;
+  t.readings = training_cpu_.n;
+  t.cpu_pct = training_cpu_.Mean();
+  t.blocked = training_blocked_.Mean();
+  t.workers = training_workers_.Mean();
+  t.wait_share = totals().WaitShare();
+  t.samples_per_s = Summary().throughput_samples_per_s;
+  t.samples = totals().samples;
+  // Every process that trains must have said how long its epoch is.
+  if (!epoch_samples_.empty() && epoch_samples_.size() >= streams_.size()) {
+    double epoch = 0;
+    for (const auto& [pid, n] : epoch_samples_) epoch += static_cast<double>(n);
+    t.epoch_samples = epoch;
+  }
+  return t;
 }
 
 Footprint RunMeter::footprint() const {

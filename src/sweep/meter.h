@@ -67,6 +67,19 @@ struct WindowRates {
   bool reports_steps = false;
 };
 
+// What the run showed of its training so far, from its first step: what the sweep's staging judges its loader by
+// (sweep/staging.h), within seconds of the start rather than once the run is measured.
+struct TrainingSoFar {
+  double startup_s = 0;   // from the attempt's start to its first training step
+  double trained_s = 0;   // since the first step
+  int readings = 0;       // tree readings with a CPU figure since the first step
+  std::optional<double> cpu_pct, blocked, workers;  // their means (processes in 'D', DataLoader workers)
+  double wait_share = 0;  // of the loop time, waiting for data (the helper's)
+  std::optional<double> samples_per_s;  // over its training so far (Summary's throughput)
+  double samples = 0;     // trained, all processes
+  std::optional<double> epoch_samples;  // one epoch, all processes, when every loader said (the helper's `loader`)
+};
+
 // What a run holds on its device.
 struct Footprint {
   // The most memory seen on the run's device: GPU memory (NVML per process, or the helper's reserved/peak when
@@ -82,7 +95,7 @@ class RunMeter {
   RunMeter(double start_t, bool on_gpu, MeterOptions options, std::string run_id = "");
 
   // Any helper message of the run, in arrival order: hello (whether the automatic layer is on), progress and
-  // done (steps, samples, memory); other types are ignored.
+  // done (steps, samples, memory), loader (the samples in an epoch); other types are ignored.
   void Add(const measure::HelperMessage& message);
   void AddTree(const TreeReading& reading);
   // The run will report training steps: its processes loaded torch with the automatic instrumentation on.
@@ -102,9 +115,12 @@ class RunMeter {
   Footprint footprint() const;
   // Means over the tree readings with a CPU figure, of the steady part (of every one while there is none of those;
   // nullopt before any):
-  // processes in state 'D', and DataLoader workers. What sweep/staging.h's FetchBound reads of the first run.
+  // processes in state 'D', and DataLoader workers (what the sweep's staging reads of a run that never trained).
   std::optional<double> blocked() const { return blocked_.Mean(); }
   std::optional<double> workers() const { return workers_.Mean(); }
+
+  // The run's training so far (see TrainingSoFar); nullopt before its first training step.
+  std::optional<TrainingSoFar> Training() const;
 
   // For the journal: steady throughput (samples after the warm-up over the training time since), the peak GPU
   // memory, the mean tree CPU, the peak RSS and the samples trained; unset fields were not seen. Not energy: the
@@ -165,6 +181,15 @@ class RunMeter {
   uint64_t max_gpu_mem_ = 0, max_rss_ = 0;
   bool seen_gpu_mem_ = false, seen_rss_ = false;
   SteadyMean cpu_, blocked_, workers_;
+  // Sums over the tree readings since the first step, for Training().
+  struct Sum {
+    double total = 0;
+    int n = 0;
+    void Add(double v) { total += v, ++n; }
+    std::optional<double> Mean() const { return n > 0 ? std::optional(total / n) : std::nullopt; }
+  };
+  Sum training_cpu_, training_blocked_, training_workers_;
+  std::map<int64_t, int64_t> epoch_samples_;  // by pid, from `loader` messages
 };
 
 }  // namespace sat::sweep

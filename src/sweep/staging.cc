@@ -1,22 +1,27 @@
 #include "sweep/staging.h"
 
 #include <fmt/format.h>
-#include <sys/vfs.h>
+#include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <filesystem>
 
 #include "run/interrupt.h"
-#include "stage/fetch_split.h"
+#include "telemetry/page_cache.h"
 #include "telemetry/sampler.h"
-#include "util/sqlite.h"
 #include "util/strings.h"
 
 namespace sat::sweep {
 namespace {
 
-constexpr double kFetchWaitShare = 0.25;  // of the loop time, waiting for data
-constexpr double kFetchBusyShare = 0.5;   // of the cores the run's processes could use
+// The cold reads' sample of the first source: files at most this large (a dataset of a few huge files is read by
+// bandwidth, not by round trips), so many of them, so many bytes.
+constexpr uint64_t kColdReadLargestFile = 64ull << 20;
+constexpr size_t kColdReadFiles = 16;
+constexpr uint64_t kColdReadBytes = 16ull << 20;
+constexpr size_t kSampleListed = 1024;  // files of the first source kept to sample from
 
 std::string StripSlashes(std::string path) {
   while (path.size() > 1 && path.back() == '/') path.pop_back();
@@ -32,8 +37,10 @@ std::optional<std::string> SwapPath(const std::string& item, const std::string& 
   return std::nullopt;
 }
 
-// Each path listed (its size and files), not yet copied. Errors: stage::ScanSource's (exit 2, naming the path).
-Result<std::vector<StagedSource>> ListSources(const std::vector<std::string>& paths) {
+// Each path listed (its size and files), not yet copied; `sample` (may be null) gets up to kSampleListed files of the
+// first, evenly across it, small enough for the cold reads. Errors: stage::ScanSource's (exit 2, naming the path).
+Result<std::vector<StagedSource>> ListSources(const std::vector<std::string>& paths,
+                                             std::vector<std::string>* sample = nullptr) {
   std::vector<StagedSource> sources;
   for (const std::string& given : paths) {
     auto manifest = stage::ScanSource(given);
@@ -43,9 +50,29 @@ Result<std::vector<StagedSource>> ListSources(const std::vector<std::string>& pa
     source.resolved = manifest->source;
     source.bytes = manifest->total_bytes;
     source.files = manifest->file_count;
+    if (sample != nullptr && sources.empty()) {
+      std::vector<std::string> files;
+      for (const stage::Entry& e : manifest->entries) {
+        if (e.type != stage::Entry::Type::kFile || e.size > kColdReadLargestFile) continue;
+        files.push_back(manifest->single_file ? manifest->source : manifest->source + "/" + e.rel);
+      }
+      *sample = telemetry::EvenSample(files, kSampleListed);
+    }
     sources.push_back(std::move(source));
   }
   return sources;
+}
+
+// The device of `path`, or of its nearest existing folder above (the store folder may not be made yet).
+std::optional<dev_t> DeviceOf(std::string path) {
+  while (!path.empty()) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0) return st.st_dev;
+    const std::string parent = std::filesystem::path(path).parent_path().string();
+    if (parent == path) break;
+    path = parent;
+  }
+  return std::nullopt;
 }
 
 // The store folder: the spec's (or --stage-dir), else the default of this machine.
@@ -61,53 +88,58 @@ Result<std::string> StoreRoot(const StageOptions& options) {
 
 }  // namespace
 
-bool FetchBound(const FetchSignals& s, std::string* why) {
-  const double usable = std::max(1u, std::min(s.processes, s.cores));
-  const std::optional<double> busy = s.cpu_pct ? std::optional(*s.cpu_pct / (100 * usable)) : std::nullopt;
-  if (s.wait_share < kFetchWaitShare) {
-    *why = fmt::format("the first run waited for data {} of its loop time: its loader keeps up",
-                       FormatShare(s.wait_share));
-    return false;
-  }
-  if (!busy) {
-    *why = fmt::format("the first run waited for data {} of its loop time, but its CPU use is unknown",
-                       FormatShare(s.wait_share));
-    return false;
-  }
-  if (s.blocked && s.samples_per_s > 0) {
-    stage::LoaderActivity a;
-    a.samples_per_s = s.samples_per_s;
-    a.processes = std::max(1.0, s.workers);
-    a.cpu_cores = *s.cpu_pct / 100;
-    a.blocked = *s.blocked;
-    a.data_wait_share = s.wait_share;
-    if (std::optional<stage::LoaderTimeSplit> split = stage::SplitLoaderTime(a)) {
-      const bool bound = stage::FetchBound(*split);
-      *why = fmt::format("the first run waited for data {} of its loop time, its loading split {} fetching (waiting "
-                         "on reads) and {} preparing on the CPU: {}",
-                         FormatShare(s.wait_share), FormatShare(split->fetch), FormatShare(split->prep),
-                         bound ? "its loader waits on storage"
-                               : "its loader computes (decoding, transforms) or waits elsewhere, a copy would not help");
-      return bound;
-    }
-  }
-  if (*busy >= kFetchBusyShare) {
-    *why = fmt::format("the first run waited for data {} of its loop time while its {} process{} kept {} of the "
-                       "cores they could use busy: its loader computes (decoding, transforms), a copy would not help",
-                       FormatShare(s.wait_share), s.processes, s.processes == 1 ? "" : "es", FormatShare(*busy));
-    return false;
-  }
-  *why = fmt::format("the first run waited for data {} of its loop time while its {} process{} kept only {} of the "
-                     "cores they could use busy: its loader waits on storage",
-                     FormatShare(s.wait_share), s.processes, s.processes == 1 ? "" : "es", FormatShare(*busy));
-  return true;
+stage::StorageEvidence EvidenceOf(const FetchSignals& s, stage::MountKind mount,
+                                  const std::optional<stage::ColdReadComparison>& cold) {
+  stage::StorageEvidence e;
+  e.loader.samples_per_s = s.samples_per_s;
+  // Workers load; without (fewer than half a worker on average) the trainer loads within its data wait.
+  e.loader.in_trainer = s.workers < 0.5;
+  e.loader.processes = e.loader.in_trainer ? 1 : s.workers;
+  if (s.cpu_pct) e.loader.cpu_cores = *s.cpu_pct / 100;
+  e.loader.blocked = s.blocked;
+  e.loader.data_wait_share = s.wait_share;
+  e.mount = mount;
+  e.cold = cold;
+  e.cores = s.cores;
+  return e;
 }
 
-Result<std::unique_ptr<Stager>> Stager::Start(const StageOptions& options) {
+std::string JudgementText(const FetchSignals& s, const stage::StorageWait& w) {
+  std::string text = fmt::format("the first run waited for data {} of its loop time", FormatShare(s.wait_share));
+  if (w.split) text += "; its loading: " + stage::SplitClause(*w.split);
+  return text + ": " + stage::FindingText(w);
+}
+
+RestartChoice ChooseRestart(const RunProgress& p, double copy_rate) {
+  RestartChoice c;
+  if (!(p.samples_per_s > 0) || !(copy_rate > p.samples_per_s)) {
+    c.why = "no faster rate on the copy is known";
+    return c;
+  }
+  const double done = std::max(0.0, p.samples);
+  double total = 2 * done;
+  std::string length = "its length unknown, taken as twice what it has trained";
+  if (p.epoch_samples && *p.epoch_samples > 0) {
+    const double epoch = *p.epoch_samples;
+    total = std::max(epoch, std::ceil(done / epoch) * epoch);
+    length = fmt::format("at least the {} samples of its epoch", GroupThousands(static_cast<uint64_t>(epoch)));
+  }
+  c.finish_s = (total - done) / p.samples_per_s;
+  c.restart_s = std::max(0.0, p.startup_s) + total / copy_rate;
+  c.restart = c.restart_s <= kRestartShare * c.finish_s;
+  c.why = fmt::format("~{:.0f} s left on the source at {} against ~{:.0f} s for a new attempt on the copy ({:.1f} s "
+                      "of start-up and {} samples at ~{}; {})",
+                      c.finish_s, FormatRate(p.samples_per_s), c.restart_s, p.startup_s,
+                      GroupThousands(static_cast<uint64_t>(total)), FormatRate(copy_rate), length);
+  return c;
+}
+
+Result<std::unique_ptr<Stager>> Stager::Start(const StageOptions& options, const StagerSeams& seams) {
   std::unique_ptr<Stager> stager(new Stager());
   stager->options_ = options;
+  stager->seams_ = seams;
   // Every source is listed now, so that a wrong path stops the sweep before its first run.
-  auto sources = ListSources(options.paths);
+  auto sources = ListSources(options.paths, &stager->sample_files_);
   if (!sources) return sources.error();
   stager->sources_ = std::move(*sources);
   auto root = StoreRoot(options);
@@ -115,10 +147,12 @@ Result<std::unique_ptr<Stager>> Stager::Start(const StageOptions& options) {
   stager->root_ = std::move(*root);
   switch (options.policy) {
     case StagePolicy::kNever:
+      stager->judged_ = true;
       stager->decision_ = "source";
       stager->reason_ = "stage_policy is never";
       break;
     case StagePolicy::kAlways:
+      stager->judged_ = true;
       stager->BeginCopy("stage_policy is always");
       break;
     case StagePolicy::kAuto: {
@@ -134,10 +168,26 @@ Result<std::unique_ptr<Stager>> Stager::Start(const StageOptions& options) {
         found.push_back(std::move(**lease));
       }
       if (found.size() == stager->sources_.size()) {
+        stager->judged_ = true;
         stager->copied_ = std::move(found);
         stager->decision_ = "copying";
         stager->reason_ = "the store holds a copy already";
+        break;
       }
+      // A copy on the data's own filesystem would be read from the same drive.
+      const std::optional<dev_t> store_dev = DeviceOf(stager->root_);
+      const bool same = store_dev && std::all_of(stager->sources_.begin(), stager->sources_.end(),
+                                                 [&](const StagedSource& s) { return DeviceOf(s.resolved) == store_dev; });
+      if (same && !seams.same_filesystem_ok) {
+        stager->judged_ = true;
+        stager->decision_ = "source";
+        stager->reason_ = fmt::format("the data is on the store's own filesystem ({}): a copy would be read from the "
+                                      "same drive",
+                                      stager->root_);
+        break;
+      }
+      stager->mount_ = seams.mount.value_or(stage::MountKindAt(stager->sources_.front().resolved));
+      if (seams.cold_reads) stager->BeginColdReads();
       break;
     }
   }
@@ -147,6 +197,24 @@ Result<std::unique_ptr<Stager>> Stager::Start(const StageOptions& options) {
 Stager::~Stager() {
   cancel_ = true;
   if (thread_.joinable()) thread_.join();
+  if (cold_thread_.joinable()) cold_thread_.join();
+}
+
+void Stager::BeginColdReads() {
+  if (sample_files_.empty()) return;
+  cold_thread_ = std::thread([this] {
+    // The sample's copy goes where the store's copies would: the store's folder (made as the store makes it).
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(root_).parent_path(), ec);
+    (void)::mkdir(root_.c_str(), 0700);
+    stage::ColdReadOptions o;
+    o.max_files = kColdReadFiles;
+    o.max_bytes = kColdReadBytes;
+    o.local_dirs = {root_};
+    Result<stage::ColdReadComparison> reads = seams_.cold_reads(sample_files_, o);
+    std::lock_guard<std::mutex> lock(mu_);
+    cold_ = std::move(reads);
+  });
 }
 
 void Stager::BeginCopy(const std::string& why) {
@@ -171,7 +239,7 @@ void Stager::CopyAll() {
     store.cap_bytes = options_.cap_bytes;
     store.verify_checksums = options_.verify_checksums;
     // The sweep's end, or Ctrl-C / SIGTERM at once (the controller's loop may be waiting on nothing else).
-    store.cancelled = [this] { return cancel_.load() || run::Interrupted(); };
+    store.cancelled = [this] { return cancel_.load() || abandon_.load() || run::Interrupted(); };
     // Progress over every source: the bytes of the sources done, plus the current one's.
     uint64_t before = 0, total = 0;
     size_t files_before = 0, files_total = 0;
@@ -209,25 +277,98 @@ void Stager::CopyAll() {
 }
 
 bool Stager::MayStart(size_t live, int started) const {
-  if (decision_ == "copying") return false;
-  if (decision_ == "undecided") return live == 0 && started == 0;
+  if (!judged_) return live == 0 && started == 0;
+  return decision_ != "copying";
+}
+
+bool Stager::Undecided() const { return !judged_; }
+
+bool Stager::MaybeCopyAtOnce() {
+  if (judged_ || decision_ != "undecided" || (mount_ != stage::MountKind::kFuse && mount_ != stage::MountKind::kNetwork)) {
+    return false;
+  }
+  std::optional<stage::ColdReadComparison> cold;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!cold_ || !*cold_) return false;
+    cold = **cold_;
+  }
+  if (cold->source.files == 0 || cold->local.files == 0 || cold->LocalTimeRatio() > stage::kCopyFasterRatio) {
+    return false;
+  }
+  auto each = [](const stage::ColdReadTiming& t) { return t.seconds * 1000 / static_cast<double>(t.files); };
+  BeginCopy(fmt::format("the cold reads of {} of its files took {:.1f} ms each on the {} mount against {:.2f} ms from "
+                        "the store's drive: the copy began at once, while the first run is judged",
+                        cold->source.files, each(cold->source), stage::MountKindName(mount_), each(cold->local)));
   return true;
 }
 
-bool Stager::Undecided() const { return decision_ == "undecided"; }
-
-void Stager::Judge(const FetchSignals& signals) {
-  if (decision_ != "undecided") return;
-  std::string why;
-  if (FetchBound(signals, &why)) {
-    BeginCopy(why);
-  } else {
-    decision_ = "source";
-    reason_ = why;
+bool Stager::Judge(const FetchSignals& signals, bool final) {
+  if (judged_) return true;
+  std::optional<stage::ColdReadComparison> cold;
+  std::string cold_why;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!cold_ && cold_thread_.joinable() && !final) return false;
+    if (cold_ && *cold_) cold = **cold_;
+    if (cold_ && !*cold_) cold_why = cold_->error().message;
   }
+  judged_ = true;
+  evidence_ = EvidenceOf(signals, mount_, cold);
+  wait_ = stage::JudgeStorageWait(*evidence_);
+  std::string why = JudgementText(signals, *wait_);
+  if (!cold_why.empty()) why += fmt::format(" (no cold reads: {})", cold_why);
+  const bool copy = wait_->finding == stage::StorageFinding::kStorage && wait_->copy_helps;
+  if (decision_ == "undecided") {
+    if (copy) {
+      BeginCopy(why);
+    } else {
+      decision_ = "source";
+      reason_ = why;
+    }
+  } else if (copy) {
+    // The copy began at once on the cold reads; the first run confirms it.
+    reason_ = why + "; " + reason_;
+  } else if (decision_ == "copying") {
+    // Begun at once, and not needed: stopped, its partial copy left in the store (a later copy resumes it).
+    abandon_ = true;
+    decision_ = "source";
+    reason_ = why + "; the copy begun at once was stopped";
+  } else {
+    // Made already (or failed): a complete copy costs nothing more to read.
+    reason_ = why + (decision_ == "staged" ? "; the copy begun at once was complete, so the runs read it" : "");
+  }
+  return true;
+}
+
+bool Stager::RestartDue() {
+  if (restart_checked_ || !judged_ || decision_ != "staged") return false;
+  restart_checked_ = true;
+  return true;
+}
+
+RestartChoice Stager::OnSource(int64_t index, const std::string& key, const RunProgress& progress) {
+  RestartChoice c;
+  std::optional<double> copy_rate;
+  if (evidence_ && wait_) {
+    // What the judgement found a copy saves, at the run's rate now.
+    stage::StorageEvidence now = *evidence_;
+    if (progress.samples_per_s > 0) now.loader.samples_per_s = progress.samples_per_s;
+    copy_rate = stage::TrainingOnCopyEstimate(now, *wait_);
+  }
+  if (copy_rate) {
+    c = ChooseRestart(progress, *copy_rate);
+  } else {
+    c.why = !wait_ || !wait_->copy_time_ratio ? "no rate on the copy could be estimated: no cold reads of a local copy"
+                                              : "no rate on the copy could be estimated: the run's rate is unknown";
+  }
+  on_source_.push_back(RunOnSource{index, key, c.restart, c.why});
+  return c;
 }
 
 Result<std::optional<std::string>> Stager::Poll() {
+  // auto, before the judgement: the cold reads may show a copy worth beginning at once.
+  if (MaybeCopyAtOnce()) return std::optional("staging: copying the data to a local drive: " + reason_);
   std::optional<Result<std::vector<stage::Lease>>> copied;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -309,9 +450,8 @@ Result<NodeStaging> StageOnNode(const StageOptions& options, std::vector<stage::
   staging.sources = std::move(*sources);
   bool copy = options.policy == StagePolicy::kAlways;
   for (const StagedSource& source : staging.sources) {
-    struct statfs fs {};
-    if (options.policy == StagePolicy::kAuto && statfs(source.resolved.c_str(), &fs) == 0 &&
-        sqlite::IsNetworkFileSystem(static_cast<long>(fs.f_type))) {
+    const stage::MountKind kind = stage::MountKindAt(source.resolved);
+    if (options.policy == StagePolicy::kAuto && (kind == stage::MountKind::kNetwork || kind == stage::MountKind::kFuse)) {
       copy = true;
     }
   }
@@ -380,6 +520,7 @@ StagingReport Stager::Report() const {
   if (source_n_ > 0) r.source_rate = source_sum_ / source_n_;
   if (copy_n_ > 0) r.copy_rate = copy_sum_ / copy_n_;
   r.copy_wall_s = decision_ == "copying" && copy_t0_ > 0 ? telemetry::MonotonicSeconds() - copy_t0_ : copy_wall_s_;
+  r.on_source = on_source_;
   if (r.source_rate && r.copy_rate && staged_at_ > 0) {
     const double after = telemetry::MonotonicSeconds() - staged_at_;
     r.saved_s = after * (*r.copy_rate / *r.source_rate - 1) - r.copy_wall_s;
@@ -399,6 +540,10 @@ nlohmann::json StagingJson(const StagingReport& r) {
                        {"copy_s", s.copy_s}});
   }
   auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
+  nlohmann::json on_source = nlohmann::json::array();
+  for (const RunOnSource& o : r.on_source) {
+    on_source.push_back({{"index", o.index}, {"key", o.key}, {"restarted", o.restarted}, {"why", o.why}});
+  }
   const stage::Progress& p = r.progress;
   return {{"policy", StagePolicyName(r.policy)},
           {"decision", r.decision},
@@ -415,7 +560,8 @@ nlohmann::json StagingJson(const StagingReport& r) {
           {"copy_wall_s", r.copy_wall_s},
           {"source_samples_per_s", opt(r.source_rate)},
           {"copy_samples_per_s", opt(r.copy_rate)},
-          {"saved_s", opt(r.saved_s)}};
+          {"saved_s", opt(r.saved_s)},
+          {"on_source", std::move(on_source)}};
 }
 
 std::optional<StagingReport> StagingFromJson(const nlohmann::json& j) {
@@ -452,6 +598,12 @@ std::optional<StagingReport> StagingFromJson(const nlohmann::json& j) {
     if (!j.at("source_samples_per_s").is_null()) r.source_rate = j["source_samples_per_s"].get<double>();
     if (!j.at("copy_samples_per_s").is_null()) r.copy_rate = j["copy_samples_per_s"].get<double>();
     if (j.contains("saved_s") && !j["saved_s"].is_null()) r.saved_s = j["saved_s"].get<double>();
+    if (j.contains("on_source")) {
+      for (const auto& o : j["on_source"]) {
+        r.on_source.push_back(RunOnSource{o.at("index").get<int64_t>(), o.at("key").get<std::string>(),
+                                          o.at("restarted").get<bool>(), o.at("why").get<std::string>()});
+      }
+    }
     return r;
   } catch (const nlohmann::json::exception&) {
     return std::nullopt;
@@ -498,6 +650,10 @@ std::string StagingText(const StagingReport& r) {
   if (r.saved_s) {
     text += *r.saved_s >= 0 ? fmt::format(", about {:.0f} s of makespan saved net of the copy", *r.saved_s)
                             : fmt::format(", about {:.0f} s of makespan lost to the copy", -*r.saved_s);
+  }
+  for (const RunOnSource& o : r.on_source) {
+    text += fmt::format("; run {} ({}) {} ({})", o.index, o.key,
+                        o.restarted ? "was restarted on the copy" : "finished on the source", o.why);
   }
   return text + "\n";
 }

@@ -9,6 +9,8 @@
 #include <thread>
 
 #include "run/interrupt.h"
+#include "stage/test_storage_cases.h"
+#include "sweep/meter.h"
 #include "util/test_dir.h"
 
 namespace sat::sweep {
@@ -16,14 +18,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The first run's signals: its wait, CPU, processes and the machine's cores; then, where read, the processes in
-// state 'D', its workers and its rate.
-FetchSignals Signals(double wait, std::optional<double> cpu_pct, unsigned processes, unsigned cores,
+// The first run's signals: its wait, CPU and the machine's cores; then, where read, the processes in state 'D', its
+// workers and its rate.
+FetchSignals Signals(double wait, std::optional<double> cpu_pct, unsigned cores,
                      std::optional<double> blocked = std::nullopt, double workers = 0, double samples_per_s = 0) {
   FetchSignals s;
   s.wait_share = wait;
   s.cpu_pct = cpu_pct;
-  s.processes = processes;
   s.cores = cores;
   s.blocked = blocked;
   s.workers = workers;
@@ -31,43 +32,110 @@ FetchSignals Signals(double wait, std::optional<double> cpu_pct, unsigned proces
   return s;
 }
 
-TEST(FetchBound, TheLoaderWaitingOffTheCpuIsStorage) {
-  std::string why;
-  // One process reading files from a slow mount: waits 80% of the time, 8% of a core busy.
-  EXPECT_TRUE(FetchBound(Signals(0.8, 8.0, 1, 2), &why));
-  EXPECT_NE(why.find("waits on storage"), std::string::npos) << why;
-  // The same wait, one process decoding at a full core: the CPU side.
-  EXPECT_FALSE(FetchBound(Signals(0.8, 98.0, 1, 2), &why));
-  EXPECT_NE(why.find("computes"), std::string::npos) << why;
-  // Five processes on two cores, both cores busy: computing, however many processes there are.
-  EXPECT_FALSE(FetchBound(Signals(0.6, 190.0, 5, 2), &why));
-  // Five processes on two cores mostly asleep: storage.
-  EXPECT_TRUE(FetchBound(Signals(0.6, 30.0, 5, 2), &why));
-  // A loader that keeps up is no reason to copy anything.
-  EXPECT_FALSE(FetchBound(Signals(0.05, 3.0, 1, 2), &why));
-  EXPECT_NE(why.find("keeps up"), std::string::npos) << why;
-  EXPECT_FALSE(FetchBound(Signals(0.9, std::nullopt, 1, 2), &why));
+// A helper report through the real parser: cumulative steps, samples, wait and step seconds of process `pid`.
+measure::HelperMessage Report(double t, int64_t steps, double samples, double wait_s, double step_s, int64_t pid) {
+  nlohmann::json j = {{"v", 1},          {"type", "progress"}, {"run", "run-1"},   {"pid", pid},  {"t", t},
+                      {"steps", steps},  {"samples", samples}, {"wait_s", wait_s}, {"step_s", step_s}};
+  auto m = measure::ParseHelperMessage(j.dump());
+  EXPECT_TRUE(m) << m.error().message;
+  return m.ok() ? *m : measure::HelperMessage{};
 }
 
-TEST(FetchBound, WithTheProcessStatesTheLoadersTimeSplitsAsProbesDoes) {
-  std::string why;
-  // The trainer reads for itself, waiting for data 90% of its loop: 70% of its ticks in state 'D' is 78% of the
-  // wait fetching, 22% preparing.
-  EXPECT_TRUE(FetchBound(Signals(0.9, 30.0, 1, 2, 0.7, 0, 40), &why));
-  EXPECT_NE(why.find("78% fetching"), std::string::npos) << why;
-  EXPECT_NE(why.find("waits on storage"), std::string::npos) << why;
-  // The same wait and CPU, never in 'D' (a loader waiting on a lock, a queue or a socket): the CPU rule alone would
-  // have said storage; the states say otherwise.
-  EXPECT_TRUE(FetchBound(Signals(0.9, 30.0, 1, 2), &why));
-  EXPECT_FALSE(FetchBound(Signals(0.9, 30.0, 1, 2, 0.0, 0, 40), &why));
-  EXPECT_NE(why.find("a copy would not help"), std::string::npos) << why;
-  // Four workers on four cores, the trainer busy 40% of its loop: their CPU is 1.6 - 0.4 = 1.2 cores (30% each),
-  // 2.4 of them in 'D' (60%): fetch binds.
-  EXPECT_TRUE(FetchBound(Signals(0.6, 160.0, 5, 4, 2.4, 4, 900), &why));
-  // The same workers with 3.8 cores busy (3.4 of them theirs: 85% each preparing) and 0.4 in 'D': prep binds.
-  EXPECT_FALSE(FetchBound(Signals(0.6, 380.0, 5, 4, 0.4, 4, 900), &why));
-  // Without a rate the split is not made: the CPU rule decides.
-  EXPECT_TRUE(FetchBound(Signals(0.9, 30.0, 1, 2, 0.0, 0, 0), &why));
+// The storage rule's scripted loaders (stage/test_storage_cases.h) as the sweep sees a first run: helper reports at
+// the case's rate and data wait, and the controller's tree readings made of the case's ticks, through the run's
+// meter (RunMeter::Training) and EvidenceOf. The sweep must find what the rule finds.
+class SweepStorageCases : public testing::TestWithParam<stage::fixtures::StorageCase> {};
+
+TEST_P(SweepStorageCases, TheFirstRunIsJudgedAsTheRuleSays) {
+  const stage::fixtures::StorageCase& c = GetParam();
+  MeterOptions options;
+  options.warmup_s = 1;
+  options.window_s = 1;
+  RunMeter meter(0, false, options, "run-1");
+  // Start-up (imports: a busy core) until the first step at 2 s: not part of the judgement.
+  for (double t = 0.5; t < 2; t += 0.5) meter.AddTree(TreeReading{t, 100.0, 1 << 28, std::nullopt, 0, 0});
+  for (int k = 0; k <= 16; ++k) {
+    const double t = 2 + 0.25 * k;
+    const double loop_s = 0.25 * k;
+    meter.Add(Report(t, k + 1, c.samples_per_s * loop_s, c.data_wait_share * loop_s,
+                     (1 - c.data_wait_share) * loop_s, 100));
+  }
+  for (size_t i = 0; i < c.ticks.size(); ++i) {
+    const stage::fixtures::Tick& tick = c.ticks[i];
+    meter.AddTree(TreeReading{2 + 0.5 * static_cast<double>(i), tick.cpu_cores * 100, 1 << 28, std::nullopt,
+                              static_cast<unsigned>(tick.blocked), static_cast<unsigned>(c.workers)});
+  }
+  const std::optional<TrainingSoFar> t = meter.Training();
+  ASSERT_TRUE(t.has_value());
+  EXPECT_NEAR(t->startup_s, 2, 1e-9);
+  EXPECT_GE(t->trained_s, kJudgeAfterS);
+  EXPECT_GE(t->readings, kJudgeReadings);
+  EXPECT_NEAR(*t->cpu_pct, c.MeanCpu() * 100, 1e-9) << "the start-up's readings are left out";
+  EXPECT_NEAR(t->wait_share, c.data_wait_share, 1e-9);
+  EXPECT_NEAR(*t->samples_per_s, c.samples_per_s, 1e-6);
+
+  FetchSignals s;
+  s.wait_share = t->wait_share;
+  s.cpu_pct = t->cpu_pct;
+  s.cores = c.cores;
+  s.blocked = t->blocked;
+  s.workers = t->workers.value_or(0);
+  s.samples_per_s = *t->samples_per_s;
+  const stage::StorageWait w = stage::JudgeStorageWait(EvidenceOf(s, stage::MountKindOfType(c.fs_type, c.network), c.cold));
+  EXPECT_EQ(stage::StorageFindingName(w.finding), stage::StorageFindingName(c.finding)) << JudgementText(s, w);
+  EXPECT_EQ(w.copy_helps, c.copy_helps) << JudgementText(s, w);
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, SweepStorageCases, testing::ValuesIn(stage::fixtures::StorageCases()),
+                         [](const testing::TestParamInfo<stage::fixtures::StorageCase>& info) {
+                           return info.param.name;
+                         });
+
+TEST(EvidenceOf, TheWorkersLoadOrTheTrainerWithinItsWait) {
+  stage::StorageEvidence e = EvidenceOf(Signals(0.9, 30.0, 2, 0.7, 0, 40), stage::MountKind::kFuse, std::nullopt);
+  EXPECT_TRUE(e.loader.in_trainer);
+  EXPECT_DOUBLE_EQ(e.loader.processes, 1);
+  EXPECT_DOUBLE_EQ(*e.loader.cpu_cores, 0.3);
+  EXPECT_DOUBLE_EQ(*e.loader.data_wait_share, 0.9);
+  e = EvidenceOf(Signals(0.6, 160.0, 4, 2.4, 4, 900), stage::MountKind::kNetwork, std::nullopt);
+  EXPECT_FALSE(e.loader.in_trainer);
+  EXPECT_DOUBLE_EQ(e.loader.processes, 4);
+  // The issue's judgement: 100% wait, 3% CPU, never in 'D', on FUSE: storage, said with its evidence.
+  const FetchSignals issue = Signals(1.0, 3.0, 2, 0.0, 0, 22);
+  const stage::StorageWait w =
+      stage::JudgeStorageWait(EvidenceOf(issue, stage::MountKind::kFuse, stage::fixtures::ColdReads(45, 0.2)));
+  EXPECT_EQ(JudgementText(issue, w),
+            "the first run waited for data 100% of its loop time; its loading: fetch 97% (cold reads of its files: "
+            "44.9 ms a sample), prep 3% (its CPU), other 0%: its loader waits on storage, and a local copy reads "
+            "225× faster");
+  // A loader that keeps up is no reason to copy anything.
+  const stage::StorageWait up = stage::JudgeStorageWait(EvidenceOf(Signals(0.05, 3.0, 2), stage::MountKind::kFuse, {}));
+  EXPECT_EQ(up.finding, stage::StorageFinding::kKeepsUp);
+}
+
+TEST(ChooseRestart, SoonerOnTheCopyOrLeftToFinish) {
+  // 100 of an 800-sample epoch done at 22 samples/s (32 s left); on the copy 1.5 s of start-up and 800 at 300/s.
+  RestartChoice c = ChooseRestart(RunProgress{100, 22, 800, 1.5}, 300);
+  EXPECT_TRUE(c.restart);
+  EXPECT_NEAR(c.finish_s, 700 / 22.0, 1e-9);
+  EXPECT_NEAR(c.restart_s, 1.5 + 800 / 300.0, 1e-9);
+  EXPECT_EQ(c.why, "~32 s left on the source at 22.0 samples/s against ~4 s for a new attempt on the copy (1.5 s of "
+                   "start-up and 800 samples at ~300 samples/s; at least the 800 samples of its epoch)");
+  // Nearly done: it finishes.
+  EXPECT_FALSE(ChooseRestart(RunProgress{780, 22, 800, 1.5}, 300).restart);
+  // In its second epoch: at least the rest of that one.
+  c = ChooseRestart(RunProgress{900, 22, 800, 1.5}, 300);
+  EXPECT_NEAR(c.finish_s, 700 / 22.0, 1e-9);
+  EXPECT_NEAR(c.restart_s, 1.5 + 1600 / 300.0, 1e-9);
+  // Length unknown: as much again as it has trained.
+  c = ChooseRestart(RunProgress{100, 22, std::nullopt, 1.5}, 300);
+  EXPECT_NEAR(c.finish_s, 100 / 22.0, 1e-9);
+  EXPECT_TRUE(c.restart);
+  EXPECT_NE(c.why.find("its length unknown"), std::string::npos);
+  // A long start-up against a short rest: it finishes. A copy no faster: never.
+  EXPECT_FALSE(ChooseRestart(RunProgress{100, 22, std::nullopt, 20}, 300).restart);
+  EXPECT_FALSE(ChooseRestart(RunProgress{100, 22, 800, 1.5}, 22).restart);
+  EXPECT_FALSE(ChooseRestart(RunProgress{100, 0, 800, 1.5}, 300).restart);
 }
 
 class StagerTest : public testing::Test {
@@ -128,8 +196,37 @@ TEST_F(StagerTest, AlwaysCopiesBeforeAnyRunAndPointsRunsAtTheCopy) {
   EXPECT_EQ(text, std::string(1000, 'b'));
 }
 
+// auto as on a FUSE mount without cold reads (the test folder is one local filesystem).
+StagerSeams OnFuse() {
+  StagerSeams seams;
+  seams.mount = stage::MountKind::kFuse;
+  seams.same_filesystem_ok = true;
+  seams.cold_reads = nullptr;
+  return seams;
+}
+
+// ... with scripted cold reads: the source's files at `source_ms` each, a copy's at `local_ms`.
+StagerSeams OnFuseReading(double source_ms, double local_ms) {
+  StagerSeams seams = OnFuse();
+  seams.cold_reads = [=](const std::vector<std::string>& files, const stage::ColdReadOptions& o) {
+    EXPECT_FALSE(files.empty());
+    EXPECT_EQ(o.local_dirs.size(), 1u);
+    return Result<stage::ColdReadComparison>(stage::fixtures::ColdReads(source_ms, local_ms, 5));
+  };
+  return seams;
+}
+
+// Polls as the controller's ticks do, until the cold reads are in and `stager` acted on them.
+void AwaitColdReads(Stager& stager) {
+  for (int i = 0; i < 200; ++i) {
+    auto note = stager.Poll();
+    if (!note || *note || stager.Report().decision != "undecided") return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
 TEST_F(StagerTest, AutoLetsTheFirstRunJudgeAlone) {
-  auto stager = Stager::Start(options_);
+  auto stager = Stager::Start(options_, OnFuse());
   ASSERT_TRUE(stager) << stager.error().message;
   Stager& s = **stager;
   EXPECT_TRUE(s.Undecided());
@@ -137,12 +234,20 @@ TEST_F(StagerTest, AutoLetsTheFirstRunJudgeAlone) {
   EXPECT_FALSE(s.MayStart(1, 1)) << "a second run before the first is judged";
   EXPECT_FALSE(s.MayStart(0, 1)) << "the first run ended unjudged: the controller judges it at its end";
 
-  s.Judge(Signals(0.9, 5.0, 1, 2));
-  EXPECT_EQ(s.Report().decision, "copying");
+  // Waiting for data 90% at 5% of a core, 80% of the time in 'D': storage, on a FUSE mount a copy helps.
+  EXPECT_TRUE(s.Judge(Signals(0.9, 5.0, 2, 0.8, 0, 40), false));
+  EXPECT_EQ(s.Report().decision, "copying") << s.Report().reason;
+  EXPECT_NE(s.Report().reason.find("its loader waits on storage"), std::string::npos) << s.Report().reason;
   EXPECT_FALSE(s.MayStart(1, 1)) << "runs wait for the copy";
   auto note = Finish(s);
   ASSERT_TRUE(note && *note);
   EXPECT_TRUE(s.MayStart(1, 1));
+  // The first run, still on the source: without cold reads of a copy no rate on it is known, so it finishes.
+  const RestartChoice choice = s.OnSource(0, "k0", RunProgress{100, 40, 800, 1.5});
+  EXPECT_FALSE(choice.restart);
+  ASSERT_EQ(s.Report().on_source.size(), 1u);
+  EXPECT_NE(StagingText(s.Report()).find("run 0 (k0) finished on the source (no rate on the copy"), std::string::npos)
+      << StagingText(s.Report());
 
   // A later sweep of the same data finds the copy at once and decides nothing.
   auto again = Stager::Start(options_);
@@ -153,10 +258,93 @@ TEST_F(StagerTest, AutoLetsTheFirstRunJudgeAlone) {
   EXPECT_TRUE((*again)->Report().sources[0].reused);
 }
 
-TEST_F(StagerTest, AutoLeavesACpuBoundLoaderOnTheSource) {
+TEST_F(StagerTest, AutoLeavesADataSetOnTheStoresOwnFilesystem) {
   auto stager = Stager::Start(options_);
   ASSERT_TRUE(stager);
-  (*stager)->Judge(Signals(0.7, 100.0, 1, 2));
+  EXPECT_EQ((*stager)->Report().decision, "source");
+  EXPECT_NE((*stager)->Report().reason.find("the store's own filesystem"), std::string::npos);
+  EXPECT_TRUE((*stager)->MayStart(3, 4));
+}
+
+TEST_F(StagerTest, AutoCopiesAtOnceWhereTheColdReadsSayAndTheFirstRunConfirms) {
+  // 45 ms a file on the mount, 0.2 ms from the store's drive: the copy begins before the first run is judged.
+  auto stager = Stager::Start(options_, OnFuseReading(45, 0.2));
+  ASSERT_TRUE(stager);
+  Stager& s = **stager;
+  AwaitColdReads(s);
+  EXPECT_NE(s.Report().reason.find("the copy began at once"), std::string::npos) << s.Report().reason;
+  EXPECT_TRUE(s.Undecided());
+  EXPECT_TRUE(s.MayStart(0, 0)) << "the first run starts on the source beside the copy";
+  EXPECT_FALSE(s.MayStart(1, 1));
+  auto note = Finish(s);
+  ASSERT_TRUE(note && *note);
+  EXPECT_EQ(s.Report().decision, "staged");
+  EXPECT_FALSE(s.MayStart(1, 1)) << "staged, but the first run is not judged yet";
+  EXPECT_FALSE(s.RestartDue());
+  // The first seconds: 100% waiting at 3% of a core, never in 'D' (a direct-I/O FUSE mount): storage, confirmed.
+  EXPECT_TRUE(s.Judge(Signals(1.0, 3.0, 2, 0.0, 0, 22), false));
+  EXPECT_EQ(s.Report().decision, "staged");
+  EXPECT_TRUE(s.MayStart(1, 1));
+  EXPECT_TRUE(s.RestartDue());
+  EXPECT_FALSE(s.RestartDue()) << "once";
+  // The first run, 30 samples into its 800-sample epoch at 22 samples/s: restarted, at the copy's estimated rate.
+  const RestartChoice choice = s.OnSource(0, "k0", RunProgress{30, 22, 800, 1.5});
+  EXPECT_TRUE(choice.restart) << choice.why;
+  EXPECT_NE(StagingText(s.Report()).find("run 0 (k0) was restarted on the copy (~35 s left on the source"),
+            std::string::npos)
+      << StagingText(s.Report());
+  nlohmann::json j = StagingJson(s.Report());
+  EXPECT_EQ(j["on_source"][0]["restarted"], true);
+  EXPECT_EQ(StagingJson(*StagingFromJson(j)), j);
+}
+
+TEST_F(StagerTest, AutoStopsTheCopyBegunAtOnceWhenTheLoaderComputes) {
+  // A copy begun at once, then the first run shows a loader busy at a full core: the copy is stopped.
+  StageOptions big = options_;
+  std::ofstream(dir_.File("ds/sub/big")) << std::string(32 << 20, 'x');  // long enough to be under way
+  auto stager = Stager::Start(big, OnFuseReading(45, 0.2));
+  ASSERT_TRUE(stager);
+  Stager& s = **stager;
+  AwaitColdReads(s);
+  ASSERT_EQ(s.Report().decision, "copying");
+  EXPECT_TRUE(s.Judge(Signals(0.7, 100.0, 2, 0.0, 0, 300), false));
+  EXPECT_EQ(s.Report().decision, "source") << s.Report().reason;
+  EXPECT_NE(s.Report().reason.find("its loader computes"), std::string::npos) << s.Report().reason;
+  EXPECT_NE(s.Report().reason.find("the copy begun at once was stopped"), std::string::npos) << s.Report().reason;
+  EXPECT_TRUE(s.MayStart(3, 4));
+  std::vector<std::string> argv = {dir_.File("ds")};
+  std::map<std::string, std::string> env;
+  EXPECT_FALSE(s.Rewrite(&argv, &env));
+  EXPECT_FALSE(s.RestartDue());
+  auto note = s.Poll();
+  ASSERT_TRUE(note) << "a stopped copy is no failure";
+}
+
+TEST_F(StagerTest, AutoReadsASampleColdAndJudgesWithIt) {
+  StagerSeams seams = OnFuse();
+  seams.mount = stage::MountKind::kLocal;  // no copy at once
+  seams.cold_reads = [](const std::vector<std::string>& files, stage::ColdReadOptions o) {
+    o.require_other_filesystem = false;  // the test folder is one filesystem
+    return stage::CompareColdReads(files, o);
+  };
+  auto stager = Stager::Start(options_, seams);
+  ASSERT_TRUE(stager);
+  // The same 'D' waits as above; the cold reads, once made, find the files read in well under a millisecond from
+  // either place (one disk): storage, but a copy would save next to nothing.
+  Stager& s = **stager;
+  for (int i = 0; i < 500 && !s.Judge(Signals(0.9, 5.0, 2, 0.8, 0, 40), false); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(s.Report().decision, "source") << s.Report().reason;
+  EXPECT_NE(s.Report().reason.find("a copy would not"), std::string::npos) << s.Report().reason;
+  EXPECT_FALSE(fs::exists(dir_.File("store/ds")));
+  for (const auto& entry : fs::directory_iterator(dir_.File("store"))) ADD_FAILURE() << "left " << entry.path();
+}
+
+TEST_F(StagerTest, AutoLeavesACpuBoundLoaderOnTheSource) {
+  auto stager = Stager::Start(options_, OnFuse());
+  ASSERT_TRUE(stager);
+  EXPECT_TRUE((*stager)->Judge(Signals(0.7, 100.0, 2, 0.0, 0, 300), true));
   EXPECT_EQ((*stager)->Report().decision, "source");
   EXPECT_TRUE((*stager)->MayStart(3, 4));
   std::vector<std::string> argv = {dir_.File("ds"), "${stage:0}"};

@@ -15,19 +15,28 @@
 #      same work at 4.7 ms a sample while the other took 6.7, and each switches between about 200 and 130 samples/s
 #      of this loader for tens of seconds; docs/benchmarks.md), so the script times a fixed piece of CPU work now and
 #      then (--speed-every) in both runs, and the truth is scaled to the speed the CPU had while probe's loader stage
-#      measured;
-#  (b) probe on that local copy names the CPU side (prep or compute), never storage;
+#      measured; the what-if passes within the bound of the truth scaled so or as timed (within_bound: on a machine
+#      busy with other builds the scaling alone misled by up to 44%);
+#  (b) probe on that local copy names the CPU side (prep or compute), never storage (the least budget);
+#  (d) the same loader on the same files behind the slow mount with direct I/O (slowfs --direct-io, as FUSE mounts of
+#      cloud buckets commonly run): its reader waits in the FUSE request in state S, never D, so only the storage
+#      rule's other evidence shows the wait (its 2% of CPU against its data wait, the cold reads of its files, the
+#      FUSE mount): probe names storage, with the cold reads as the basis of the fetch share, and the what-if is held
+#      to (a)'s bound against the truth timed again right after (d), as for (a);
+#  (e) the same mount, a loader with no CPU work (the issue's case: "fetch 0%, prep 2%, other 98%" once): storage,
+#      with both cures in the next step (a local copy; more workers overlapping the round trips). Least budget;
 #  (c) the same data behind sshfs over loopback (a network filesystem; its sshd serves the slow mount, so each read is
-#      slow too), with little prep: probe names storage on fuse.sshfs, network. The least budget (20 s): the full
+#      slow too), with no CPU work: probe names storage on fuse.sshfs, network. The least budget (20 s): the full
 #      stage alone decides it.
 # Where FUSE cannot mount here the test is skipped (77) saying why; where only sshfs cannot, (c) is skipped the same
-# way after (a) and (b) have passed.
+# way after the others have passed.
 #
 # What this relies on of the implementation (docs/internals/probe.md, "Fetch stalls and prep stalls"):
 #  - probe.json's verdict.bottleneck "storage" when fetch stalls bound the loader, and verdict.cause naming the
 #    filesystem type; data_locations[0] the mount holding the data files;
-#  - storage.data_files {source "helper", sample [paths]}, storage.loader_time.loader {fetch, prep},
-#    storage.local_copy.samples_per_s (the what-if's headline rate), stages.loader.samples_per_s.
+#  - storage.data_files {source "helper", sample [paths]}, storage.loader_time.loader {fetch, prep, basis},
+#    storage.finding, storage.local_copy.samples_per_s (the what-if's headline rate), stages.loader.samples_per_s;
+#  - verdict.next naming "copy the data to a local disk" and, for a loader without workers, "num_workers=0 → try".
 set -euo pipefail
 source "$(dirname "$0")/lib.bash"
 source "$(dirname "$0")/probe_lib.bash"
@@ -51,7 +60,8 @@ cat "$WORK"/local-copy/* >/dev/null
 # The loader on the local copy without saturate, per core it got (the what-if gives each loading process a core):
 # samples over the loop's CPU time, or over its wall time where it used more than a core.
 local_copy_rate() {
-  "${PIN[@]}" "$PY" "$READ" --data "$WORK/local-copy" --samples 1200 --prep 700 --speed-every 32 >"$WORK/truth.log"
+  "${PIN[@]}" "$PY" "$READ" --data "$WORK/local-copy" --samples 1200 --prep 700 --speed-every "${SPEED_EVERY:-32}" \
+    >"$WORK/truth.log"
   "$PY" - "$WORK/truth.log" <<'PYEOF'
 import re, sys
 text = open(sys.argv[1]).read()
@@ -77,14 +87,39 @@ print(statistics.median(ms for _, ms in probes))
 PYEOF
 }
 
+# Whether the what-if ($1) is within -30%/+10% of the local copy's rate: scaled to the loader stage's CPU speed ($2),
+# or as timed ($3). The scaling alone misleads on a machine busy with other work: a loader idle most of its time (it
+# waits on the mount) had speed probes 13-44% slower than the truth's where its CPU a sample showed ~10% more, and the
+# what-if came out 0.78-1.24 of the scaled truth over eighteen runs beside other builds (over 1.1 in six), and
+# 0.84-1.05 of the truth as timed (docs/benchmarks.md). A what-if really off by more than the bound is off on both.
+within_bound() {
+  "$PY" -c 'import sys; e, m, t = map(float, sys.argv[1:]); sys.exit(not any(0.7 <= e / x <= 1.1 for x in (m, t)))' "$@"
+}
+
+# The what-if of the probe named $1 (its JSON and loader stage log under $WORK), case $2, against the loader's own
+# rate on the local copy timed now, right after the probe; prints both, fails past the bound.
+check_what_if() {
+  local name=$1 case=$2 estimate truth truth_speed probe_speed measured
+  estimate=$(jq_py "$WORK/$name.json" 'j["storage"]["local_copy"]["samples_per_s"]') ||
+    fail "$case no local-copy what-if: $(jq_py "$WORK/$name.json" 'j["storage"]["local_copy_why_not"]')"
+  truth=$(local_copy_rate) || fail "$case the loader alone on the local copy did not run: $(cat "$WORK/truth.log")"
+  truth_speed=$(median_speed "$WORK/truth.log") || fail "$case no speed probes in the truth's output"
+  probe_speed=$(median_speed "$WORK/$name/loader/stdout.log" "$WORK/$name.json") ||
+    fail "$case no speed probes in the loader stage's output"
+  measured=$("$PY" -c 'import sys; r, t, p = map(float, sys.argv[1:]); print(r * t / p)' "$truth" "$truth_speed" \
+    "$probe_speed")
+  echo "$case $((SECONDS - t0)) s: what-if $estimate samples/s; the loader's own rate on a local copy $truth per core" \
+    "with the CPU at $truth_speed ms a round, $measured at the loader stage's $probe_speed"
+  within_bound "$estimate" "$measured" "$truth" ||
+    fail "$case the what-if's $estimate samples/s is not within -30%/+10% of the local copy's $truth per core" \
+      "($measured scaled)"
+}
+
 # (a) the slow mount
 slowfs_mount "$WORK/src" "$WORK/mnt-slow" 20
 probe_json slow --budget 30s -- "${PIN[@]}" "$PY" "$READ" --data "$WORK/mnt-slow" --samples 100000000 --prep 700 \
   --speed-every 32
-truth=$(local_copy_rate) || fail "the loader alone on the local copy did not run: $(cat "$WORK/truth.log")"
-truth_speed=$(median_speed "$WORK/truth.log") || fail "(a) no speed probes in the truth's output"
-probe_speed=$(median_speed "$WORK/slow/loader/stdout.log" "$WORK/slow.json") ||
-  fail "(a) no speed probes in the loader stage's output"
+check_what_if slow "(a)"
 expect_bottleneck "$WORK/slow.json" storage
 jq_py "$WORK/slow.json" '"fuse.slowfs" in j["verdict"]["cause"] or sys.exit("the cause does not name fuse.slowfs: " + j["verdict"]["cause"])' ||
   fail "(a) the verdict should name the slow filesystem"
@@ -97,30 +132,48 @@ jq_py "$WORK/slow.json" 'j["data_locations"][0]["fs_type"] == "fuse.slowfs" and 
 grep -q "read_files.py" <(jq_py "$WORK/slow.json" 'j["data_locations"]') && fail "(a) the script was reported as data"
 jq_py "$WORK/slow.json" 'j["storage"]["loader_time"]["loader"]["fetch"] > j["storage"]["loader_time"]["loader"]["prep"] or sys.exit(j["storage"]["loader_time"])' ||
   fail "(a) the loader should spend more of its time fetching than preparing"
-estimate=$(jq_py "$WORK/slow.json" 'j["storage"]["local_copy"]["samples_per_s"]') ||
-  fail "(a) no local-copy what-if: $(jq_py "$WORK/slow.json" 'j["storage"]["local_copy_why_not"]')"
+jq_py "$WORK/slow.json" 'j["storage"]["loader_time"]["loader"]["prep"] <= j["stages"]["loader"]["telemetry"]["tree_cpu_pct"]["mean"] / 100 + 1e-9 or sys.exit(j["storage"]["loader_time"])' ||
+  fail "(a) prep is never more than the CPU share the sampler saw"
 [ -z "$(ls -A "$XDG_CACHE_HOME/saturate" 2>/dev/null)" ] || fail "(a) the what-if left its copy: $(ls -R "$XDG_CACHE_HOME")"
-measured=$("$PY" -c 'import sys; r, t, p = map(float, sys.argv[1:]); print(r * t / p)' "$truth" "$truth_speed" "$probe_speed")
-echo "(a) $((SECONDS - t0)) s: what-if says a local copy gives $estimate samples/s; the script's own rate on one:" \
-  "$truth per core with the CPU at $truth_speed ms a round, $measured at the loader stage's $probe_speed"
-"$PY" -c 'import sys; r = float(sys.argv[1]) / float(sys.argv[2]); sys.exit(not 0.7 <= r <= 1.1)' "$estimate" "$measured" ||
-  fail "(a) the what-if's $estimate samples/s is not within -30%/+10% of the local copy's $measured per core"
 
 # (b) probe on the local copy, in the page cache
-probe_json local --budget 30s -- "${PIN[@]}" "$PY" "$READ" --data "$WORK/local-copy" --samples 100000000 --prep 700
+probe_json local --budget 20s -- "${PIN[@]}" "$PY" "$READ" --data "$WORK/local-copy" --samples 100000000 --prep 700
 jq_py "$WORK/local.json" 'j["verdict"]["bottleneck"] != "storage" and "storage" not in j["verdict"]["cause"] or sys.exit(j["verdict"])' ||
   fail "(b) a local warm copy should not be named storage"
 jq_py "$WORK/local.json" 'j["verdict"]["bottleneck"] == "compute" or "CPU" in j["verdict"]["cause"] or sys.exit(j["verdict"])' ||
   fail "(b) a local warm copy should name the CPU side (prep or compute)"
 jq_py "$WORK/local.json" 'j["storage"]["page_cache_before_run"]["share"] >= 0.9 or sys.exit(j["storage"]["page_cache_before_run"])' ||
   fail "(b) the copy read just before the run should be in the page cache before it"
-echo "(b) $((SECONDS - t0)) s: probe's loader stage on the local copy: $(jq_py "$WORK/local.json" 'j["stages"]["loader"]["samples_per_s"]') samples/s"
+echo "(b) $((SECONDS - t0)) s: $(jq_py "$WORK/local.json" 'j["verdict"]["bottleneck"], j["verdict"]["cause"]')"
+
+# (d) the slow mount with direct I/O: readers in state S
+slowfs_mount "$WORK/src" "$WORK/mnt-direct" 20 0 --direct-io
+probe_json direct --budget 30s -- "${PIN[@]}" "$PY" "$READ" --data "$WORK/mnt-direct" --samples 100000000 --prep 700 \
+  --speed-every 8
+expect_bottleneck "$WORK/direct.json" storage
+jq_py "$WORK/direct.json" '"fuse.slowfs" in j["verdict"]["cause"] or sys.exit(j["verdict"]["cause"])' ||
+  fail "(d) the verdict should name the slow filesystem"
+jq_py "$WORK/direct.json" 'j["storage"]["loader_time"]["loader"]["basis"] == "cold_reads" and j["storage"]["loader_time"]["loader"]["fetch"] > j["storage"]["loader_time"]["loader"]["prep"] or sys.exit(j["storage"]["loader_time"])' ||
+  fail "(d) the cold reads should show the loader fetching more than preparing"
+# More speed probes here (--speed-every 8: 12-14 in the loader stage's steady part, where 32 gave 3).
+SPEED_EVERY=8
+check_what_if direct "(d)"
+
+# (e) the same mount, no CPU work: the issue's case
+probe_json bare --budget 20s -- "${PIN[@]}" "$PY" "$READ" --data "$WORK/mnt-direct" --samples 100000000 --prep 0
+expect_bottleneck "$WORK/bare.json" storage
+jq_py "$WORK/bare.json" 'j["storage"]["finding"] == "storage" and j["storage"]["copy_helps"] or sys.exit(j["storage"])' ||
+  fail "(e) the storage rule should find storage, and a copy helping"
+jq_py "$WORK/bare.json" '"local disk" in j["verdict"]["next"] and "num_workers=0 → try" in j["verdict"]["next"] or sys.exit(j["verdict"]["next"])' ||
+  fail "(e) the next step should offer both a local copy and more workers"
+echo "(e) $((SECONDS - t0)) s"
 
 # (c) sshfs, serving the slow mount
 sshfs_mount "$WORK/mnt-slow" "$WORK/mnt-ssh"
-# --prep 100 (under 1 ms of CPU a sample): with (a)'s 5 ms, beside a compiler that held both cores the prep doubled and
-# the fetch share fell to 46%, and probe rightly named the busy CPU; (c) asks only that the network mount is named.
-probe_json ssh --budget 20s -- "${PIN[@]}" "$PY" "$READ" --data "$WORK/mnt-ssh" --samples 100000000 --prep 100
+# --prep 0: no CPU work but the read and a few small tensor ops. (With (a)'s 5 ms, beside a compiler that held both
+# cores the prep doubled and the fetch share fell to 46%, and probe rightly named the busy CPU; (c) asks only that the
+# network mount is named.)
+probe_json ssh --budget 20s -- "${PIN[@]}" "$PY" "$READ" --data "$WORK/mnt-ssh" --samples 100000000 --prep 0
 expect_bottleneck "$WORK/ssh.json" storage
 jq_py "$WORK/ssh.json" '"fuse.sshfs" in j["verdict"]["cause"] and "network" in j["verdict"]["cause"] or sys.exit(j["verdict"]["cause"])' ||
   fail "(c) the verdict should name the network filesystem fuse.sshfs"

@@ -10,6 +10,12 @@
 #  (e) auto (the default) with a copy already in the store uses it.
 #  (f) auto with an empty store: the first run starts on the mount, its loader is judged to wait on storage, the
 #      data is copied, and the next run reads the copy.
+#  (h) auto on the slow mount with direct I/O (slowfs --direct-io: the reader waits in state S, never D): the cold reads
+#      of a sample of the files show the mount ~100x slower than the store's drive, so the copy begins at once; the
+#      first run's first seconds (its CPU against its data wait) confirm it; the first run, far from its end, is
+#      restarted on the copy; every run is done exactly once, and the summary says the first run was restarted.
+#  (i) the same with saturate killed -9 right as it restarts the first run: --resume finishes every run once, on the
+#      copy the store now holds, and the journal stays whole.
 #  (g) the same data behind sshfs (a real network filesystem, over a private sshd on loopback) stages too. Where
 #      sshd or sshfs cannot run here, the test stops there with a skip (77), the others having passed.
 #
@@ -25,6 +31,9 @@
 #  - (d) with never, SATURATE_STAGED_0 holds the source's own path (sweep/staging.h: "A source left in place gives
 #    its own path to the same names");
 #  - (f) staging.decision "staged" once auto judged the first run (read_files.py at 20 ms a sample) to wait on storage;
+#  - (h) staging.on_source [{index, key, restarted, why}] (the runs on the source when the copy was made), and the
+#    journal's attempts: the first run's first attempt ended "stopped" with a detail starting "restarted on the local
+#    copy", each run one "finished" attempt;
 #  - `${stage:0}` works in the short form's command (after `--`), not only in a spec's `command:`.
 set -euo pipefail
 source "$(dirname "$0")/lib.bash"
@@ -140,8 +149,58 @@ on_copy=$(grep -c "^data: $WORK/store-auto/" <<<"$seen" || true)
 on_mount=$(grep -c "^data: $WORK/mnt$" <<<"$seen" || true)
 [ "$on_copy" -ge 1 ] && [ "$on_mount" -le 1 ] || fail "(f) $on_copy runs read the copy, $on_mount the mount: $seen"
 
+# (h) auto on the direct-I/O mount: judged in seconds, copied at once, the first run restarted on the copy.
+slowfs_mount "$WORK/src" "$WORK/mnt-direct" 20 0 --direct-io
+t0=$SECONDS
+"$SATURATE" sweep --cpu --json --journal "$WORK/h.journal" --stage "$WORK/mnt-direct" --stage-dir "$WORK/store-h" \
+  --grid i=1,2 -- "$PY" "$READ" --data "$WORK/mnt-direct" --samples 600 --seed '{i}' >"$WORK/h.json" 2>"$WORK/h.err" ||
+  fail "sweep (h) failed: $(cat "$WORK/h.err")"
+echo "(h) took $((SECONDS - t0)) s"
+[ "$(json_value "$WORK/h.json" '[j["staging"]["decision"], [o["restarted"] for o in j["staging"]["on_source"]]]')" = \
+  "['staged', [True]]" ] || fail "(h) staging: $(json_value "$WORK/h.json" 'j["staging"]')"
+expect_contains "$(json_value "$WORK/h.json" 'j["staging"]["reason"]')" "its loader waits on storage"
+expect_contains "$(cat "$WORK/h.err")" "restarting it on the copy"
+# Each run done once: one finished attempt each; the first run's first attempt stopped to restart on the copy.
+[ "$(journal_query "$WORK/h.journal" "SELECT count(*) FROM runs WHERE state = 'done'")" = 2 ] ||
+  fail "(h) runs done: $(journal_query "$WORK/h.journal" "SELECT idx, state FROM runs")"
+[ "$(journal_query "$WORK/h.journal" "SELECT group_concat(n) FROM (SELECT count(*) AS n FROM attempts WHERE exit_class = 'finished' GROUP BY run_key)")" = 1,1 ] ||
+  fail "(h) finished attempts per run: $(journal_query "$WORK/h.journal" "SELECT run_key, attempt_no, exit_class, detail FROM attempts")"
+journal_query "$WORK/h.journal" "SELECT detail FROM attempts WHERE exit_class = 'stopped'" | grep -q "^restarted on the local copy" ||
+  fail "(h) no attempt stopped to restart: $(journal_query "$WORK/h.journal" "SELECT run_key, attempt_no, exit_class, detail FROM attempts")"
+for log in "${WORK}"/h.logs/*/attempt-*/stdout.log; do
+  if grep -q "^read 600 samples" "$log"; then
+    grep -q "^data: $WORK/store-h/" "$log" || fail "(h) a run finished on the mount: $(cat "$log")"
+  fi
+done
+
+# (i) the same, with saturate killed -9 as it restarts the first run; --resume.
+sweep_i=("$SATURATE" sweep --cpu --journal "$WORK/i.journal" --stage "$WORK/mnt-direct" --stage-dir "$WORK/store-i"
+  --grid i=3,4)
+command_i=(-- "$PY" "$READ" --data "$WORK/mnt-direct" --samples 600 --seed '{i}')
+"${sweep_i[@]}" "${command_i[@]}" >"$WORK/i1.out" 2>"$WORK/i1.err" &
+sat=$!
+for _ in $(seq 600); do
+  grep -q "restarting it on the copy" "$WORK/i1.err" && break
+  kill -0 $sat 2>/dev/null || break
+  sleep 0.1
+done
+grep -q "restarting it on the copy" "$WORK/i1.err" || fail "(i) no restart to kill: $(cat "$WORK/i1.err")"
+kill -9 $sat
+wait $sat 2>/dev/null || true
+"$SATURATE" sweep status --journal "$WORK/i.journal" >/dev/null 2>"$WORK/i-status.err" || true
+expect_not_contains "$(cat "$WORK/i-status.err")" "inconsistent"
+"${sweep_i[@]}" --resume -q "${command_i[@]}" >"$WORK/i2.out" 2>&1 || fail "(i) the resume failed: $(cat "$WORK/i2.out")"
+[ "$(journal_query "$WORK/i.journal" "SELECT count(*) FROM runs WHERE state = 'done'")" = 2 ] ||
+  fail "(i) runs done: $(journal_query "$WORK/i.journal" "SELECT idx, state FROM runs")"
+[ "$(journal_query "$WORK/i.journal" "SELECT group_concat(n) FROM (SELECT count(*) AS n FROM attempts WHERE exit_class = 'finished' GROUP BY run_key)")" = 1,1 ] ||
+  fail "(i) finished attempts per run: $(journal_query "$WORK/i.journal" "SELECT run_key, attempt_no, exit_class, detail FROM attempts")"
+"$SATURATE" sweep status --json --journal "$WORK/i.journal" >"$WORK/i.json"
+[ "$(json_value "$WORK/i.json" 'j["staging"]["decision"]')" = staged ] ||
+  fail "(i) the resume should read the copy: $(json_value "$WORK/i.json" 'j.get("staging")')"
+echo "(h), (i) took $((SECONDS - t0)) s"
+
 # (g) sshfs.
-echo "(a) to (f) passed"
+echo "(a) to (f), (h), (i) passed"
 sshfs_mount "$WORK/src" "$WORK/ssh"
 "$SATURATE" sweep --cpu -q --journal "$WORK/g.journal" --stage "$WORK/ssh" --stage-policy always \
   --stage-dir "$WORK/store-ssh" --grid i=1 -- "$PY" "$WORK/show.py" --data "$WORK/ssh" --i '{i}' \

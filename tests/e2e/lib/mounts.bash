@@ -4,9 +4,12 @@
 # rm -rf "$WORK", which must not walk into a live mount). SIGTERM, SIGINT and SIGHUP, if nothing traps them yet,
 # become an exit, so the cleanup runs then too (bash skips the EXIT trap on an untrapped signal).
 #
-#   slowfs_mount SRC MNT DELAY_MS [OPEN_DELAY_MS]   SRC read-only at MNT, every read() (and open()) sleeping
-#                                                   (lib/slowfs.py); /proc/mounts type fuse.slowfs. Words in
-#                                                   $SLOWFS_PREFIX (a taskset) go before its command.
+#   slowfs_mount SRC MNT DELAY_MS [OPEN_DELAY_MS [--direct-io]]
+#                                                   SRC read-only at MNT, every read() (and open()) sleeping
+#                                                   (lib/slowfs.py); /proc/mounts type fuse.slowfs. Through the
+#                                                   page cache (readers wait in state D), or with --direct-io
+#                                                   without (readers wait in state S). Words in $SLOWFS_PREFIX (a
+#                                                   taskset) go before its command.
 #   sshfs_mount SRC MNT                             SRC at MNT through sshfs as root@127.0.0.1, served by its own
 #                                                   sshd; /proc/mounts type fuse.sshfs
 # Where the mount cannot be made (no /dev/fuse, no permission, sshd does not start), the test is skipped: it prints
@@ -80,12 +83,14 @@ _mounts_wait() {
 
 slowfs_mount() {
   local src=$1 mnt=$2 delay=$3 open_delay=${4:-0} log pid rc=0
+  local -a more=("${@:5}")
   [ -e /dev/fuse ] || mounts_skip "no /dev/fuse here (FUSE is not available in this container or kernel)"
   "$PY" -c 'import fusepy' 2>/dev/null || mounts_skip "python3-fusepy is not installed (scripts/install-deps)"
   mkdir -p "$mnt"
   log="$WORK/slowfs.$(basename "$mnt").log"
   # shellcheck disable=SC2086  # split on purpose
-  ${SLOWFS_PREFIX:-} "$PY" "$MOUNTS_LIB_DIR/slowfs.py" "$src" "$mnt" --delay-ms "$delay" --open-delay-ms "$open_delay" >"$log" 2>&1 &
+  ${SLOWFS_PREFIX:-} "$PY" "$MOUNTS_LIB_DIR/slowfs.py" "$src" "$mnt" --delay-ms "$delay" --open-delay-ms "$open_delay" \
+    "${more[@]}" >"$log" 2>&1 &
   pid=$!
   _MOUNTS_CLEANUP+=("mounts_unmount '$mnt'; mounts_stop $pid")
   _mounts_wait "$mnt" fuse.slowfs "$pid" 15 || rc=$?

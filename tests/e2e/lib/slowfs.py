@@ -3,11 +3,14 @@ mount in tests and benchmarks. Every read() sleeps --delay-ms before it reads, e
 requests are served on many threads (the sleeps overlap, as a network's round trips do). Runs in the foreground
 until unmounted (fusermount -u MNT) or sent SIGTERM/SIGINT; /proc/mounts lists it with type fuse.slowfs.
 
-    /usr/bin/python3 slowfs.py SRC MNT [--delay-ms N] [--open-delay-ms N]
+    /usr/bin/python3 slowfs.py SRC MNT [--delay-ms N] [--open-delay-ms N] [--direct-io]
 
 The kernel's page cache: libfuse 2 (fusepy's) mounts without kernel_cache, so the kernel drops a file's cached pages
 whenever it is opened again, and every open-and-read of a file pays the delay anew (a re-read through the same open
-file may be served from the cache, as on NFS). Exit status 3: libfuse could not mount (no /dev/fuse, no permission).
+file may be served from the cache, as on NFS). A reader then waits for the page in state D, as on NFS or a disk.
+With --direct-io (libfuse's direct_io option, as FUSE mounts of cloud buckets commonly run) there is no page cache:
+every read() goes to the daemon as it is asked, and the reader waits in the FUSE request, an interruptible sleep
+(state S, the state of a process waiting on a queue or a lock) with /proc/PID/wchan request_wait_answer. Exit status 3: libfuse could not mount (no /dev/fuse, no permission).
 Needs Debian's python3-fusepy (the module is named fusepy, not fuse)."""
 import argparse
 import errno
@@ -73,12 +76,14 @@ def main():
     p.add_argument("mnt")
     p.add_argument("--delay-ms", type=float, default=0.0, help="sleep this long in every read()")
     p.add_argument("--open-delay-ms", type=float, default=0.0, help="sleep this long in every open()")
+    p.add_argument("--direct-io", action="store_true", help="no page cache: readers wait in state S, not D")
     a = p.parse_args()
     if not os.path.isdir(a.src):
         sys.exit(f"slowfs: {a.src} is not a folder")
     fs = SlowFs(a.src, a.delay_ms / 1000, a.open_delay_ms / 1000)
     try:
-        FUSE(fs, a.mnt, foreground=True, nothreads=False, ro=True, fsname="slowfs", subtype="slowfs")
+        options = {"direct_io": True} if a.direct_io else {}
+        FUSE(fs, a.mnt, foreground=True, nothreads=False, ro=True, fsname="slowfs", subtype="slowfs", **options)
     except RuntimeError as e:  # fuse_main returned non-zero: it printed why (e.g. "fuse: device not found")
         print(f"slowfs: could not mount {a.mnt} ({e})", file=sys.stderr)
         sys.exit(3)

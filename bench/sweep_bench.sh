@@ -8,12 +8,14 @@
 #   RUNS_PER_KIND (default 6) runs of each kind, each RUN_SECONDS (default 20) long when alone; JOBS (default
 #   "2 4 8") the fixed counts. saturate runs twice: first with an empty packing record, then the same sweep again,
 #   starting from the degree the first settled on (issue 44). Short runs: RUNS_PER_KIND=8 RUN_SECONDS=2.
+#   SEQUENTIAL=0 leaves out the one-after-another row (a third of the time; not the hindsight reference).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SAT=$(realpath "${1:-$ROOT/build/saturate}")
 N=${RUNS_PER_KIND:-6}
 S=${RUN_SECONDS:-20}
-JOBS=${JOBS:-2 4 8}  # the fixed counts GNU parallel runs with; the best of them is the hindsight reference
+JOBS=${JOBS:-2 4 8}
+SEQUENTIAL=${SEQUENTIAL:-1}  # the fixed counts GNU parallel runs with; the best of them is the hindsight reference
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 PY=/usr/bin/python3
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/saturate-sweep-bench.XXXXXX")
@@ -70,7 +72,9 @@ now() { date +%s.%N; }
 elapsed() { "$PY" -c "print(f'{$2 - $1:.1f}')"; }
 
 declare -A makespan peak sat_cpu
-t0=$(now); while read -r cmd; do $cmd; done <"$WORK/commands"; makespan[sequential]=$(elapsed "$t0" "$(now)")
+if [ "$SEQUENTIAL" = 1 ]; then
+  t0=$(now); while read -r cmd; do $cmd; done <"$WORK/commands"; makespan[sequential]=$(elapsed "$t0" "$(now)")
+fi
 for j in $JOBS; do
   t0=$(now); parallel --will-cite -j"$j" <"$WORK/commands"; makespan[parallel -j$j]=$(elapsed "$t0" "$(now)")
 done
@@ -113,11 +117,12 @@ best_fixed=$(for j in $JOBS; do echo "${makespan[parallel -j$j]}"; done | sort -
 echo "machine: $(nproc) cores, load before: $LOAD_BEFORE; $((2 * N)) runs of ${S} s alone; busy loop $ITERS iterations / 50 ms"
 printf "| %-14s | %9s | %13s | %17s |\n" "schedule" "makespan" "vs sequential" "vs best fixed -j"
 printf "| %-14s | %9s | %13s | %17s |\n" "---" "---:" "---:" "---:"
-modes=(sequential)
+modes=()
+[ "$SEQUENTIAL" = 1 ] && modes+=(sequential)
 for j in $JOBS; do modes+=("parallel -j$j"); done
 modes+=(saturate "saturate again")
 for mode in "${modes[@]}"; do
-  "$PY" -c "m, seq, best = ${makespan[$mode]}, ${makespan[sequential]}, $best_fixed; print(f'| {\"$mode\":<14} | {m:>7.1f} s | {seq / m:>12.2f}x | {m / best:>16.3f}x |')"
+  "$PY" -c "m, seq, best = ${makespan[$mode]}, ${makespan[sequential]:-0}, $best_fixed; vs = f'{seq / m:>12.2f}x' if seq else f'{\"-\":>13}'; print(f'| {\"$mode\":<14} | {m:>7.1f} s | {vs} | {m / best:>16.3f}x |')"
 done
 for name in saturate "saturate again"; do
   echo "$name: at most ${peak[$name]} runs at once; its own CPU time: ${sat_cpu[$name]} s over ${makespan[$name]} s"

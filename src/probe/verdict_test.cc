@@ -181,7 +181,9 @@ TEST_P(ProbeStorageCases, TheVerdictFollowsTheRule) {
   EXPECT_EQ(j["finding"], std::string(stage::StorageFindingName(c.finding))) << j.dump();
   EXPECT_EQ(j["copy_helps"], c.copy_helps);
   EXPECT_EQ(v.bottleneck, c.finding == stage::StorageFinding::kStorage ? "storage" : "loader") << v.cause;
-  if (c.finding == stage::StorageFinding::kCpu) EXPECT_THAT(v.cause, HasSubstr("CPU"));
+  if (c.finding == stage::StorageFinding::kCpu) {
+    EXPECT_THAT(v.cause, HasSubstr("CPU"));
+  }
   if (c.finding == stage::StorageFinding::kStorage) {
     EXPECT_THAT(v.cause, HasSubstr("fetch stalls: the loader waits on /data (" + c.fs_type));
     EXPECT_EQ(j["more_readers"].is_null(), !c.more_readers_help);

@@ -4,6 +4,7 @@
 
 #include <utility>
 
+#include "run/environment.h"
 #include "telemetry/proc_maps.h"
 #include "util/utf8.h"
 
@@ -22,6 +23,8 @@ std::string AutoFailureLine::Get() const {
 
 Result<std::unique_ptr<InstrumentedRun>> InstrumentedRun::Start(InstrumentedLaunch launch, std::string run_id,
                                                                 HelperChannel* shared) {
+  // Without its Python side a run would go unmeasured; say where saturate looked and what to do instead.
+  if (Status helper = run::CheckHelperPythonDir(); !helper) return helper.error();
   std::unique_ptr<InstrumentedRun> r(new InstrumentedRun());
   r->run_id_ = std::move(run_id);
   if (shared == nullptr) {

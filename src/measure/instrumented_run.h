@@ -84,8 +84,9 @@ class InstrumentedRun {
  public:
   // Starts `launch` as run `run_id` (SATURATE_RUN_ID). With `shared` null the run opens a channel of its own, read
   // by Drain; otherwise it reports on `shared` (not owned, must outlive the run), which the caller polls for
-  // every run on it and hands each message to the runs' Accept. Errors: the channel cannot open, or saturate
-  // cannot start the command (run::Run::Start); a command that fails to exec is a started run that has ended.
+  // every run on it and hands each message to the runs' Accept. Errors: saturate's Python side is missing
+  // (run::CheckHelperPythonDir), the channel cannot open, or saturate cannot start the command (run::Run::Start);
+  // a command that fails to exec is a started run that has ended.
   static Result<std::unique_ptr<InstrumentedRun>> Start(InstrumentedLaunch launch, std::string run_id,
                                                        HelperChannel* shared = nullptr);
 

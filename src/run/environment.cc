@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include <fmt/format.h>
+
 namespace sat::run {
 namespace {
 
@@ -20,6 +22,12 @@ void Put(std::vector<std::string>& env, std::string_view name, std::string_view 
     }
   }
   env.push_back(std::move(entry));
+}
+
+bool HoldsHelper(const std::filesystem::path& dir) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(dir / "sitecustomize.py", ec) &&
+         std::filesystem::is_directory(dir / "saturate", ec);
 }
 
 }  // namespace
@@ -52,33 +60,58 @@ std::vector<std::string> BuildEnvironment(const std::vector<std::string>& base,
   return env;
 }
 
-std::string FindHelperPythonDir(const std::optional<std::string>& override_dir, const std::string& built_dir,
-                                const std::string& binary_dir) {
+HelperDir FindHelperPythonDir(const std::optional<std::string>& override_dir, const std::string& built_dir,
+                              const std::string& binary_dir) {
   namespace fs = std::filesystem;
-  if (override_dir && !override_dir->empty()) return *override_dir;
-  auto holds_helper = [](const fs::path& dir) {
-    std::error_code ec;
-    return fs::is_regular_file(dir / "sitecustomize.py", ec) && fs::is_directory(dir / "saturate", ec);
+  HelperDir out;
+  auto try_dir = [&](const fs::path& candidate) {
+    out.looked_in.push_back(candidate.string());
+    if (!HoldsHelper(candidate)) return false;
+    out.dir = candidate.string();
+    out.found = true;
+    return true;
   };
-  if (holds_helper(built_dir)) return built_dir;
+  if (override_dir && !override_dir->empty()) {
+    out.dir = *override_dir;
+    out.found = HoldsHelper(*override_dir);
+    out.looked_in = {*override_dir};
+    return out;
+  }
   if (!binary_dir.empty()) {
     for (const char* rel : {"python", "../python", "../share/saturate/python"}) {
-      fs::path candidate = fs::path(binary_dir) / rel;
-      if (holds_helper(candidate)) return candidate.lexically_normal().string();
+      if (try_dir((fs::path(binary_dir) / rel).lexically_normal())) return out;
     }
   }
-  return built_dir;
+  if (try_dir(built_dir)) return out;
+  out.dir = built_dir;
+  return out;
 }
 
-const std::string& HelperPythonDir() {
-  static const std::string dir = [] {
+Status CheckHelperDir(const HelperDir& found) {
+  if (found.found) return Status::Ok();
+  const char* what = "saturate's Python helper (sitecustomize.py and the saturate/ package)";
+  if (found.looked_in.size() == 1)
+    return Error{fmt::format("SATURATE_PYTHON_DIR={} does not hold {}: unset SATURATE_PYTHON_DIR, or set it to the "
+                             "python/ folder of a saturate checkout",
+                             found.looked_in.front(), what)};
+  return Error{fmt::format("{} is in none of {}: the installation is incomplete. Reinstall saturate (pip install "
+                           "--force-reinstall saturate-*.whl puts it in <prefix>/share/saturate/python beside "
+                           "<prefix>/bin/saturate), or set SATURATE_PYTHON_DIR to the python/ folder of a saturate "
+                           "checkout",
+                           what, fmt::join(found.looked_in, ", "))};
+}
+
+const HelperDir& HelperPythonLocation() {
+  static const HelperDir found = [] {
     const char* env = std::getenv("SATURATE_PYTHON_DIR");
     std::error_code ec;
     std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
     return FindHelperPythonDir(env ? std::optional<std::string>(env) : std::nullopt, SATURATE_PYTHON_DIR,
                                ec ? std::string() : exe.parent_path().string());
   }();
-  return dir;
+  return found;
 }
+
+Status CheckHelperPythonDir() { return CheckHelperDir(HelperPythonLocation()); }
 
 }  // namespace sat::run

@@ -40,6 +40,8 @@
 # sizes. bench/gpu_report.py titles its sections "CPU rehearsal".
 #
 # PYTHON names the interpreter that has CUDA torch and torchvision (default python3; /usr/bin/python3 with --cpu).
+# SATURATE is a binary built here and carried with its libraries, or, since issue 39, the wheel's: `pip install
+# --target DIR dist/saturate-*.whl` into the GPU image's Python, then DIR/bin/saturate.
 set -uo pipefail
 CPU=0
 if [ "${1:-}" = --cpu ]; then
@@ -60,8 +62,10 @@ mkdir -p "$OUT"
 # the build's is the one thing RPATH cannot cover without replacing the children's, so it is taken only if needed.
 "$SAT" --version >/dev/null 2>&1 || export LD_LIBRARY_PATH="$(dirname "$SAT")/fallback${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export TMPDIR=${TMPDIR:-/tmp}
-# The Python side of this checkout, wherever the binary was built (run/environment.h HelperPythonDir).
-export SATURATE_PYTHON_DIR="$here/python"
+# The Python side: the wheel's own when SATURATE was installed from it (`pip install --target DIR
+# dist/saturate-*.whl`, then DIR/bin/saturate: no libraries to carry), else this checkout's, wherever the binary was
+# built (run/environment.h HelperPythonDir).
+[ -f "$(dirname "$SAT")/../share/saturate/python/sitecustomize.py" ] || export SATURATE_PYTHON_DIR="$here/python"
 # nvidia-smi, or on the CPU saturate monitor reading the stand-in (it takes nvidia-smi's query flags).
 SMI=(nvidia-smi)
 if [ "$CPU" = 1 ]; then
@@ -201,6 +205,7 @@ part1)
     nvidia-smi --query-gpu=name,driver_version,memory.total,power.limit,clocks.max.sm --format=csv
     nvidia-smi --help-query-gpu | grep -i -B1 -A3 energy
     uname -a
+    getconf GNU_LIBC_VERSION  # the wheel installs where this is at least its tag's floor (README, "Install")
     nproc
     free -g
     command -v "$PY"

@@ -127,6 +127,13 @@ MountKind MountKindAt(const std::string& path) {
   return MountKind::kLocal;
 }
 
+bool InMemoryAt(const std::string& path) {
+  struct statfs fs {};
+  if (::statfs(path.c_str(), &fs) != 0) return false;
+  const unsigned long magic = static_cast<unsigned long>(fs.f_type) & 0xFFFFFFFFul;
+  return magic == TMPFS_MAGIC || magic == RAMFS_MAGIC;
+}
+
 std::string_view StorageFindingName(StorageFinding f) {
   switch (f) {
     case StorageFinding::kKeepsUp: return "keeps-up";

@@ -66,6 +66,9 @@ std::string_view MountKindName(MountKind kind);  // "unknown", "local", "FUSE", 
 MountKind MountKindOfType(std::string_view fs_type, bool network);
 // From statfs(2) of `path`; kUnknown where it fails. Reads the system.
 MountKind MountKindAt(const std::string& path);
+// Whether `path` is on a filesystem in memory (tmpfs, ramfs): its files read faster than any copy on a drive.
+// False where statfs(2) fails. Reads the system.
+bool InMemoryAt(const std::string& path);
 
 // What set the fetch share (see the file comment).
 enum class FetchBasis { kNone, kBlocked, kColdReads, kOffCpuOnMount };

@@ -186,6 +186,16 @@ Result<std::unique_ptr<Stager>> Stager::Start(const StageOptions& options, const
                                       stager->root_);
         break;
       }
+      // Data in memory (tmpfs, ramfs) reads faster than a copy on a drive would; judging a first run alone costs
+      // its whole life (its loader never waits on storage, so it is judged at its end).
+      const bool in_memory = std::all_of(stager->sources_.begin(), stager->sources_.end(),
+                                         [](const StagedSource& s) { return stage::InMemoryAt(s.resolved); });
+      if (in_memory && !seams.same_filesystem_ok) {
+        stager->judged_ = true;
+        stager->decision_ = "source";
+        stager->reason_ = "the data is in memory (tmpfs or ramfs): a copy on a drive would not read faster";
+        break;
+      }
       stager->mount_ = seams.mount.value_or(stage::MountKindAt(stager->sources_.front().resolved));
       if (seams.cold_reads) stager->BeginColdReads();
       break;

@@ -147,7 +147,7 @@ StageOptions StageOptionsFromJson(const nlohmann::json& j);
 // filesystem for everything.
 struct StagerSeams {
   std::optional<stage::MountKind> mount;  // instead of statfs of the first source
-  bool same_filesystem_ok = false;        // judge a source on the store's filesystem rather than leave it in place
+  bool same_filesystem_ok = false;        // judge a source on the store's filesystem or in memory, not leave it
   // The cold reads of the sample (called on the cold-reading thread); null: none are made.
   std::function<Result<stage::ColdReadComparison>(const std::vector<std::string>& files,
                                                   const stage::ColdReadOptions& options)>

@@ -1,6 +1,8 @@
 #include "sweep/staging.h"
 
 #include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 
 #include <chrono>
 #include <csignal>
@@ -263,6 +265,30 @@ TEST_F(StagerTest, AutoLeavesADataSetOnTheStoresOwnFilesystem) {
   ASSERT_TRUE(stager);
   EXPECT_EQ((*stager)->Report().decision, "source");
   EXPECT_NE((*stager)->Report().reason.find("the store's own filesystem"), std::string::npos);
+  EXPECT_TRUE((*stager)->MayStart(3, 4));
+}
+
+// bench/stage_sweep.sh with SOURCE=tmpfs: judging the first run alone cost 0.5-1.3 s over never in every round, for
+// a copy that could never read faster than memory.
+TEST_F(StagerTest, AutoLeavesADataSetInMemory) {
+  if (!stage::InMemoryAt("/dev/shm")) GTEST_SKIP() << "/dev/shm is not a tmpfs here";
+  std::string tmpl = "/dev/shm/saturate_test_XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+  struct Remove {
+    std::string path;
+    ~Remove() { fs::remove_all(path); }
+  } shm{tmpl};
+  fs::create_directories(shm.path + "/ds");
+  std::ofstream(shm.path + "/ds/0") << "sample";
+  struct stat a {}, b {};
+  ASSERT_EQ(::stat(shm.path.c_str(), &a), 0);
+  ASSERT_EQ(::stat(dir_.path().c_str(), &b), 0);
+  if (a.st_dev == b.st_dev) GTEST_SKIP() << "the test folder is on /dev/shm's filesystem";
+  options_.paths = {shm.path + "/ds"};
+  auto stager = Stager::Start(options_);
+  ASSERT_TRUE(stager) << stager.error().message;
+  EXPECT_EQ((*stager)->Report().decision, "source");
+  EXPECT_NE((*stager)->Report().reason.find("the data is in memory"), std::string::npos) << (*stager)->Report().reason;
   EXPECT_TRUE((*stager)->MayStart(3, 4));
 }
 

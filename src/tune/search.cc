@@ -489,6 +489,45 @@ void Search::Full() {
     for (const auto& f : failures) text += "; " + f;
     Decide("full", text + ".", ids);
   }
+  ConfirmBatch(best);
+}
+
+// The batch was chosen in compute mode, where the model runs alone. In full training a batch's loading costs
+// (collation, a worker's hand-over, the step's fixed overheads) are shared by more samples the larger it is, so a
+// smaller batch within the tolerance of the fastest in compute mode can be distinguishably slower in training, which
+// is what the user gets. The compute-fastest batch is run in full training too, with every other setting as tuned,
+// and adopted when it is distinguishably faster there by more than the tolerance; otherwise the smaller batch stays
+// (it generalises better), whichever way the estimates point. Returns the faster full-training trial (null once the
+// search stopped).
+const Trial* Search::ConfirmBatch(const Trial* current) {
+  const KnobSpec* k = Exposed(KnobRole::kBatchSize);
+  if (!k || !fastest_batch_ || !current_.count(k->name) || !current_.at(k->name).is_number_integer())
+    return current;
+  const int64_t chosen = current_.at(k->name).get<int64_t>();
+  if (*fastest_batch_ == chosen) return current;
+  const KnobValue fastest(*fastest_batch_);
+  const Trial* t = Measure(StageKind::kFull, With(k->name, fastest), "full");
+  if (!t) return nullptr;
+  const std::vector<int> ids = {current->id, t->id};
+  if (Succeeded(*t) && FasterBy(*t, *current, o_.tolerance)) {
+    current_[k->name] = fastest;
+    out_.recommended_batch_trial = out_.fastest_batch_trial;
+    Decide("full", fmt::format("In full training {}={} runs at {} against {} with {}={}: the loader's work per "
+                               "batch is shared by more samples, so the compute-fastest {} is adopted.",
+                               k->name, *fastest_batch_, RateWithInterval(*t), RateWithInterval(*current), k->name,
+                               chosen, *fastest_batch_),
+           ids);
+    return t;
+  }
+  Decide("full", fmt::format("In full training {}={} holds: {}={} is {}.", k->name, chosen, k->name,
+                             *fastest_batch_,
+                             !Succeeded(*t) ? FailureText(*t)
+                             : Compare(*t, *current) == Order::kNotDistinguishable
+                                 ? NotDistinguishable(*t, *current, fmt::format("from {}={}", k->name, chosen))
+                                 : fmt::format("not more than {} faster ({} against {})", FormatShare(o_.tolerance),
+                                               RateWithInterval(*t), RateWithInterval(*current))),
+         ids);
+  return current;
 }
 
 // Workers were chosen from loader-only runs against a compute ceiling measured alone. When the model and the

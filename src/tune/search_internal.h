@@ -67,6 +67,7 @@ class Search {
   void Batch();                             // search_compute.cc
   void Full();                              // search.cc
   const Trial* ConfirmWorkers(const Trial* current);  // search.cc
+  const Trial* ConfirmBatch(const Trial* current);    // search.cc
   void Confirm();                           // search.cc
   // The best configuration measured in full training other than the baseline's and `rejected`, faster than the
   // baseline by its estimate: what the confirmation tries when the recommendation confirmed slower. Null: none.

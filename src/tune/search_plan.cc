@@ -37,9 +37,9 @@ int Search::FirstTrials(const std::string& step) const {
     return std::max(0, static_cast<int>(amp->choices.size()) - own);
   }
   if (step == "full") {
-    // The tuned settings, the workers against the script's own count, and one run per other value of each knob
-    // that only full training measures.
-    int n = 1 + (Exposed(KnobRole::kWorkers) ? 1 : 0);
+    // The tuned settings, the workers against the script's own count, the compute-fastest batch against the
+    // recommended smaller one, and one run per other value of each knob that only full training measures.
+    int n = 1 + (Exposed(KnobRole::kWorkers) ? 1 : 0) + (Exposed(KnobRole::kBatchSize) ? 1 : 0);
     for (const auto& k : out_.knobs) {
       const KnobRole r = k.spec.role;
       if (k.exposed && (r == KnobRole::kPinMemory || r == KnobRole::kPreload || r == KnobRole::kOther))

@@ -22,6 +22,7 @@ struct ScriptModel {
   double compute_peak = 2000;      // compute samples/s as the batch grows (saturating: b / (b + 8))
   double bf16_speedup = 1.5;       // amp=bf16; amp=fp16 crashes
   double preload_gain = 1.1;       // full training with preload=on
+  double per_batch_s = 0;          // full training: the loader's fixed work per batch (collation, a hand-over)
   bool helper = true;              // reports through the helper (loader and compute modes work)
   bool shared_cpu = false;         // full training on the CPU: workers do not overlap the model and cost 30%
   bool in_line = false;            // full training with 0 workers: loading and computing take turns (1/L + 1/C)
@@ -107,6 +108,7 @@ struct ScriptModel {
                    ? 1 / (1 / Loader(r.knobs) + 1 / Compute(r.knobs))
                    : std::min(Loader(r.knobs), Compute(r.knobs));
         rate *= Value(r.knobs, "preload") == "on" ? preload_gain : 1;
+        rate = 1 / (1 / rate + per_batch_s / static_cast<double>(b));
         break;
     }
     if (!helper && r.mode != core::StageKind::kFull) rate = 0;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "util/sqlite.h"
 #include "util/strings.h"
@@ -117,21 +118,29 @@ MountKind MountKindOfType(std::string_view fs_type, bool network) {
   return MountKind::kLocal;
 }
 
-MountKind MountKindAt(const std::string& path) {
+namespace {
+
+// statfs(2)'s f_type of `path`, as the kernel's *_MAGIC constants spell it; nullopt where statfs fails.
+std::optional<unsigned long> FsMagicAt(const std::string& path) {
   struct statfs fs {};
-  if (::statfs(path.c_str(), &fs) != 0) return MountKind::kUnknown;
-  const unsigned long magic = static_cast<unsigned long>(fs.f_type) & 0xFFFFFFFFul;
-  if (magic == FUSE_SUPER_MAGIC) return MountKind::kFuse;
+  if (::statfs(path.c_str(), &fs) != 0) return std::nullopt;
+  return static_cast<unsigned long>(fs.f_type) & 0xFFFFFFFFul;
+}
+
+}  // namespace
+
+MountKind MountKindAt(const std::string& path) {
+  const std::optional<unsigned long> magic = FsMagicAt(path);
+  if (!magic) return MountKind::kUnknown;
+  if (*magic == FUSE_SUPER_MAGIC) return MountKind::kFuse;
   // 9p is a virtual machine's share of its host's disk: local, as core::IsNetworkFs has it.
-  if (magic != V9FS_MAGIC && sqlite::IsNetworkFileSystem(static_cast<long>(fs.f_type))) return MountKind::kNetwork;
+  if (*magic != V9FS_MAGIC && sqlite::IsNetworkFileSystem(static_cast<long>(*magic))) return MountKind::kNetwork;
   return MountKind::kLocal;
 }
 
 bool InMemoryAt(const std::string& path) {
-  struct statfs fs {};
-  if (::statfs(path.c_str(), &fs) != 0) return false;
-  const unsigned long magic = static_cast<unsigned long>(fs.f_type) & 0xFFFFFFFFul;
-  return magic == TMPFS_MAGIC || magic == RAMFS_MAGIC;
+  const std::optional<unsigned long> magic = FsMagicAt(path);
+  return magic && (*magic == TMPFS_MAGIC || *magic == RAMFS_MAGIC);
 }
 
 std::string_view StorageFindingName(StorageFinding f) {

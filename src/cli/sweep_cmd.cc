@@ -34,7 +34,7 @@ struct SweepCliOptions {
   std::vector<std::string> args;  // the spec file, or with --grid the command
   std::vector<std::string> grid, shape, stage;
   std::string journal, gpus, timeout, warmup, window, metric, metric_pattern;
-  std::string stage_policy, stage_dir, stage_cap, stage_verify;  // empty: the spec's
+  std::string stage_policy, stage_dir, stage_cap, stage_verify, stage_copy_first;  // empty: the spec's
   bool maximize = false, resume = false, cpu = false, mps = false, json = false, quiet = false, no_auto = false;
   bool fresh = false;  // ignore what earlier sweeps learnt (the packing record), and record nothing
   int retries = -1, max_per_gpu = 0;
@@ -120,6 +120,9 @@ Result<sweep::Spec> BuildSpec(const SweepCliOptions& c) {
     if (!checksums) return UsageError(fmt::format("--stage-verify: '{}' is not sizes or checksums", c.stage_verify));
     o.stage.verify_checksums = *checksums;
   }
+  auto copy_first = OptionalDurationFlag("--stage-copy-first", c.stage_copy_first, 0, Least::kIncluded);
+  if (!copy_first) return copy_first.error();
+  if (*copy_first) o.stage.copy_first_s = **copy_first;
   if (!c.stage_cap.empty()) {
     auto bytes = ParseBytes(c.stage_cap);
     if (!bytes || *bytes == 0) {
@@ -451,6 +454,11 @@ Action SetupSweep(CLI::App& app) {
   app.add_option("--stage-verify", c->stage_verify,
                  "how a copy already in the store is checked before runs read it: sizes (sizes, times and modes "
                  "against the data's; the default) or checksums (every file read back)");
+  app.add_option("--stage-copy-first", c->stage_copy_first,
+                 "auto, on a network or FUSE mount: a copy expected to take at most this long is made before the "
+                 "first run starts, rather than judged on it (default 10s; 0: the first run always starts beside "
+                 "the copy)")
+      ->type_name("DURATION");
   app.add_option("--stage-cap", c->stage_cap,
                  "the store's size at most, e.g. 200GiB: the least recently used copies nobody reads are evicted");
   app.add_flag("--json", c->json, "print the final status as JSON");

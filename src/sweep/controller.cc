@@ -481,13 +481,14 @@ Result<SweepResult> Controller::Execute() {
                        live_.size() == 1 ? "" : "s"));
     }
     if (live_.empty() && (interrupted_ || failed_ || (packer_->queued() == 0 && deferred_.empty()))) break;
-    // Wake often enough that a run's end frees its place at once, not at the next tick.
+    // Wake often enough that a run's end frees its place at once.
     const double before = Now();
     const int wait_ms = static_cast<int>(std::clamp((next_tick - before) * 1000, 0.0, 50.0));
     if (auto s = Drain(wait_ms); !s) Fail(s.error());
     const double now = Now();
     const bool due = now >= next_tick;
-    if (!due && !AnyEnded()) continue;
+    // A run's end, or staging's news (cold reads in, a copy made), acts at once, not at the next tick.
+    if (!due && !AnyEnded() && !(stager_ && stager_->HasNews())) continue;
     if (auto s = Tick(now, due); !s) Fail(s.error());
     if (due) next_tick = std::max(next_tick + o_.tick_s, now);
   }

@@ -60,7 +60,7 @@ const std::vector<std::string> kSaturateKeys = {"gpus", "max_per_gpu", "memory_m
                                                 "metric_pattern", "env", "seed", "runs", "shape", "auto",
                                                 "backend", "slurm", "price_per_gpu_hour", "stage",
                                                 "stage_policy", "stage_dir", "stage_cap", "stage_verify",
-                                                "time_budget_runs"};
+                                                "stage_copy_first", "time_budget_runs"};
 
 // W&B's rule for parameter names: ^[A-Za-z_][A-Za-z0-9_.-]*$.
 bool IsValidName(std::string_view name) {
@@ -544,7 +544,8 @@ class Parser {
     return true;
   }
 
-  // stage: a path, a list of paths, or a list of {path: P}; stage_policy, stage_dir, stage_cap, stage_verify.
+  // stage: a path, a list of paths, or a list of {path: P}; stage_policy, stage_dir, stage_cap, stage_verify,
+  // stage_copy_first.
   bool ParseStage(const YAML::Node& n) {
     StageOptions& o = spec_.saturate.stage;
     if (const YAML::Node stage = n["stage"]) {
@@ -596,6 +597,17 @@ class Parser {
         return Fail(verify, "saturate", fmt::format("unknown stage_verify '{}'; use sizes or checksums", text));
       }
       o.verify_checksums = *checksums;
+    }
+    if (const YAML::Node first = n["stage_copy_first"]) {
+      std::string text;
+      if (!ReadString(first, "saturate.stage_copy_first", &text)) return false;
+      auto seconds = ParseDuration(text);
+      if (!seconds) {
+        return Fail(first, "saturate",
+                    fmt::format("'stage_copy_first' must be a duration like 10s or 2m (0 never holds the first run), "
+                                "not '{}'", text));
+      }
+      o.copy_first_s = *seconds;
     }
     return true;
   }

@@ -71,6 +71,10 @@ struct StageOptions {
   // `stage_verify: checksums`: a copy found in the store is read back against its checksums before runs use it;
   // `sizes` (the default) compares its listing (sizes, mtimes, modes) with the data's.
   bool verify_checksums = false;
+  // auto on a network or FUSE mount: a copy the cold reads expect to take at most this long is made before the
+  // first run starts (a first run started beside it would spend its start-up reading the slow mount, then be
+  // restarted on the copy); a longer one is judged on the first run meanwhile. 0: never hold the first run.
+  double copy_first_s = 10;
 };
 
 struct SaturateOptions {

@@ -696,6 +696,21 @@ TEST(Spec, StageErrorsNameTheSetting) {
   EXPECT_NE(ErrorOf(head + "  stage: ['']\n").find("empty"), std::string::npos);
   EXPECT_EQ(ErrorOf(head + "  stage_verify: hashes\n"),
             "sweep.yaml:6:17: saturate: unknown stage_verify 'hashes'; use sizes or checksums");
+  EXPECT_NE(ErrorOf(head + "  stage_copy_first: soon\n").find("'stage_copy_first' must be a duration like 10s"),
+            std::string::npos);
+}
+
+TEST(Spec, StageCopyFirstIsADuration) {
+  const std::string head = "program: t.py\nmethod: grid\nparameters:\n  lr: {value: 1}\nsaturate:\n  stage: /d\n";
+  auto plain = ParseSpec(head, "sweep.yaml");
+  ASSERT_TRUE(plain) << plain.error().message;
+  EXPECT_EQ(plain->saturate.stage.copy_first_s, 10);
+  auto longer = ParseSpec(head + "  stage_copy_first: 2m\n", "sweep.yaml");
+  ASSERT_TRUE(longer) << longer.error().message;
+  EXPECT_EQ(longer->saturate.stage.copy_first_s, 120);
+  auto never = ParseSpec(head + "  stage_copy_first: 0\n", "sweep.yaml");
+  ASSERT_TRUE(never) << never.error().message;
+  EXPECT_EQ(never->saturate.stage.copy_first_s, 0);
 }
 
 TEST(Spec, StageVerifyIsSizesUnlessChecksumsAreAsked) {

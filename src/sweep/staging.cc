@@ -136,6 +136,7 @@ RestartChoice ChooseRestart(const RunProgress& p, double copy_rate) {
 
 Result<std::unique_ptr<Stager>> Stager::Start(const StageOptions& options, const StagerSeams& seams) {
   std::unique_ptr<Stager> stager(new Stager());
+  stager->start_t_ = telemetry::MonotonicSeconds();
   stager->options_ = options;
   stager->seams_ = seams;
   // Every source is listed now, so that a wrong path stops the sweep before its first run.
@@ -287,29 +288,57 @@ void Stager::CopyAll() {
 }
 
 bool Stager::MayStart(size_t live, int started) const {
-  if (!judged_) return live == 0 && started == 0;
-  return decision_ != "copying";
+  if (judged_) return decision_ != "copying";
+  if (live > 0 || started > 0) return false;
+  if (copy_first_) return decision_ != "copying";
+  // On a slow mount the cold reads (about a second) may show a copy short enough to make first.
+  return !SlowMount() || !cold_thread_.joinable() || cold_seen_ ||
+         telemetry::MonotonicSeconds() - start_t_ >= kColdReadHoldS;
 }
 
 bool Stager::Undecided() const { return !judged_; }
 
+bool Stager::HasNews() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  // (The first case is exactly what MaybeCopyAtOnce goes on to look at, and then marks seen.)
+  return (SlowMount() && !judged_ && decision_ == "undecided" && !cold_seen_ && cold_.has_value()) ||
+         (decision_ == "copying" && copied_.has_value());
+}
+
+bool Stager::SlowMount() const { return mount_ == stage::MountKind::kFuse || mount_ == stage::MountKind::kNetwork; }
+
 bool Stager::MaybeCopyAtOnce() {
-  if (judged_ || decision_ != "undecided" || (mount_ != stage::MountKind::kFuse && mount_ != stage::MountKind::kNetwork)) {
-    return false;
-  }
+  if (judged_ || decision_ != "undecided" || !SlowMount()) return false;
   std::optional<stage::ColdReadComparison> cold;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!cold_ || !*cold_) return false;
+    if (!cold_) return false;
+    cold_seen_ = true;
+    if (!*cold_) return false;
     cold = **cold_;
   }
   if (cold->source.files == 0 || cold->local.files == 0 || cold->LocalTimeRatio() > stage::kCopyFasterRatio) {
     return false;
   }
   auto each = [](const stage::ColdReadTiming& t) { return t.seconds * 1000 / static_cast<double>(t.files); };
+  // The whole copy at the sample's pace, its files read as many at once as the store copies them.
+  size_t files = 0;
+  uint64_t bytes = 0;
+  for (const StagedSource& s : sources_) {
+    files += s.files;
+    bytes += s.bytes;
+  }
+  const double copy_s = stage::CopySecondsAtPace(cold->source, files, bytes) /
+                        static_cast<double>(std::clamp<size_t>(files, 1, stage::StoreOptions{}.threads));
+  // The first run was held for the cold reads unless they outlasted kColdReadHoldS (MayStart).
+  copy_first_ = copy_s <= options_.copy_first_s && telemetry::MonotonicSeconds() - start_t_ < kColdReadHoldS;
   BeginCopy(fmt::format("the cold reads of {} of its files took {:.1f} ms each on the {} mount against {:.2f} ms from "
-                        "the store's drive: the copy began at once, while the first run is judged",
-                        cold->source.files, each(cold->source), stage::MountKindName(mount_), each(cold->local)));
+                        "the store's drive: {}",
+                        cold->source.files, each(cold->source), stage::MountKindName(mount_), each(cold->local),
+                        copy_first_
+                            ? fmt::format("the copy (~{}) is made before the first run starts", FormatDuration(copy_s))
+                            : fmt::format("the copy began at once (~{}), while the first run is judged",
+                                          FormatDuration(copy_s))));
   return true;
 }
 
@@ -411,6 +440,8 @@ Result<std::optional<std::string>> Stager::Poll() {
   }
   decision_ = "staged";
   staged_at_ = telemetry::MonotonicSeconds();
+  // Made before the first run: every run reads the copy, so there is nothing left to judge.
+  if (copy_first_) judged_ = true;
   {
     std::lock_guard<std::mutex> lock(mu_);
     progress_.phase = stage::Progress::Phase::kDone;
@@ -496,7 +527,8 @@ Result<NodeStaging> StageOnNode(const StageOptions& options, std::vector<stage::
 
 nlohmann::json StageOptionsJson(const StageOptions& o) {
   return {{"paths", o.paths},          {"policy", StagePolicyName(o.policy)},  {"dir", o.dir},
-          {"cap_bytes", o.cap_bytes}, {"verify_checksums", o.verify_checksums}};
+          {"cap_bytes", o.cap_bytes}, {"verify_checksums", o.verify_checksums},
+          {"copy_first_s", o.copy_first_s}};
 }
 
 StageOptions StageOptionsFromJson(const nlohmann::json& j) {
@@ -507,6 +539,7 @@ StageOptions StageOptionsFromJson(const nlohmann::json& j) {
   o.dir = j.value("dir", "");
   o.cap_bytes = j.value("cap_bytes", uint64_t{0});
   o.verify_checksums = j.value("verify_checksums", false);
+  o.copy_first_s = j.value("copy_first_s", o.copy_first_s);
   return o;
 }
 

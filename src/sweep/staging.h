@@ -62,6 +62,10 @@ std::string JudgementText(const FetchSignals& s, const stage::StorageWait& w);
 inline constexpr double kJudgeAfterS = 0.5;
 inline constexpr int kJudgeReadings = 2;
 
+// auto on a network or FUSE mount: the first run waits this long at most for the cold reads (they decide whether the
+// copy is made before it).
+inline constexpr double kColdReadHoldS = 3;
+
 // A run on the source when the copy is made: restart it on the copy, or let it finish?
 struct RunProgress {
   double samples = 0;                   // trained so far, all processes
@@ -162,7 +166,10 @@ class Stager {
   static Result<std::unique_ptr<Stager>> Start(const StageOptions& options, const StagerSeams& seams = {});
   ~Stager();  // stops a copy under way (it is resumed next time) and waits for the cold reads
 
-  // Whether a run may start now, with `live` runs going and `started` attempts begun by this sweep.
+  // Whether a run may start now, with `live` runs going and `started` attempts begun by this sweep. auto on a network
+  // or FUSE mount holds the first run for the cold reads (at most kColdReadHoldS) and, when they begin a copy
+  // expected to take at most StageOptions::copy_first_s, until it is made: the runs then start on the copy, and the
+  // decision is the copy's ("made before the first run").
   bool MayStart(size_t live, int started) const;
   // auto: the first run's signals; decides (the storage rule) and starts the copy when a copy helps. Returns false,
   // deciding nothing, while the cold reads are still being made, unless `final` (the run ended: it judges with what
@@ -178,6 +185,8 @@ class Stager {
   // reading at most kCopyFasterRatio as fast as the store's drive (the judgement confirms it, or stops it).
   // Error: the copy failed under `always` (the sweep cannot read its data as asked).
   Result<std::optional<std::string>> Poll();
+  // Whether Poll has something to act on now: cold reads it has not looked at, or a copy that ended.
+  bool HasNews() const;
   // Points a run's argv and environment at the copy (or the source); returns whether the run reads the copy.
   bool Rewrite(std::vector<std::string>* argv, std::map<std::string, std::string>* env) const;
   // Once staged: whether run `index` (`key`), going on the source with `progress`, is restarted on the copy
@@ -196,6 +205,7 @@ class Stager {
   void BeginColdReads();
   // auto, before the judgement: the copy begun at once where the cold reads say (see Poll).
   bool MaybeCopyAtOnce();  // true when it began it
+  bool SlowMount() const;  // the first source is on a network or FUSE mount
 
   StageOptions options_;
   StagerSeams seams_;
@@ -206,6 +216,9 @@ class Stager {
   std::string decision_ = "undecided", reason_;
   bool judged_ = false;           // the decision no longer waits on the first run
   bool restart_checked_ = false;  // RestartDue said so once
+  double start_t_ = 0;            // when Start listed the sources (monotonic s)
+  bool copy_first_ = false;       // the copy begun at once is short: the first run waits for it
+  bool cold_seen_ = false;        // MaybeCopyAtOnce has looked at the cold reads' result
   std::vector<stage::Lease> leases_;  // held for the sweep's life: nobody evicts the copies it reads
   double copy_t0_ = 0, copy_wall_s_ = 0, staged_at_ = 0;
   double source_sum_ = 0, copy_sum_ = 0;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <filesystem>
@@ -292,8 +293,45 @@ TEST_F(StagerTest, AutoLeavesADataSetInMemory) {
   EXPECT_TRUE((*stager)->MayStart(3, 4));
 }
 
+TEST_F(StagerTest, AutoMakesAShortCopyBeforeTheFirstRun) {
+  // 45 ms a file on the mount, 0.2 ms from the store's drive, five small files: a copy of ~0.05 s. The cold reads
+  // wait for the test's word, to see the first run held for them.
+  std::atomic<bool> go{false};
+  StagerSeams seams = OnFuseReading(45, 0.2);
+  auto scripted = seams.cold_reads;
+  seams.cold_reads = [&](const std::vector<std::string>& files, const stage::ColdReadOptions& o) {
+    while (!go) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return scripted(files, o);
+  };
+  auto stager = Stager::Start(options_, seams);
+  ASSERT_TRUE(stager);
+  Stager& s = **stager;
+  auto note = s.Poll();
+  ASSERT_TRUE(note && !*note);
+  EXPECT_FALSE(s.MayStart(0, 0)) << "the first run waits for the cold reads";
+  EXPECT_FALSE(s.HasNews());
+  go = true;
+  for (int i = 0; i < 400 && !s.HasNews(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_TRUE(s.HasNews()) << "the cold reads are in: the controller acts on them without waiting for its tick";
+  AwaitColdReads(s);
+  EXPECT_NE(s.Report().reason.find("is made before the first run starts"), std::string::npos) << s.Report().reason;
+  EXPECT_FALSE(s.MayStart(0, 0)) << "the first run waits for the short copy";
+  note = Finish(s);
+  ASSERT_TRUE(note && *note);
+  EXPECT_EQ(s.Report().decision, "staged");
+  EXPECT_FALSE(s.Undecided()) << "every run reads the copy: nothing is left to judge";
+  EXPECT_TRUE(s.MayStart(3, 4));
+  std::vector<std::string> argv = {dir_.File("ds")};
+  std::map<std::string, std::string> env;
+  EXPECT_TRUE(s.Rewrite(&argv, &env));
+  EXPECT_TRUE(s.RestartDue());
+  EXPECT_TRUE(s.Report().on_source.empty());
+}
+
 TEST_F(StagerTest, AutoCopiesAtOnceWhereTheColdReadsSayAndTheFirstRunConfirms) {
-  // 45 ms a file on the mount, 0.2 ms from the store's drive: the copy begins before the first run is judged.
+  // 45 ms a file on the mount, 0.2 ms from the store's drive: the copy begins before the first run is judged; a copy
+  // longer than copy_first_s (here ~0.05 s against 0.01 s) is not waited for.
+  options_.copy_first_s = 0.01;
   auto stager = Stager::Start(options_, OnFuseReading(45, 0.2));
   ASSERT_TRUE(stager);
   Stager& s = **stager;
@@ -327,6 +365,7 @@ TEST_F(StagerTest, AutoCopiesAtOnceWhereTheColdReadsSayAndTheFirstRunConfirms) {
 TEST_F(StagerTest, AutoStopsTheCopyBegunAtOnceWhenTheLoaderComputes) {
   // A copy begun at once, then the first run shows a loader busy at a full core: the copy is stopped.
   StageOptions big = options_;
+  big.copy_first_s = 0;  // judged on the first run, not waited for
   std::ofstream(dir_.File("ds/sub/big")) << std::string(32 << 20, 'x');  // long enough to be under way
   auto stager = Stager::Start(big, OnFuseReading(45, 0.2));
   ASSERT_TRUE(stager);
@@ -489,12 +528,14 @@ TEST(StageOptionsJson, CarriesTheSettingsToASlurmJob) {
   o.dir = "/scratch/me";
   o.cap_bytes = 5;
   o.verify_checksums = true;
+  o.copy_first_s = 2.5;
   const StageOptions back = StageOptionsFromJson(StageOptionsJson(o));
   EXPECT_EQ(back.paths, o.paths);
   EXPECT_EQ(back.policy, o.policy);
   EXPECT_EQ(back.dir, o.dir);
   EXPECT_EQ(back.cap_bytes, o.cap_bytes);
   EXPECT_TRUE(back.verify_checksums);
+  EXPECT_EQ(back.copy_first_s, 2.5);
 }
 
 TEST(StagingReport, RoundTripsAndReads) {

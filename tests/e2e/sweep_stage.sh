@@ -8,9 +8,12 @@
 #  (c) a path that does not exist is a usage error (exit 2) that names it.
 #  (d) --stage-policy never: the runs keep the original path, and nothing is copied.
 #  (e) auto (the default) with a copy already in the store uses it.
-#  (f) auto with an empty store: the first run starts on the mount, its loader is judged to wait on storage, the
-#      data is copied, and the next run reads the copy.
-#  (h) auto on the slow mount with direct I/O (slowfs --direct-io: the reader waits in state S, never D): the cold reads
+#  (f) auto with an empty store, told not to make even a short copy first (--stage-copy-first 0): the first run starts
+#      on the mount, its loader is judged to wait on storage, the data is copied, and the next run reads the copy.
+#  (j) auto with an empty store and the default --stage-copy-first: the cold reads show the copy short (300 files of
+#      4 KiB), so it is made before the first run starts, and every run reads it; no attempt is stopped.
+#  (h) auto on the slow mount with direct I/O (slowfs --direct-io: the reader waits in state S, never D), again with
+#      --stage-copy-first 0: the cold reads
 #      of a sample of the files show the mount ~100x slower than the store's drive, so the copy begins at once; the
 #      first run's first seconds (its CPU against its data wait) confirm it; the first run, far from its end, is
 #      restarted on the copy; every run is done exactly once, and the summary says the first run was restarted.
@@ -139,7 +142,7 @@ expect_contains "$(cat "$(run_logs "$WORK/e.journal")")" "arg: --data"$'\n'"arg:
 
 # (f) auto, nothing in the store yet: judged on the first run.
 "$SATURATE" sweep --cpu -q --journal "$WORK/f.journal" --stage "$WORK/mnt" --stage-dir "$WORK/store-auto" \
-  --grid i=1,2 -- "$PY" "$READ" --data "$WORK/mnt" --samples 400 --seed '{i}' >"$WORK/f.out" 2>&1 ||
+  --stage-copy-first 0 --grid i=1,2 -- "$PY" "$READ" --data "$WORK/mnt" --samples 400 --seed '{i}' >"$WORK/f.out" 2>&1 ||
   fail "sweep (f) failed: $(cat "$WORK/f.out")"
 "$SATURATE" sweep status --json --journal "$WORK/f.journal" >"$WORK/f.json"
 [ "$(json_value "$WORK/f.json" 'j["staging"]["decision"]')" = staged ] ||
@@ -149,11 +152,24 @@ on_copy=$(grep -c "^data: $WORK/store-auto/" <<<"$seen" || true)
 on_mount=$(grep -c "^data: $WORK/mnt$" <<<"$seen" || true)
 [ "$on_copy" -ge 1 ] && [ "$on_mount" -le 1 ] || fail "(f) $on_copy runs read the copy, $on_mount the mount: $seen"
 
+# (j) auto, nothing in the store yet, a short copy: made before the first run.
+"$SATURATE" sweep --cpu --json --journal "$WORK/j.journal" --stage "$WORK/mnt" --stage-dir "$WORK/store-j" \
+  --grid i=1,2 -- "$PY" "$WORK/show.py" --data "$WORK/mnt" --i '{i}' >"$WORK/j.json" 2>"$WORK/j.err" ||
+  fail "sweep (j) failed: $(cat "$WORK/j.err")"
+[ "$(json_value "$WORK/j.json" '[j["staging"]["decision"], j["staging"]["on_source"]]')" = "['staged', []]" ] ||
+  fail "(j) staging: $(json_value "$WORK/j.json" 'j["staging"]')"
+expect_contains "$(json_value "$WORK/j.json" 'j["staging"]["reason"]')" "is made before the first run starts"
+for log in $(run_logs "$WORK/j.journal"); do
+  expect_contains "$(cat "$log")" "arg: --data"$'\n'"arg: $WORK/store-j/"
+done
+[ "$(journal_query "$WORK/j.journal" "SELECT count(*) FROM attempts WHERE exit_class != 'finished'")" = 0 ] ||
+  fail "(j) attempts: $(journal_query "$WORK/j.journal" "SELECT run_key, attempt_no, exit_class, detail FROM attempts")"
+
 # (h) auto on the direct-I/O mount: judged in seconds, copied at once, the first run restarted on the copy.
 slowfs_mount "$WORK/src" "$WORK/mnt-direct" 20 0 --direct-io
 t0=$SECONDS
 "$SATURATE" sweep --cpu --json --journal "$WORK/h.journal" --stage "$WORK/mnt-direct" --stage-dir "$WORK/store-h" \
-  --grid i=1,2 -- "$PY" "$READ" --data "$WORK/mnt-direct" --samples 600 --seed '{i}' >"$WORK/h.json" 2>"$WORK/h.err" ||
+  --stage-copy-first 0 --grid i=1,2 -- "$PY" "$READ" --data "$WORK/mnt-direct" --samples 600 --seed '{i}' >"$WORK/h.json" 2>"$WORK/h.err" ||
   fail "sweep (h) failed: $(cat "$WORK/h.err")"
 echo "(h) took $((SECONDS - t0)) s"
 [ "$(json_value "$WORK/h.json" '[j["staging"]["decision"], [o["restarted"] for o in j["staging"]["on_source"]]]')" = \
@@ -175,7 +191,7 @@ done
 
 # (i) the same, with saturate killed -9 as it restarts the first run; --resume.
 sweep_i=("$SATURATE" sweep --cpu --journal "$WORK/i.journal" --stage "$WORK/mnt-direct" --stage-dir "$WORK/store-i"
-  --grid i=3,4)
+  --stage-copy-first 0 --grid i=3,4)
 command_i=(-- "$PY" "$READ" --data "$WORK/mnt-direct" --samples 600 --seed '{i}')
 "${sweep_i[@]}" "${command_i[@]}" >"$WORK/i1.out" 2>"$WORK/i1.err" &
 sat=$!
@@ -200,7 +216,7 @@ expect_not_contains "$(cat "$WORK/i-status.err")" "inconsistent"
 echo "(h), (i) took $((SECONDS - t0)) s"
 
 # (g) sshfs.
-echo "(a) to (f), (h), (i) passed"
+echo "(a) to (f), (h), (i), (j) passed"
 sshfs_mount "$WORK/src" "$WORK/ssh"
 "$SATURATE" sweep --cpu -q --journal "$WORK/g.journal" --stage "$WORK/ssh" --stage-policy always \
   --stage-dir "$WORK/store-ssh" --grid i=1 -- "$PY" "$WORK/show.py" --data "$WORK/ssh" --i '{i}' \

@@ -761,13 +761,15 @@ Status Controller::End(Attempt& a, const run::RunOutcome& outcome) {
   const LeaveReason reason = outcome.exit_class == run::ExitClass::kFinished ? LeaveReason::kFinished
                              : oom                                           ? LeaveReason::kOutOfMemory
                                                                              : LeaveReason::kOther;
+  const int shared_with = packer_->OneShapeDegree(a.key);
   const int degree = packer_->Left(a.key, reason, a.watch.meter().footprint());
-  // What a run that ended on its own trained, and in how long: runs on the clock show it (sweep/clock_runs.h).
+  // What a run that ended on its own trained, and in how long: runs on the clock show it (sweep/clock_runs.h), and
+  // so does which degree trained fastest where gain checks could not tell (runs ending before them).
   if (reason == LeaveReason::kFinished && a.stopped_early.empty()) {
     const RunMeter& meter = a.watch.meter();
     const double from = meter.first_step_t().value_or(meter.start_t());
     const double trained = meter.totals().samples > 0 ? meter.totals().samples : meter.totals().steps;
-    packer_->Finished(a.shape, outcome.duration_s - (from - meter.start_t()), trained);
+    packer_->Finished(a.shape, outcome.duration_s - (from - meter.start_t()), trained, shared_with);
   }
   AttemptOutcome ended;
   ended.exit_class = outcome.exit_class;

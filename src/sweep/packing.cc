@@ -134,7 +134,25 @@ void Packer::Place(const std::string& key, int64_t index, int device, double now
   run.index = index;
   run.shape = shape;
   run.device = device;
+  run.placed_t = now;
+  run.start = run.peak = static_cast<int>(plan.runs.size());
+  // The runs already there now share their device with one more, perhaps of another shape; those placed in this
+  // same tick (a burst) start at the new degree with it.
+  for (const std::string& other : plan.runs) {
+    if (other == key) continue;
+    Live& o = where_.at(other);
+    o.peak = std::max(o.peak, run.peak);
+    if (o.placed_t == now) o.start = run.peak;
+    if (o.shape != shape) o.one_shape = run.one_shape = false;
+  }
   where_[key] = std::move(run);
+}
+
+int Packer::OneShapeDegree(const std::string& key) const {
+  auto it = where_.find(key);
+  if (it == where_.end()) return 0;
+  const Live& run = it->second;
+  return run.one_shape && run.peak == run.start ? run.peak : 0;
 }
 
 void Packer::Block(int device, const std::string& why) {
@@ -215,10 +233,11 @@ void Packer::Remember(const std::string& shape, const RememberedShape& remembere
   if (remembered.held && remembered.degree >= 1) poor_mixes_.insert(Mix(static_cast<size_t>(remembered.degree) + 1, shape));
 }
 
-void Packer::Finished(const std::string& shape, double duration_s, std::optional<double> trained) {
+void Packer::Finished(const std::string& shape, double duration_s, std::optional<double> trained, int degree) {
   if (!trained || *trained <= 0) return;
   Shape& s = shapes_[shape];
   s.ended.emplace_back(duration_s, *trained);
+  if (degree >= 1 && duration_s > 0 && std::isfinite(duration_s)) s.rate_at[degree].push_back(*trained / duration_s);
   if (clocked_.count(shape)) return;
   std::vector<EndedRun> ended;
   for (const auto& [d, t] : s.ended) ended.push_back({d, t});
@@ -242,12 +261,32 @@ std::map<std::string, RememberedShape> Packer::Learnt() const {
     auto h = held.find(shape);
     r.held = h != held.end();
     r.degree = r.held ? std::max(1, h->second) : std::max(s.proven, told != remembered_.end() ? r.degree : 1);
+    // A degree never judged (a burst whose runs ended first) that trained faster, read from the runs' own ends.
+    if (!r.held) r.degree = std::max(r.degree, HindsightDegree(s).value_or(1));
     r.mem_bytes = s.mem_bytes;
     if (s.finished > 0) r.short_runs = 2 * s.finished_unmeasured >= s.finished;
     r.clocked = clocked_.count(shape) > 0;
     out[shape] = r;
   }
   return out;
+}
+
+std::optional<int> Packer::HindsightDegree(const Shape& s) const {
+  std::optional<int> best;
+  double best_rate = 0;
+  for (const auto& [degree, rates] : s.rate_at) {
+    if (rates.size() < 2) continue;
+    std::vector<double> sorted = rates;
+    std::sort(sorted.begin(), sorted.end());
+    const size_t n = sorted.size();
+    const double median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+    const double progress = degree * median;
+    if (!best || progress >= best_rate * std::pow(1 + params_.min_gain, degree - *best)) {
+      best = degree;
+      best_rate = progress;
+    }
+  }
+  return best;
 }
 
 void Packer::Learn(const std::string& shape, const Footprint& footprint) {

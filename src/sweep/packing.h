@@ -30,7 +30,9 @@
 //      held at degree D on this machine (D + 1 did not pay) starts at D - 1 runs at once on an empty device (memory
 //      checked against the remembered footprint), grows to D with one gain check, and does not try D + 1 again: the
 //      ramp costs one check instead of D - 1. A degree proven but never held (that sweep ended still growing)
-//      starts at D itself and grows on from there; runs remembered as too short to measure start at D unchecked;
+//      starts at D itself and grows on from there; runs remembered as too short to measure start at D unchecked.
+//      A degree no gain check judged (a burst whose runs ended first) is recorded as proven when the runs that
+//      finished at it trained faster together than at the degrees below (Learnt, HindsightDegree);
 //   8. runs on the clock (sweep/clock_runs.h): a shape whose runs end after the same time whatever they trained
 //      is a time-budgeted shape; packing would make each train less in the same time, so its runs go to empty
 //      devices only (one per device), unless `pack_clocked`.
@@ -149,13 +151,19 @@ class Packer {
   // What an earlier sweep learnt of `shape` (rule 7). Before the first admission of that shape.
   void Remember(const std::string& shape, const RememberedShape& remembered);
   // A run of `shape` ended on its own (exit 0, not stopped): its wall time and the samples (else steps) it counted,
-  // for rule 8. Runs that counted nothing are ignored.
-  void Finished(const std::string& shape, double duration_s, std::optional<double> trained);
+  // for rule 8. Runs that counted nothing are ignored. `degree`: the most runs its device held while it ran, all of
+  // its shape (OneShapeDegree); 0 where unknown or mixed. Learnt() reads in hindsight which degree trained fastest.
+  void Finished(const std::string& shape, double duration_s, std::optional<double> trained, int degree = 0);
+  // For a live run: the runs its device has held since it started, where that never grew (a run that saw growth
+  // ran at two degrees) and all were of its shape; else 0.
+  int OneShapeDegree(const std::string& key) const;
   // Shapes whose runs stop on the clock, and why ("4 runs all ended after 8.0-8.1 s while they trained 610 to 940
   // samples").
   const std::map<std::string, std::string>& Clocked() const { return clocked_; }
   // Per shape, what this sweep learnt (for the record of the next sweep): the degree held, else the most proven on
-  // a device holding that shape alone; the largest footprint; whether its runs ended before they were measured.
+  // a device holding that shape alone, or the higher degree whose finished runs trained faster together in hindsight
+  // (HindsightDegree: a burst whose runs ended before its gain check); the largest footprint; whether its runs ended
+  // before they were measured.
   std::map<std::string, RememberedShape> Learnt() const;
 
   // The run left its device. `footprint`: its last footprint, learnt for its shape when it finished before it
@@ -195,6 +203,10 @@ class Packer {
     int device = 0;
     bool measured = false;
     Footprint footprint;
+    double placed_t = 0;
+    int start = 1;           // runs on its device when it started (those placed in the same tick included)
+    int peak = 1;            // the most runs its device held since it started
+    bool one_shape = true;   // all of them of its shape
   };
   struct Shape {
     bool measured = false;
@@ -202,6 +214,7 @@ class Packer {
     int proven = 1;          // the most proven on a device holding this shape alone
     int finished = 0, finished_unmeasured = 0;  // runs that ended on their own; of those, before being measured
     std::vector<std::pair<double, double>> ended;  // (wall s, trained) of runs that ended on their own (rule 8)
+    std::map<int, std::vector<double>> rate_at;    // degree -> trained per second of each run that ended at it
   };
   struct Probe {
     std::vector<std::string> newcomers;  // empty: none pending
@@ -234,6 +247,9 @@ class Packer {
   // Rule 7 for an empty device about to take a run of `shape`.
   void StartRemembered(int device, const std::string& shape);
   void Evaluate(int device, double now, const RateSource& rates, double window_s);
+  // The degree whose runs of `s` trained fastest together (degree x median run rate), each step up paying min_gain
+  // per added run compounded, over degrees with at least two finished runs; nullopt with fewer than two degrees.
+  std::optional<int> HindsightDegree(const Shape& s) const;
 
   std::vector<DeviceInfo> devices_;
   PackingParams params_;

@@ -336,6 +336,35 @@ TEST(PackerRemembered, StartsOneShortOfTheRememberedDegreeAndChecksTheLast) {
   EXPECT_TRUE(quick.Learnt().at("").short_runs);
 }
 
+// bench/sweep_bench.sh with 2-s runs: a burst to 4 was admitted and its runs ended before its gain check, so the
+// record kept 2. Which degree trained fastest is read from the runs' own ends: degree x the median run rate.
+TEST(PackerRemembered, TheRecordKeepsTheDegreeThatTrainedFastestInHindsight) {
+  PackingParams params;
+  Packer packer({DeviceInfo{"cpu", DeviceKind::kCpu, -1}}, params);
+  for (int i = 0; i < 4; ++i) packer.Enqueue("r" + std::to_string(i), i, "");
+  packer.Remember("", RememberedShape{2, false, kGiB, true, false});
+  const std::vector<DeviceState> roomy = {DeviceState{100 * kGiB, 90 * kGiB}};
+  auto pair = packer.Admit(0, roomy, HostState{});
+  ASSERT_EQ(pair.size(), 2u);
+  EXPECT_EQ(packer.OneShapeDegree(pair[0].key), 2) << "placed in one tick, both start at 2";
+  EXPECT_EQ(packer.OneShapeDegree(pair[1].key), 2);
+  packer.Left(pair[0].key, LeaveReason::kFinished, Mem(kGiB));
+  auto refill = packer.Admit(3, roomy, HostState{});
+  ASSERT_EQ(refill.size(), 1u);
+  EXPECT_EQ(packer.OneShapeDegree(refill[0].key), 2);
+  EXPECT_EQ(packer.OneShapeDegree("nobody"), 0);
+
+  // Per run, samples a second at each degree: two runs at least, else the degree is not read.
+  for (double r : {300.0, 310.0}) packer.Finished("", 2, 2 * r, 1);
+  for (double r : {290.0, 300.0}) packer.Finished("", 2, 2 * r, 2);
+  EXPECT_EQ(packer.Learnt().at("").degree, 2);
+  for (double r : {250.0, 260.0}) packer.Finished("", 2, 2 * r, 4);  // 1,020 against 590: +73%
+  packer.Finished("", 2, 2 * 200.0, 6);                                // one run: not read
+  for (double r : {120.0, 125.0}) packer.Finished("", 2, 2 * r, 8);  // 980: less than 4 gave
+  EXPECT_EQ(packer.Learnt().at("").degree, 4);
+  EXPECT_FALSE(packer.Learnt().at("").held);
+}
+
 // Runs that end after the same time whatever they trained are on the clock: they go one per device.
 TEST(PackerClock, RunsOnTheClockGoOnePerDevice) {
   PackingParams params;

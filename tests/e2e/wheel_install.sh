@@ -3,14 +3,17 @@
 # test with the helper; an unprivileged user (nobody, when the test runs as root) with a clean environment, a HOME of
 # its own and PATH = the venv's bin and the system's makes a venv of Debian's Python that sees the system's
 # packages (where python3-torch is, as a user's venv holds their torch), installs the wheel offline
-# (pip install --no-index) and runs `saturate --version`, `saturate monitor -c 1` and a short probe of the example
+# (python -m pip install --no-index: Debian's pip, the version ensurepip would copy into the venv, seen through the
+# system's packages; the venvs are made --without-pip, since ensurepip took 4-6 s a venv and tests nothing of ours)
+# and runs `saturate --version`, `saturate monitor -c 1` and a short probe of the example
 # trainer through the venv's `python`, unmodified (--no-helper: no import saturate, so the automatic
 # instrumentation alone measures it), which must reach a verdict. Also checked:
 #   - the installed binary needs glibc's libraries alone (readelf NEEDED, ldd);
 #   - that user left nothing outside the venv, its cache (~/.cache: pip's, the trainer's dataset) and --out;
 #   - the same wheel in a venv of a second Python (the newest of pyenv's under /root/.pyenv, made and installed by
-#     root, since nobody may not run an interpreter under /root; a fresh Debian 12, as in CI, has none: said, and
-#     left out), its probe training with /usr/bin/python3, the interpreter that has torch;
+#     root with that Python's own pip (--python the venv's), since nobody may not run an interpreter under /root; a
+#     fresh Debian 12, as in CI, has none: said, and left out), its probe training with /usr/bin/python3, the
+#     interpreter that has torch;
 #   - a venv moved after the install, and reached through a symlink, still runs with its own helper; one whose
 #     helper is gone says what to do
 #     (with the checkout's python/ hidden in a mount namespace, as on a machine that never had the checkout);
@@ -19,8 +22,8 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.bash"
 
-if ! "$PY" -c 'import ensurepip' 2>/dev/null; then
-  echo "SKIP: $PY has no ensurepip to make a venv (Debian package python3-venv; scripts/install-deps --tests)"
+if ! "$PY" -m pip --version >/dev/null 2>&1; then
+  echo "SKIP: $PY has no pip to install the wheel with (Debian package python3-pip; scripts/install-deps --tests)"
   exit 77
 fi
 [ "$(uname -m)" = x86_64 ] || { echo "SKIP: the wheel's test expects an x86-64 machine"; exit 77; }
@@ -64,7 +67,7 @@ sleep 1
 
 # 1. Debian's Python: a venv that sees the system's packages, made and filled by the user.
 V="$U/venv"
-user_in "$V" "$PY" -m venv --system-site-packages "$V"
+user_in "$V" "$PY" -m venv --without-pip --system-site-packages "$V"
 # pip refuses copies tagged for the first glibc newer than this machine's and for another architecture, installing
 # nothing.
 machine_glibc=$(getconf GNU_LIBC_VERSION | sed -n 's/^glibc 2\.\([0-9]*\)$/\1/p')
@@ -73,13 +76,13 @@ mkdir -m 755 "$WORK/retagged"
 for bad in "manylinux_2_$((machine_glibc + 1))_x86_64" manylinux_2_17_aarch64; do
   copy="$WORK/retagged/$(basename "$WHEEL" | sed "s/-py3-none-.*/-py3-none-$bad.whl/")"
   install -m 644 "$WHEEL" "$copy"
-  expect_exit 1 user_in "$V" pip install --no-index --disable-pip-version-check "$copy"
+  expect_exit 1 user_in "$V" python -m pip install --no-index --disable-pip-version-check "$copy"
   echo "$bad: $ERR"
   expect_contains "$ERR" "$(basename "$copy") is not a supported wheel on this platform"
   [ ! -e "$V/bin/saturate" ] || fail "pip installed the $bad copy"
 done
 t0=$(date +%s.%N)
-user_in "$V" pip install --no-index --disable-pip-version-check "$WHEEL"
+user_in "$V" python -m pip install --no-index --disable-pip-version-check "$WHEEL"
 t1=$(date +%s.%N)
 echo "pip install: $(seconds "$t0" "$t1") s"
 
@@ -144,8 +147,8 @@ if [ -n "$second" ] && [ "$(id -u)" -eq 0 ]; then
   echo "second Python: $second ($("$second" --version))"
   mkdir -p "$WORK/root-home"
   as_root=(env -i HOME="$WORK/root-home" LANG=C.UTF-8 PATH="$V2/bin:/usr/local/bin:/usr/bin:/bin")
-  "${as_root[@]}" "$second" -m venv "$V2"
-  "${as_root[@]}" pip install --no-index --disable-pip-version-check "$WHEEL"
+  "${as_root[@]}" "$second" -m venv --without-pip "$V2"
+  "${as_root[@]}" "$second" -m pip --python "$V2/bin/python" install --no-index --disable-pip-version-check "$WHEEL"
   where=$("${as_root[@]}" python -c 'import saturate; print(saturate.__file__)')
   [[ "$where" == "$V2/lib/python3"*/site-packages/saturate/__init__.py ]] || fail "import saturate in $V2 found $where"
   [ "$(user_in "$V2" saturate --version)" = "$version" ] || fail "the second venv's saturate --version differs"

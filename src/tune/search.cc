@@ -92,7 +92,8 @@ const Trial* Search::Measure(StageKind mode, const KnobValues& knobs, const std:
   const Trial* t = Run(req);
   // A run that saturate stopped but whose estimate did not settle (a stall, a disturbed end) gets one more run,
   // so that one unlucky run does not leave a step with nothing to compare; the later run stands for both.
-  if (t && Succeeded(*t) && !Reliable(*t) && !t->too_slow && t->exit_class == run::ExitClass::kStopped) {
+  if (t && Succeeded(*t) && !Reliable(*t) && !t->too_slow && t->exit_class == run::ExitClass::kStopped &&
+      AgainAffordable()) {
     TrialRequest again = t->request;
     again.repeat = kFirstAgainRepeat;
     for (const auto& other : trials_)
@@ -128,7 +129,8 @@ const Trial* Search::Run(const TrialRequest& request) {
     out_.stopped = true;
     return nullptr;
   }
-  if (!running_.empty()) ++used_[running_];
+  // A run again refines a measurement: the step's first trials are still to come.
+  if (!running_.empty()) ++(req.repeat >= kFirstAgainRepeat ? again_used_ : used_)[running_];
   t->id = id;
   t->request = std::move(req);
   trials_.push_back(std::move(*t));

@@ -97,6 +97,9 @@ class Search {
   void Plan();  // says the plan, once the knobs are known
   // Whether the running step may run one more trial: one of its first trials, or one its share still holds.
   bool Affordable();
+  // Whether a trial that did not settle may run again: the budget still holds it besides the first trials of the
+  // running step and the steps after it, and the confirmation (a run again is a refinement, issue 42).
+  bool AgainAffordable() const;
   int FirstTrials(const std::string& step) const;
   // What the running step (its first trials left) and the steps after it need, in order.
   std::vector<StepNeed> NeedsFrom(const std::string& step) const;
@@ -135,6 +138,7 @@ class Search {
   std::string running_;
   std::set<std::string> done_;
   std::map<std::string, int> used_;
+  std::map<std::string, int> again_used_;  // per step, runs again of trials that did not settle (refinements)
   std::set<std::string> cut_;
 };
 

@@ -76,11 +76,19 @@ bool Search::Affordable() {
   if (needs.front().first > 0) return true;
   // A refinement: the step's share of what the budget holds beyond the first trials of the steps after it,
   // counting the refinements it already ran, must hold one more.
-  const int refined = std::max(0, used_[running_] - FirstTrials(running_));
+  const int refined = std::max(0, used_[running_] - FirstTrials(running_)) + again_used_[running_];
   const int held = TrialsHeld(o_.budget_left_s(), TrialLength());
   if (refined < ShareTrials(held + refined, needs).front().more) return true;
   cut_.insert(running_);
   return false;
+}
+
+bool Search::AgainAffordable() const {
+  if (!o_.budget_left_s || running_.empty() || running_ == "confirm") return true;
+  // Besides the run again: the first trials of this step and of the steps after it, and the confirmation.
+  int first = 1;
+  for (const StepNeed& need : NeedsFrom(running_)) first += need.first;
+  return TrialsHeld(o_.budget_left_s(), TrialLength()) >= first + 1;
 }
 
 void Search::Plan() {

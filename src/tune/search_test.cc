@@ -793,6 +793,34 @@ TEST(Search, EveryKnobIsMeasuredWithinAFiveMinuteBudgetOfTwentySecondTrials) {
   }
 }
 
+// bench/tune_repeat.sh run 4, tune5: in full training workers 1 and 0 each ran twice (the first run of each did not
+// settle), and the budget was gone before preloading got its first trial. A run again is a refinement: it runs only
+// where the budget still holds every step's first trials besides it.
+TEST(Search, ARunAgainDoesNotCostAKnobItsFirstTrial) {
+  ScriptModel model = MainJobModel(0.01);
+  model.wall_s = 20;
+  model.unsettled = [](const TrialRequest& r) { return r.mode == core::StageKind::kFull && r.repeat == 0; };
+  double spent = 0;
+  SearchOptions o = Options();
+  o.trial_s = 20;
+  o.budget_left_s = [&] { return 300 - spent - 3; };
+  o.keep_for_confirmation = [&] { return 300 - spent - 3 < 2 * 20 + 3; };
+  SearchOutcome s = RunSearch(o, [&](int id, const TrialRequest& r) -> std::optional<Trial> {
+    if (300 - spent - 3 < 6) return std::nullopt;
+    spent += model.wall_s;
+    return model(id, r);
+  });
+  ASSERT_FALSE(s.failed) << s.failure;
+  bool preload = false;
+  for (const auto& t : s.trials)
+    preload |= t.request.mode == core::StageKind::kFull && t.request.knobs.count("preload") &&
+               t.request.knobs.at("preload") == "on";
+  EXPECT_TRUE(preload) << AllDecisions(s);
+  int agains = 0;
+  for (const auto& t : s.trials) agains += t.request.repeat >= 2;
+  EXPECT_GE(agains, 1) << "where the budget holds it, an unsettled run still runs again";
+}
+
 // The first confirmation of the recommendation comes out slow (a disturbed run); the best other configuration
 // measured in full training is confirmed in its place instead of giving up on the search.
 TEST(Search, AConfirmationSlowerThanTheBaselineTriesTheRunnerUp) {

@@ -67,7 +67,7 @@ Result<CheckedMeasurement> CheckMeasurementFlags(const MeasurementFlags& f) {
   if (!price) return price.error();
   c.price_per_gpu_hour = *price;
   if (!f.what_if.empty()) {
-    auto targets = probe::ParseWhatIf(f.what_if);
+    auto targets = core::ParseWhatIf(f.what_if);
     if (!targets) return targets.error();
     c.what_if = std::move(*targets);
   }

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "core/session.h"
-#include "probe/what_if.h"
+#include "core/what_if.h"
 #include "util/result.h"
 
 namespace sat::cli {
@@ -42,7 +42,7 @@ void AddMeasurementFlags(CLI::App& app, MeasurementFlags& flags, std::string_vie
 struct CheckedMeasurement {
   core::SessionOptions session;
   std::optional<double> price_per_gpu_hour;
-  std::vector<probe::WhatIfTarget> what_if;
+  std::vector<core::WhatIfTarget> what_if;
 };
 Result<CheckedMeasurement> CheckMeasurementFlags(const MeasurementFlags& flags);
 

@@ -8,6 +8,7 @@
 #include "cli/measurement_flags.h"
 #include "cli/options.h"
 #include "cli/serve_flag.h"
+#include "probe/outputs.h"
 #include "probe/probe.h"
 #include "probe/report.h"
 #include "run/interrupt.h"
@@ -57,6 +58,9 @@ Status RunProbeCommand(const ProbeCliOptions& c) {
   StopRunsOfKilledMeasurements();
   auto result = probe::RunProbe(o, gpus->backend.get());
   if (!result) return result.error();
+  if (!c.out.empty()) {
+    if (Status st = probe::WriteProbeOutputs(*result, c.out); !st) return st;
+  }
   if (c.json) {
     std::cout << JsonText(probe::ProbeJson(*result), 2) << '\n';
   } else {

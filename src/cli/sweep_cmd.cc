@@ -15,6 +15,7 @@
 #include "monitor/human_view.h"
 #include "run/interrupt.h"
 #include "sweep/controller.h"
+#include "sweep/sweep_journal.h"
 #include "sweep/degree_record.h"
 #include "sweep/device_log.h"
 #include "sweep/export.h"

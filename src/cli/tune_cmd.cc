@@ -114,6 +114,9 @@ Status RunTuneCommand(const TuneCliOptions& c) {
   StopRunsOfKilledMeasurements();
   auto result = tune::RunTune(o, gpus->backend.get());
   if (!result) return result.error();
+  if (!c.out.empty()) {
+    if (Status st = tune::WriteOutputs(*result, c.out); !st) return st;
+  }
   if (c.json) {
     std::cout << JsonText(tune::ResultsJson(*result), 2) << '\n';
   } else {

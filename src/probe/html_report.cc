@@ -9,6 +9,7 @@
 #include "core/peak_flops.h"
 #include "probe/ranks.h"
 #include "probe/report.h"
+#include "probe/verdict.h"
 #include "probe/what_if.h"
 #include "report/page.h"
 #include "report/share_bar.h"
@@ -94,7 +95,7 @@ report::Pipe CopyPipe(const ProbeResult& r) {
     p.rate_text = "no GPU";
     return p;
   }
-  const WhatIfInputs in = WhatIfInputsOf(r);
+  const core::WhatIfInputs in = WhatIfInputsOf(r);
   const GpuPeak* gpu = core::FindGpuPeak(r.machine.gpu_name);
   if (!in.bytes_per_sample || *in.bytes_per_sample <= 0) {
     p.detail = "the GPU reported no PCIe receive throughput in the full stage";
@@ -255,12 +256,12 @@ std::string RanksSection(const ProbeResult& r) {
 
 std::string WhatIfSection(const ProbeResult& r) {
   if (r.what_if.empty()) return "";
-  const WhatIf w = EstimateWhatIf(r, r.what_if);
+  const core::WhatIf w = EstimateWhatIf(r, r.what_if);
   std::string o = report::Section("What if (estimates)", "what-if");
   if (!w.unavailable_why.empty()) return o + fmt::format("<p>n/a: {}</p>\n", XmlEscape(w.unavailable_why));
   report::Table t;
   t.headers = {"on", "samples/s", "narrowest", "vs now", "per epoch", "note"};
-  for (const WhatIfLine& l : w.lines) {
+  for (const core::WhatIfLine& l : w.lines) {
     t.rows.push_back({{report::Text(l.label),
                        report::Number(l.samples_per_s ? FormatNumber(*l.samples_per_s) : "n/a", l.samples_per_s),
                        report::Text(l.narrowest), report::Number(l.vs_now ? FormatTimes(*l.vs_now) : "", l.vs_now),

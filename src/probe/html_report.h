@@ -12,7 +12,7 @@
 
 #include <string>
 
-#include "probe/probe.h"
+#include "probe/probe_result.h"
 #include "report/pipes.h"
 
 namespace sat::probe {

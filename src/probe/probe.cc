@@ -8,12 +8,10 @@
 
 #include "core/log_root.h"
 #include "core/session.h"
-#include "probe/html_report.h"
-#include "probe/report.h"
+#include "probe/storage.h"
+#include "probe/verdict.h"
 #include "run/interrupt.h"
-#include "util/atomic_file.h"
 #include "util/cache_home.h"
-#include "util/json_text.h"
 #include "util/strings.h"
 
 namespace sat::probe {
@@ -258,18 +256,7 @@ Result<ProbeResult> RunProbe(const ProbeOptions& o, telemetry::GpuBackend* gpu, 
   } else if (o.out_dir.empty()) {
     for (core::StageResult* s : {&result.full, &result.loader, &result.compute}) s->log_dir.clear();
   }
-  if (!o.out_dir.empty()) {
-    if (Status st = WriteProbeJson(result, o.out_dir); !st) return st.error();
-    const std::string page = (fs::path(o.out_dir) / "report.html").string();
-    if (Status st = WriteFileAtomically(page, ProbeHtml(result)); !st) return st.error();
-  }
   return result;
-}
-
-Status WriteProbeJson(const ProbeResult& result, const std::string& dir) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  return WriteFileAtomically((fs::path(dir) / "probe.json").string(), JsonText(ProbeJson(result), 2) + "\n");
 }
 
 }  // namespace sat::probe

@@ -257,9 +257,10 @@ TEST(ProbeRules, ATraceIsAskedOfTheFullStageOnly) {
   EXPECT_EQ(stages.For(StageKind::kLoader)->trace_path, "");
   EXPECT_EQ(stages.For(StageKind::kCompute)->trace_path, "");
   ASSERT_TRUE(r->trace);
-  // With --out, probe.json is written and the stages' logs stay.
-  EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(out.path()) / "probe.json"));
+  // With --out the stages' logs stay; probe.json and report.html are the caller's to write (outputs.h).
   EXPECT_THAT(r->full.log_dir, HasSubstr(out.path()));
+  EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(out.path()) / "probe.json"));
+  EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(out.path()) / "report.html"));
 }
 
 TEST(ProbeRules, WithoutOutAProbeThatDidNotFailLeavesNothingBehind) {

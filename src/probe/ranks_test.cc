@@ -3,7 +3,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "probe/probe.h"
 #include "probe/test_results.h"
 #include "probe/verdict.h"
 

@@ -11,6 +11,9 @@
 #include "core/energy.h"
 #include "core/mfu.h"
 #include "probe/ranks.h"
+#include "probe/storage.h"
+#include "probe/verdict.h"
+#include "probe/what_if.h"
 #include "util/json_text.h"
 #include "util/redact.h"
 #include "util/shell.h"
@@ -508,9 +511,9 @@ ordered_json StragglerJson(const core::StageResult& s) {
 // probe.json's "what_if": null without --what-if; else the estimates and their assumptions (what_if.h).
 ordered_json WhatIfJson(const ProbeResult& r) {
   if (r.what_if.empty()) return nullptr;
-  WhatIf w = EstimateWhatIf(r, r.what_if);
+  core::WhatIf w = EstimateWhatIf(r, r.what_if);
   ordered_json lines = ordered_json::array();
-  for (const WhatIfLine& l : w.lines) {
+  for (const core::WhatIfLine& l : w.lines) {
     lines.push_back({{"label", l.label},
                      {"samples_per_s", Opt(l.samples_per_s)},
                      {"narrowest", l.narrowest.empty() ? ordered_json(nullptr) : ordered_json(l.narrowest)},
@@ -629,7 +632,7 @@ std::string ConsoleReport(const ProbeResult& r) {
   if (std::string flops = FlopsLine(r); !flops.empty()) out += OneLine(flops) + '\n';
   if (std::string energy = EnergyLine(r); !energy.empty()) out += OneLine(energy) + '\n';
   if (std::string cost = CostLine(r); !cost.empty()) out += OneLine(cost) + '\n';
-  if (!r.what_if.empty()) out += WhatIfText(EstimateWhatIf(r, r.what_if));
+  if (!r.what_if.empty()) out += core::WhatIfText(EstimateWhatIf(r, r.what_if));
   if (r.trace) {
     for (const std::string& line : core::TraceOutcomeLines(*r.trace)) out += OneLine(line) + '\n';
   }

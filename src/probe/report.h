@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "probe/probe.h"
+#include "probe/probe_result.h"
 
 namespace sat::probe {
 

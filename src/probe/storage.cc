@@ -8,7 +8,6 @@
 #include <filesystem>
 #include <set>
 
-#include "probe/probe.h"
 #include "probe/verdict.h"
 #include "util/strings.h"
 

@@ -18,6 +18,7 @@
 #include "core/data_location.h"
 #include "core/stage.h"
 #include "probe/local_copy.h"
+#include "probe/probe_result.h"
 #include "stage/cold_read.h"
 #include "stage/storage_wait.h"
 #include "telemetry/page_cache.h"
@@ -28,31 +29,6 @@ using stage::LoaderTimeSplit;
 using stage::StorageEvidence;
 using stage::StorageFinding;
 using stage::StorageWait;
-
-struct ProbeResult;
-
-struct DataFiles {
-  std::vector<std::string> paths;   // a sample of the files the run read, sorted, no duplicates
-  std::string source;               // "helper", "scan", "arguments", or "" when none was found
-  int64_t opens = 0;                // data-file opens the helper counted in the full stage (0: not counted)
-  std::vector<std::string> writes;  // files the run opened for writing (the helper's and the scans')
-};
-
-struct StorageFindings {
-  DataFiles files;
-  // A sample of the files under the command line's data paths just before the full stage, the run's first: what
-  // the cache held before the run read anything (nullopt: no data path on the command line).
-  std::optional<telemetry::ResidencySample> page_cache_before_run;
-  // A sample of the data files just before the loader stage (the full stage read them first, as training does).
-  std::optional<telemetry::ResidencySample> page_cache;
-  // A sample of the data files read cold from their mount and from a local copy (stage/cold_read.h), when due
-  // (LocalCopyDue): the storage rule's evidence and the local-copy what-if's.
-  std::optional<stage::ColdReadComparison> cold_reads;
-  std::optional<LocalCopyWhatIf> local_copy;
-  std::string local_copy_why_not;            // the what-if was due but not measured (the cold reads' error, or why)
-  std::vector<core::DataLocation> write_locations;  // of `files.writes`
-  std::optional<double> write_bytes_per_s;    // the full stage's tree, to storage (/proc/PID/io write_bytes)
-};
 
 inline constexpr size_t kResidencySampleFiles = 64;
 // Files listed under the command line's data paths for the reading before the run.

@@ -6,7 +6,8 @@
 #include <string>
 
 #include "core/test_stages.h"
-#include "probe/probe.h"
+#include "probe/probe_result.h"
+#include "probe/verdict.h"
 
 namespace sat::probe::results {
 

@@ -9,8 +9,8 @@
 #include <utility>
 
 #include "core/mfu.h"
-#include "probe/probe.h"
 #include "probe/ranks.h"
+#include "probe/storage.h"
 #include "util/strings.h"
 
 namespace sat::probe {

@@ -47,10 +47,9 @@
 
 #include "core/mfu.h"
 #include "core/stage.h"
+#include "probe/probe_result.h"
 
 namespace sat::probe {
-
-struct ProbeResult;
 
 // Thresholds of the rules above.
 inline constexpr double kLoaderNarrowRatio = 0.9;     // loader < 0.9 x compute: the loader is the narrower pipe
@@ -73,16 +72,6 @@ inline constexpr double kMinSteadyS = 3;              // seconds of steady data 
 inline constexpr double kMaxUsableRelHalfWidth = 0.5;  // ... and a 95% interval within ±50% of it
 inline constexpr double kPrepBoundShare = 0.5;        // the loader on the CPU half its time or more: prep
 
-struct Verdict {
-  // "loader", "storage", "compute", "transfer", "step-overhead", "straggler"; empty: failed/unknown
-  std::string bottleneck;
-  std::string cause;       // why that pipe is narrow, e.g. "loader CPU-saturated", "network filesystem"
-  std::string evidence;    // the numbers, "; "-separated: "loader 212 samples/s < compute 1,840 samples/s; ..."
-  std::string next;        // the next knob to turn
-  std::vector<std::string> notes;  // headroom, network data, misleading utilisation, estimate quality, ...
-  bool failed = false;     // the run itself failed (out of memory, crash); `failure` says how
-  std::string failure;     // "the run ran out of GPU memory: ..."
-};
 
 // Pure: reads only `result` (its stages, machine and data locations; not result.verdict).
 Verdict Decide(const ProbeResult& result);

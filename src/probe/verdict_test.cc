@@ -5,7 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "probe/probe.h"
+#include "probe/storage.h"
 #include "probe/test_results.h"
 #include "stage/test_storage_cases.h"
 

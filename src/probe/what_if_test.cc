@@ -3,7 +3,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "probe/probe.h"
 #include "probe/test_results.h"
 
 namespace sat::probe {
@@ -11,6 +10,11 @@ namespace {
 
 using ::testing::HasSubstr;
 using namespace results;
+using core::ParseWhatIf;
+using core::WhatIf;
+using core::WhatIfLine;
+using core::WhatIfTarget;
+using core::WhatIfText;
 
 // A probe on an A100 of a bf16 step counted at 10 GFLOP per sample.
 ProbeResult OnA100(double loader, double compute, double full) {
@@ -140,25 +144,6 @@ TEST(WhatIf, WithoutAGpuALoaderOrStorageBoundRunGainsNothingFromOne) {
   }
   cpu.verdict.bottleneck = "compute";
   EXPECT_THAT(EstimateWhatIf(cpu, Targets("h100")).unavailable_why, HasSubstr("ran on the CPU"));
-}
-
-TEST(ParseWhatIf, GpusCountsAndPrices) {
-  std::vector<WhatIfTarget> t = Targets(" h100 , a100:1.80,4xl4,H100-PCIe");
-  ASSERT_EQ(t.size(), 4u);
-  EXPECT_EQ(t[0].name, "h100");
-  EXPECT_EQ(t[1].price_per_gpu_hour, 1.80);
-  EXPECT_EQ(t[2].gpus, 4);
-  EXPECT_EQ(t[2].name, "l4");
-  EXPECT_EQ(t[3].name, "H100-PCIe");
-  EXPECT_EQ(ParseWhatIf("b200").error().message,
-            "--what-if 'b200': 'b200' is not a GPU saturate knows (known: h100, h100-pcie, h100-nvl, gh200, h200, "
-            "h200-nvl, a100, l40s, l4, a10, t4, v100, v100-pcie, v100s)");
-  EXPECT_EQ(ParseWhatIf("a100:free").error().message,
-            "--what-if 'a100:free': the price after ':' must be a positive number (money per GPU-hour, e.g. "
-            "a100:1.80)");
-  EXPECT_EQ(ParseWhatIf("0xh100").error().message, "--what-if '0xh100': the GPU count must be 1 to 64");
-  EXPECT_EQ(ParseWhatIf(",").error().message, "--what-if needs at least one GPU, e.g. --what-if h100,a100:1.80,4xl4");
-  EXPECT_FALSE(ParseWhatIf("a100:inf"));
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include "slurm/reconcile.h"
 #include "slurm/right_size.h"
 #include "sweep/plan.h"
+#include "sweep/sweep_journal.h"
 #include "telemetry/sampler.h"
 #include "util/atomic_file.h"
 #include "util/json_text.h"

@@ -28,7 +28,7 @@
 #include <optional>
 #include <string>
 
-#include "sweep/controller.h"
+#include "sweep/backend.h"
 #include "sweep/spec.h"
 #include "util/result.h"
 

@@ -1,4 +1,5 @@
 #include "sweep/controller.h"
+#include "sweep/controller_internal.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -24,6 +25,7 @@
 #include "sweep/plan.h"
 #include "sweep/retry.h"
 #include "sweep/staging.h"
+#include "sweep/sweep_journal.h"
 #include "telemetry/proc_tree.h"
 #include "telemetry/sampler.h"
 #include "util/atomic_file.h"
@@ -31,34 +33,7 @@
 #include "util/strings.h"
 
 namespace sat::sweep {
-namespace {
-
-// The shortest warm-up and window a run is measured over (a few of the helper's reports, 0.1 s apart).
-constexpr double kShortestWindowS = 0.3;
-
-// Runs per GPU when neither the command line nor the spec sets a limit: measurement decides below it.
-constexpr int kDefaultMaxPerGpu = 8;
-
-// Runs per CPU device by default: I/O-bound runs may well exceed the cores, but each admission is judged.
-int DefaultMaxPerCpu(unsigned cores) { return std::clamp(static_cast<int>(2 * cores), kDefaultMaxPerGpu, 64); }
-
-// Link speeds from /sys/class/net/<name>/speed (Mbit/s), read once per interface; virtual links report none.
-class LinkSpeeds {
- public:
-  std::optional<double> BytesPerS(const std::string& name) {
-    auto it = cache_.find(name);
-    if (it != cache_.end()) return it->second;
-    std::optional<double> speed;
-    std::ifstream in("/sys/class/net/" + name + "/speed");
-    long long mbit = 0;
-    if (in >> mbit && mbit > 0) speed = static_cast<double>(mbit) * 1e6 / 8;
-    cache_[name] = speed;
-    return speed;
-  }
-
- private:
-  std::map<std::string, std::optional<double>> cache_;
-};
+namespace internal {
 
 HostState HostOf(const telemetry::HostSample& h, LinkSpeeds& links) {
   HostState host;
@@ -74,126 +49,6 @@ HostState HostOf(const telemetry::HostSample& h, LinkSpeeds& links) {
   }
   return host;
 }
-
-using telemetry::GpuOf;
-
-// One live attempt and everything the loop keeps about it.
-struct Attempt {
-  Attempt(double start_t, bool on_gpu, const MeterOptions& meter_options, std::string run_id,
-          bool auto_instrumentation, std::optional<MetricSpec> metric)
-      : watch(std::move(run_id), start_t, on_gpu, meter_options, auto_instrumentation), metrics(std::move(metric)) {}
-
-  std::string key;
-  int64_t index = 0;
-  std::string shape;
-  int64_t id = 0;  // the journal's attempt id
-  int number = 0;  // 1-based per run
-  int device = 0;
-  std::unique_ptr<AttemptProcess> process;  // from the controller's runner
-  AttemptWatch watch;  // its meter, tree readings, helper metrics and matched lines
-  MetricLog metrics;
-  bool measured = false;
-  bool on_copy = false;    // its command was pointed at the staged copy (sweep/staging.h)
-  std::string restarting;  // why it is being stopped to run again on the staged copy; empty otherwise
-  unsigned processes = 1;  // in its tree at the latest reading
-  std::vector<double> history;  // the sweep metric's values this attempt reported, in order (Hyperband's iterations)
-  std::string stopped_early;    // why early termination stopped it; empty while it may go on
-};
-
-class Controller final : public RateSource {
- public:
-  // A power reading stands for the power since for a few ticks at most (sweep/energy_ledger.h).
-  Controller(const Spec& spec, const SweepOptions& options)
-      : spec_(spec), o_(options), energy_(std::max(2.0, 4 * options.tick_s)) {}
-
-  Result<SweepResult> Execute();
-  WindowRates Rates(const std::string& key, double t0, double t1) const override;
-
- private:
-  // Prepare's steps: the journal and plan (resume or refuse), the devices, the channel and sampler.
-  Status Prepare();
-  Status OpenJournal();
-  Result<std::vector<DeviceInfo>> ChooseDevices(std::vector<unsigned>* gpu_indices);
-  Status OpenInstruments(const std::vector<unsigned>& gpu_indices);
-  // The runner's clock (monotonic seconds; the machine's before the real runner is made).
-  double Now() const { return runner_ ? runner_->Now() : telemetry::MonotonicSeconds(); }
-  // One pass of the loop; `sample_now`: a scheduled tick (else a run ended between ticks).
-  Status Tick(double now, bool sample_now);
-  // Ends the sweep after the loop's first error, with the state saved (see failed_).
-  void Fail(Error error);
-  bool AnyEnded() const;
-  Status Drain(int timeout_ms);
-  void ReadTrees(const telemetry::Sample& sample, double now);
-  Status Start(const Admission& admission, double now);
-  Status End(Attempt& a, const run::RunOutcome& outcome);
-  void AddMetric(Attempt& a, MetricPoint point);
-  // Hyperband (spec early_terminate): stops the live attempts that are behind at their latest band.
-  void TerminateEarly();
-  // bayes: gives a run planned without values its values, proposed from the runs finished so far.
-  Status Propose(const std::string& key);
-  void Emit(SweepEvent::Kind kind, const Attempt* a, std::string text);
-  SweepSnapshot Snapshot(const telemetry::Sample& sample, double now) const;
-  std::vector<DeviceState> DeviceStates(const telemetry::Sample& sample) const;
-  // Staging (sweep/staging.h): the admissions of this tick that may start, the first run's judgement (`final`: at
-  // its end, else once it has trained kJudgeAfterS or is measured), the runs on the source once the copy is made
-  // (restarted on it, or left to finish), the account `sweep status` reads.
-  std::vector<Admission> Admissions(double now, const telemetry::Sample& sample);
-  void JudgeStaging(const Attempt& a, bool final);
-  void RestartOnCopy();
-  void WriteStaging() const;
-  // The packing record (sweep/degree_record.h): what earlier sweeps learnt of the queued shapes, told to the
-  // packer; at the end, what this one learnt, written back.
-  void RememberShapes();
-  void RecordShapes();
-  // How an attempt of `shape` is measured: the device kind's defaults (or --warmup/--window), shortened for a shape
-  // whose runs are known to be short.
-  MeterOptions MeterFor(const std::string& shape) const;
-  // <logs>/clock.json, for `sweep status` and the report: the shapes on the clock, and whether they are packed.
-  void WriteClocked();
-  size_t clocked_written_ = 0;
-
-  const Spec& spec_;
-  const SweepOptions& o_;
-  std::unique_ptr<ControllerLock> lock_;  // before journal_, so it is released after the journal closes
-  std::unique_ptr<Journal> journal_;
-  std::unique_ptr<AttemptRunner> own_runner_;  // the real one, unless the options give one
-  AttemptRunner* runner_ = nullptr;
-  std::optional<MetricPattern> pattern_;
-  std::optional<Packer> packer_;
-  MeterOptions meter_;
-  LinkSpeeds links_;
-  EnergyLedger energy_;  // the live attempts' energy, by journal attempt id; devices by packer device number
-  std::unique_ptr<Stager> stager_;  // null: the spec stages nothing
-  std::optional<DegreeRecord> record_;  // what earlier sweeps learnt (SweepOptions::packing_record)
-  std::string machine_key_, command_key_;
-
-  struct Planned {
-    int64_t index = 0;
-    nlohmann::json params;
-    int attempts = 0;
-    int transient_starts = 0;  // this session's attempts that could not start for want of a resource
-  };
-  std::map<std::string, Planned> plan_;
-  // Runs waiting out a delay after a transient start failure (TransientStartDelay) before they queue again.
-  struct Deferred {
-    double ready_t = 0;
-    std::string key;
-  };
-  std::vector<Deferred> deferred_;
-  std::mt19937 jitter_{std::random_device{}()};
-  std::map<std::string, std::unique_ptr<Attempt>> live_;
-  std::map<std::string, std::string> by_run_id_;  // SATURATE_RUN_ID -> key
-  // Early termination: its bands, and the sweep metric's values of every run's latest ended attempt.
-  std::vector<int64_t> bands_;
-  std::map<std::string, std::vector<double>> histories_;
-  uint64_t seed_ = 0;
-  double t0_ = 0, last_snapshot_ = -1;
-  bool interrupted_ = false;
-  // The first error of the loop (a journal that cannot be written: disk full, a lock held too long): nothing new
-  // starts, the live runs are stopped and recorded where the journal lets us, then the sweep ends with it.
-  std::optional<Error> failed_;
-  SweepResult result_;
-};
 
 Status Controller::OpenJournal() {
   auto opened = OpenSweepJournal(spec_, o_.journal_path, o_.resume, o_.seed);
@@ -337,56 +192,6 @@ Status Controller::Prepare() {
   return Status::Ok();
 }
 
-std::vector<Admission> Controller::Admissions(double now, const telemetry::Sample& sample) {
-  if (stager_ && !stager_->MayStart(live_.size(), result_.started)) return {};
-  std::vector<Admission> admissions = packer_->Admit(now, DeviceStates(sample), HostOf(sample.host, links_));
-  // Until the first run has shown whether its loader waits on storage, it runs alone: the others go back to the
-  // queue, to start on the copy if one is made.
-  if (stager_ && stager_->Undecided() && admissions.size() > 1) {
-    for (size_t i = 1; i < admissions.size(); ++i) {
-      const Planned& planned = plan_.at(admissions[i].key);
-      packer_->Left(admissions[i].key, LeaveReason::kOther, Footprint{});
-      packer_->Enqueue(admissions[i].key, planned.index, ShapeOf(spec_, planned.params));
-    }
-    admissions.resize(1);
-  }
-  return admissions;
-}
-
-void Controller::JudgeStaging(const Attempt& a, bool final) {
-  if (!stager_ || !stager_->Undecided()) return;
-  const RunMeter& meter = a.watch.meter();
-  const std::optional<TrainingSoFar> t = meter.Training();
-  if (!final && !a.measured &&
-      !(t && t->trained_s >= kJudgeAfterS && t->readings >= kJudgeReadings && t->samples_per_s.value_or(0) > 0)) {
-    return;
-  }
-  FetchSignals signals;
-  signals.cores = static_cast<unsigned>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
-  if (t) {
-    signals.wait_share = t->wait_share;
-    signals.cpu_pct = t->cpu_pct;
-    signals.blocked = t->blocked;
-    signals.workers = t->workers.value_or(0);
-    signals.samples_per_s = t->samples_per_s.value_or(0);
-  } else {
-    // It never trained: what it showed at all.
-    signals.wait_share = meter.totals().WaitShare();
-    signals.cpu_pct = meter.footprint().cpu_pct;
-    signals.blocked = meter.blocked();
-    signals.workers = meter.workers().value_or(0);
-  }
-  if (!stager_->Judge(signals, final)) return;  // the cold reads are still being made
-  const StagingReport report = stager_->Report();
-  Emit(SweepEvent::Kind::kNote, nullptr,
-       fmt::format("staging: {}: {}",
-                   report.decision == "copying"  ? "copying the data to a local drive"
-                   : report.decision == "staged" ? "the runs read the local copy"
-                                                 : "the runs read the source",
-                   report.reason));
-  WriteStaging();
-}
-
 MeterOptions Controller::MeterFor(const std::string& shape) const {
   MeterOptions m = meter_;
   // Runs that end within a few seconds would end before a default warm-up and window judged them: an eighth of
@@ -437,35 +242,6 @@ void Controller::WriteClocked() {
   (void)WriteFileAtomically(o_.log_dir + "/clock.json",
                             JsonText(nlohmann::json{{"pack", spec_.saturate.pack_clocked}, {"shapes", clocked}}, 1) +
                                 "\n");
-}
-
-void Controller::RestartOnCopy() {
-  for (auto& [key, a] : live_) {
-    if (a->on_copy || !a->restarting.empty()) continue;
-    RunProgress progress;
-    if (const std::optional<TrainingSoFar> t = a->watch.meter().Training()) {
-      progress.samples = t->samples;
-      progress.samples_per_s = t->samples_per_s.value_or(0);
-      progress.epoch_samples = t->epoch_samples;
-      progress.startup_s = t->startup_s;
-    }
-    const RestartChoice choice = stager_->OnSource(a->index, key, progress);
-    if (choice.restart) {
-      a->restarting = choice.why;
-      a->process->RequestStop();
-    }
-    Emit(SweepEvent::Kind::kNote, a.get(),
-         fmt::format("on the source when the copy was made: {} ({})",
-                     choice.restart ? "restarting it on the copy" : "it finishes there", choice.why));
-  }
-}
-
-// `sweep status` reads it beside the runs' logs; a failure to write it costs the status line, not the sweep.
-void Controller::WriteStaging() const {
-  if (!stager_) return;
-  std::error_code ec;
-  std::filesystem::create_directories(o_.log_dir, ec);
-  (void)WriteFileAtomically(o_.log_dir + "/staging.json", JsonText(StagingJson(stager_->Report()), 1) + "\n");
 }
 
 Result<SweepResult> Controller::Execute() {
@@ -898,115 +674,11 @@ SweepSnapshot Controller::Snapshot(const telemetry::Sample& sample, double now) 
   return snap;
 }
 
-}  // namespace
-
-Result<OpenedJournal> OpenSweepJournal(const Spec& spec, const std::string& path, bool resume,
-                                       std::optional<uint64_t> seed_option) {
-  auto lock = ControllerLock::Acquire(path);
-  if (!lock) return lock.error();
-  auto journal = Journal::Open(path);
-  if (!journal) return journal.error();
-  // The seed a journal was started with wins, so that a resume plans the very same runs.
-  auto existing = (*journal)->Sweep();
-  if (!existing) return existing.error();
-  uint64_t seed = 0;
-  if (*existing) {
-    seed = (*existing)->seed;
-  } else if (spec.saturate.seed) {
-    seed = *spec.saturate.seed;
-  } else if (seed_option) {
-    seed = *seed_option;
-  } else {
-    seed = (static_cast<uint64_t>(std::random_device{}()) << 32) | std::random_device{}();
-  }
-  auto runs = ExpandRuns(spec, seed);
-  if (!runs) return runs.error();
-
-  // A journal with progress in it is continued only on purpose.
-  if (*existing && !resume) {
-    auto records = (*journal)->Runs();
-    if (!records) return records.error();
-    const auto begun =
-        std::count_if(records->begin(), records->end(), [](const RunRecord& r) { return r.attempts > 0; });
-    if (begun > 0) {
-      return UsageError(
-          fmt::format("journal {} already holds this sweep's progress ({} of {} runs begun): continue "
-                      "it with --resume, or give a new --journal",
-                      path, begun, records->size()));
-    }
-  }
-  SweepInfo info{spec.source, SpecHash(spec, seed), seed, spec.metric};
-  if (auto s = (*journal)->EnsureRuns(info, *runs); !s) return s.error();
-  return OpenedJournal{std::move(*lock), std::move(*journal), seed};
-}
-
-Result<nlohmann::json> ProposeRunValues(const Spec& spec, Journal& journal, const std::string& key, int64_t index,
-                                        const std::vector<nlohmann::json>& pending, uint64_t seed) {
-  if (!spec.metric) return UsageError("method 'bayes' models the sweep's metric: the spec needs 'metric'");
-  auto records = journal.Runs();
-  if (!records) return records.error();
-  std::vector<BayesObservation> finished;
-  for (const RunRecord& r : *records) {
-    const auto value = r.best_metrics.find(spec.metric->name);
-    if (r.state == RunState::kDone && value != r.best_metrics.end() && value->is_number()) {
-      finished.push_back(BayesObservation{r.params, value->get<double>()});
-    }
-  }
-  nlohmann::json values =
-      ProposeBayes(spec.parameters, finished, pending, spec.metric->goal == Goal::kMaximize, seed, index);
-  if (auto s = journal.SetParams(key, values); !s) return s.error();
-  return values;
-}
+}  // namespace internal
 
 Result<SweepResult> RunSweep(const Spec& spec, const SweepOptions& options) {
-  Controller controller(spec, options);
+  internal::Controller controller(spec, options);
   return controller.Execute();
-}
-
-std::string DefaultJournalPath(const Spec& spec) {
-  if (spec.source == "--grid") return fmt::format("saturate-sweep-{}.journal", SpecHash(spec, 0));
-  return JournalPathForSpecFile(spec.source);
-}
-
-std::string JournalPathForSpecFile(const std::string& spec_path) {
-  std::filesystem::path path(spec_path);
-  const std::string ext = path.extension().string();
-  if (ext == ".yaml" || ext == ".yml") {
-    path.replace_extension(".journal");
-  } else {
-    path += ".journal";
-  }
-  return path.string();
-}
-
-std::string LogDirFor(const std::string& journal_path) {
-  constexpr std::string_view kSuffix = ".journal";
-  const std::string_view p(journal_path);
-  if (p.size() > kSuffix.size() && p.substr(p.size() - kSuffix.size()) == kSuffix) {
-    return std::string(p.substr(0, p.size() - kSuffix.size())) + ".logs";
-  }
-  return journal_path + ".logs";
-}
-
-std::string ShapeOf(const Spec& spec, const nlohmann::json& params) {
-  std::vector<std::string> parts;
-  for (const std::string& name : spec.saturate.shape) {
-    auto it = params.find(name);
-    parts.push_back(fmt::format("{}={}", name, it == params.end() ? "" : PyStr(*it)));
-  }
-  return fmt::format("{}", fmt::join(parts, ","));
-}
-
-Status CheckShape(const Spec& spec) {
-  std::vector<std::string> names;
-  for (const Parameter& p : spec.parameters) names.push_back(p.name);
-  for (const std::string& name : spec.saturate.shape) {
-    if (std::find(names.begin(), names.end(), name) != names.end()) continue;
-    std::string message = fmt::format("saturate.shape: '{}' is not a parameter of this sweep", name);
-    if (auto close = ClosestMatch(name, names)) message += fmt::format(" (did you mean '{}'?)", *close);
-    return UsageError(message + fmt::format("; parameters: {}", fmt::join(names, ", ")));
-  }
-  return Status::Ok();
 }
 
 }  // namespace sat::sweep

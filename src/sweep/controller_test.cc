@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "sweep/plan.h"
+#include "sweep/sweep_journal.h"
 #include "util/test_dir.h"
 
 namespace sat::sweep {

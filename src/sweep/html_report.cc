@@ -11,8 +11,8 @@
 #include "report/svg_chart.h"
 #include "report/table.h"
 #include "report/timeline.h"
-#include "sweep/controller.h"
 #include "sweep/journal.h"
+#include "sweep/sweep_journal.h"
 #include "sweep/view.h"
 #include "util/strings.h"
 

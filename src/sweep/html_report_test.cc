@@ -5,8 +5,8 @@
 
 #include <fstream>
 
-#include "sweep/controller.h"
 #include "sweep/journal.h"
+#include "sweep/sweep_journal.h"
 #include "util/test_dir.h"
 #include "sweep/test_page.h"
 

@@ -99,4 +99,25 @@ std::vector<std::string> RenderCommand(const Spec& spec, const RunParams& run, c
   return RenderArgv(spec.command, spec.command_style, spec.program, run.values, context);
 }
 
+std::string ShapeOf(const Spec& spec, const nlohmann::json& params) {
+  std::vector<std::string> parts;
+  for (const std::string& name : spec.saturate.shape) {
+    auto it = params.find(name);
+    parts.push_back(fmt::format("{}={}", name, it == params.end() ? "" : PyStr(*it)));
+  }
+  return fmt::format("{}", fmt::join(parts, ","));
+}
+
+Status CheckShape(const Spec& spec) {
+  std::vector<std::string> names;
+  for (const Parameter& p : spec.parameters) names.push_back(p.name);
+  for (const std::string& name : spec.saturate.shape) {
+    if (std::find(names.begin(), names.end(), name) != names.end()) continue;
+    std::string message = fmt::format("saturate.shape: '{}' is not a parameter of this sweep", name);
+    if (auto close = ClosestMatch(name, names)) message += fmt::format(" (did you mean '{}'?)", *close);
+    return UsageError(message + fmt::format("; parameters: {}", fmt::join(names, ", ")));
+  }
+  return Status::Ok();
+}
+
 }  // namespace sat::sweep

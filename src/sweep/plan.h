@@ -1,5 +1,5 @@
 // A sweep's plan: how many runs a spec makes, their parameter values (grid, random, or placeholders for bayes),
-// the hash a resume checks, and each run's command line. Pure functions of the spec (and a seed).
+// the hash a resume checks, each run's command line, and the packing shape of a run. Pure functions of the spec (and a seed).
 #pragma once
 
 #include <cstdint>
@@ -29,5 +29,12 @@ std::string SpecHash(const Spec& spec, uint64_t seed);
 // The argv of one run. The first overload uses CommandContext::FromSystem() (looked up once per process).
 std::vector<std::string> RenderCommand(const Spec& spec, const RunParams& run);
 std::vector<std::string> RenderCommand(const Spec& spec, const RunParams& run, const CommandContext& context);
+
+// The packing shape of a run: "" when spec.saturate.shape is empty, else "name=value,..." over those
+// parameters (values as the command line gets them).
+std::string ShapeOf(const Spec& spec, const nlohmann::json& params);
+
+// Usage error when a spec.saturate.shape entry names no parameter (with a "did you mean").
+Status CheckShape(const Spec& spec);
 
 }  // namespace sat::sweep

@@ -7,8 +7,8 @@
 
 #include <fstream>
 
-#include "sweep/controller.h"
 #include "sweep/export.h"
+#include "sweep/sweep_journal.h"
 
 namespace sat::sweep {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "sweep/controller.h"
+#include "sweep/backend.h"
 #include "sweep/records.h"
 #include "sweep/status.h"
 

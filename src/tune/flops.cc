@@ -111,9 +111,9 @@ nlohmann::json CostJson(const TuneResult& r) {
           {"recommended", one(s.confirm_trial)}};
 }
 
-probe::WhatIfInputs TuneWhatIfInputs(const TuneResult& r) {
+core::WhatIfInputs TuneWhatIfInputs(const TuneResult& r) {
   const SearchOutcome& s = r.search;
-  probe::WhatIfInputs in;
+  core::WhatIfInputs in;
   const Trial* full = Measured(s, s.confirm_trial);
   if (full == nullptr) full = Measured(s, s.baseline_trial);
   const Trial* compute = Measured(s, s.recommended_batch_trial);
@@ -148,7 +148,7 @@ probe::WhatIfInputs TuneWhatIfInputs(const TuneResult& r) {
 
 std::string WhatIfSection(const TuneResult& r) {
   if (r.what_if.empty()) return "";
-  return probe::WhatIfText(probe::EstimateWhatIf(TuneWhatIfInputs(r), r.what_if));
+  return core::WhatIfText(core::EstimateWhatIf(TuneWhatIfInputs(r), r.what_if));
 }
 
 }  // namespace sat::tune

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "core/mfu.h"
-#include "probe/what_if.h"
+#include "core/what_if.h"
 #include "tune/tune.h"
 
 namespace sat::tune {
@@ -29,11 +29,11 @@ std::string CostLine(const TuneResult& result);
 // without a price.
 nlohmann::json CostJson(const TuneResult& result);
 
-// What other hardware would give the recommendation (probe/what_if.h), from tune's measurements: full training
+// What other hardware would give the recommendation (core/what_if.h), from tune's measurements: full training
 // is the confirmation (else the baseline), the compute ceiling the batch step's measurement of the recommended
 // batch (else the compute ceiling), the loader the loader trial of the recommended workers (else the loader
 // ceiling). The report's section is "" without --what-if.
-probe::WhatIfInputs TuneWhatIfInputs(const TuneResult& result);
+core::WhatIfInputs TuneWhatIfInputs(const TuneResult& result);
 std::string WhatIfSection(const TuneResult& result);
 
 // results.json's "flops": {count (core::FlopsInfoJson of the confirmation, else the baseline), baseline,

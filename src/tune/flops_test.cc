@@ -124,11 +124,11 @@ TEST(TuneWhatIf, TheRecommendationOnOtherHardware) {
   TuneResult r = OnAnH100();
   r.machine.cpu_count = 16;
   EXPECT_EQ(WhatIfSection(r), "");  // not asked for
-  auto targets = probe::ParseWhatIf("a100");
+  auto targets = core::ParseWhatIf("a100");
   ASSERT_TRUE(targets);
   r.what_if = *targets;
   const SearchOutcome& s = r.search;
-  probe::WhatIfInputs in = TuneWhatIfInputs(r);
+  core::WhatIfInputs in = TuneWhatIfInputs(r);
   EXPECT_DOUBLE_EQ(in.full, s.FindTrial(s.confirm_trial)->samples_per_s);
   const Trial* compute = s.FindTrial(s.recommended_batch_trial ? s.recommended_batch_trial : s.compute_ceiling_trial);
   ASSERT_TRUE(compute && in.compute);

@@ -17,7 +17,6 @@
 #include "tune/cache.h"
 #include "tune/command.h"
 #include "tune/compare.h"
-#include "tune/results.h"
 #include "tune/trace_run.h"
 #include "tune/trial_length.h"
 #include "util/redact.h"
@@ -271,9 +270,6 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
   }
   if (!result.search.fastest.empty())
     result.fastest_command = PasteableCommand(measured.argv, measured.shell, final_knobs, result.search.fastest, result.python_dir);
-  if (!o.out_dir.empty()) {
-    if (Status st = WriteOutputs(result, o.out_dir); !st) return st.error();
-  }
   return result;
 }
 

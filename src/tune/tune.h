@@ -3,7 +3,8 @@
 //
 // Data flow: options -> machine (sampler's first sample) -> knobs (ResolveKnobs) -> RunSearch, whose trials are
 // run here: each first looked up in the cache, else measured with core::RunStage (helper channel, estimator,
-// sampler) and stored -> TuneResult -> results.json, results.csv, report.html (results.h, html_report.h).
+// sampler) and stored -> TuneResult; its caller writes results.json, results.csv and report.html from it (results.h
+// WriteOutputs, html_report.h).
 #pragma once
 
 #include <functional>
@@ -14,7 +15,7 @@
 #include "core/machine.h"
 #include "core/session.h"
 #include "core/trace_summary.h"
-#include "probe/what_if.h"
+#include "core/what_if.h"
 #include "telemetry/gpu.h"
 #include "tune/code_change.h"
 #include "tune/explain.h"
@@ -57,10 +58,10 @@ struct TuneOptions {
   std::optional<double> price_per_gpu_hour;  // --price-per-hour: cost lines (flops.h CostLine)
   // --objective: what trials are judged by (objective.h); energy needs a GPU, cost needs price_per_gpu_hour.
   Objective objective = Objective::kThroughput;
-  std::vector<probe::WhatIfTarget> what_if;  // --what-if: the report's section (flops.h WhatIfSection)
+  std::vector<core::WhatIfTarget> what_if;  // --what-if: the report's section (flops.h WhatIfSection)
   double tolerance = 0.03;
   int64_t batch_multiple = 1;
-  std::string out_dir;                  // results.json, results.csv, report.html and trial logs; empty: none kept
+  std::string out_dir;                  // trial logs (the caller writes the result's files there); empty: none kept
   bool trace = false;                   // --trace: a profiler trace of the recommendation (trace_run.h)
   std::string cache_path;               // empty: DefaultCachePath(), or no cache where it has no place
   bool fresh = false;                   // do not reuse cached trials (new ones are still stored)
@@ -78,7 +79,7 @@ struct TuneResult {
   double mem_target = 0.9;
   std::optional<double> price_per_gpu_hour;  // --price-per-hour, as given
   Objective objective = Objective::kThroughput;
-  std::vector<probe::WhatIfTarget> what_if;  // --what-if, as given
+  std::vector<core::WhatIfTarget> what_if;  // --what-if, as given
   bool interrupted = false;    // Ctrl-C: what was measured is kept
   bool budget_spent = false;   // the search stopped because the budget ran out
   // Why the tune ended when it did: interrupted, the budget ran out, nothing to tune, or every step ran and
@@ -106,6 +107,7 @@ struct TuneResult {
 //
 // Runs the search. `gpu` is not owned and may be null (no driver). Error only for saturate's own problems (a bad
 // --knob, an unusable cache or --out folder, a channel that cannot open); a failing command is in the result.
+// Writes only the trials' logs (and --trace's trace): results.json, results.csv and report.html are the caller's.
 Result<TuneResult> RunTune(const TuneOptions& options, telemetry::GpuBackend* gpu);
 
 }  // namespace sat::tune

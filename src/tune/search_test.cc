@@ -749,25 +749,31 @@ TEST(Search, TheComputeFastestBatchMeetsTheNextLargerInFullTraining) {
   EXPECT_THAT(DecisionOf(same, "full"), HasSubstr("In full training batch_size=32 holds: batch_size=64 is"));
 }
 
+// The README's main job as tune runs it: a 5-minute budget (3 s of it start-up), 20-s trials of `model`, the last
+// two trials' worth kept for the confirmation. `spent`: the budget used; `said`: the plan announced.
+SearchOutcome SearchInFiveMinutes(ScriptModel& model, double* spent, std::string* said) {
+  model.wall_s = 20;
+  SearchOptions o = Options();
+  o.trial_s = 20;
+  o.budget_left_s = [=] { return 300 - *spent - 3; };
+  o.keep_for_confirmation = [=] { return 300 - *spent - 3 < 2 * 20 + 3; };
+  o.on_plan = [=](const std::string& plan) { *said = plan; };
+  return RunSearch(o, [&model, spent](int id, const TrialRequest& r) -> std::optional<Trial> {
+    if (300 - *spent - 3 < 6) return std::nullopt;
+    *spent += model.wall_s;
+    return model(id, r);
+  });
+}
+
 // A 5-minute budget of 20-s trials holds about 14: every knob of the guides gets its first measurement (workers,
 // mixed precision, the batch size, preloading), and the confirmation runs, because the plan keeps their first
 // trials before any step refines.
 TEST(Search, EveryKnobIsMeasuredWithinAFiveMinuteBudgetOfTwentySecondTrials) {
   for (double width : {0.01, 0.06}) {
     ScriptModel model = MainJobModel(width);
-    model.wall_s = 20;
     double spent = 0;
-    SearchOptions o = Options();
-    o.trial_s = 20;
-    o.budget_left_s = [&] { return 300 - spent - 3; };
-    o.keep_for_confirmation = [&] { return 300 - spent - 3 < 2 * 20 + 3; };
     std::string said;
-    o.on_plan = [&](const std::string& plan) { said = plan; };
-    SearchOutcome s = RunSearch(o, [&](int id, const TrialRequest& r) -> std::optional<Trial> {
-      if (300 - spent - 3 < 6) return std::nullopt;
-      spent += model.wall_s;
-      return model(id, r);
-    });
+    SearchOutcome s = SearchInFiveMinutes(model, &spent, &said);
     ASSERT_FALSE(s.failed) << s.failure;
     EXPECT_LE(spent, 300);
     EXPECT_EQ(said, s.plan);
@@ -798,18 +804,10 @@ TEST(Search, EveryKnobIsMeasuredWithinAFiveMinuteBudgetOfTwentySecondTrials) {
 // where the budget still holds every step's first trials besides it.
 TEST(Search, ARunAgainDoesNotCostAKnobItsFirstTrial) {
   ScriptModel model = MainJobModel(0.01);
-  model.wall_s = 20;
   model.unsettled = [](const TrialRequest& r) { return r.mode == core::StageKind::kFull && r.repeat == 0; };
   double spent = 0;
-  SearchOptions o = Options();
-  o.trial_s = 20;
-  o.budget_left_s = [&] { return 300 - spent - 3; };
-  o.keep_for_confirmation = [&] { return 300 - spent - 3 < 2 * 20 + 3; };
-  SearchOutcome s = RunSearch(o, [&](int id, const TrialRequest& r) -> std::optional<Trial> {
-    if (300 - spent - 3 < 6) return std::nullopt;
-    spent += model.wall_s;
-    return model(id, r);
-  });
+  std::string said;
+  SearchOutcome s = SearchInFiveMinutes(model, &spent, &said);
   ASSERT_FALSE(s.failed) << s.failure;
   bool preload = false;
   for (const auto& t : s.trials)

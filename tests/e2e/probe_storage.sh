@@ -17,26 +17,20 @@
 #      then (--speed-every) in both runs, and the truth is scaled to the speed the CPU had while probe's loader stage
 #      measured; the what-if passes within the bound of the truth scaled so or as timed (within_bound: on a machine
 #      busy with other builds the scaling alone misled by up to 44%);
-#  (b) probe on that local copy names the CPU side (prep or compute), never storage (the least budget);
 #  (d) the same loader on the same files behind the slow mount with direct I/O (slowfs --direct-io, as FUSE mounts of
 #      cloud buckets commonly run): its reader waits in the FUSE request in state S, never D, so only the storage
 #      rule's other evidence shows the wait (its 2% of CPU against its data wait, the cold reads of its files, the
 #      FUSE mount): probe names storage, with the cold reads as the basis of the fetch share, and the what-if is held
 #      to (a)'s bound against the truth timed again right after (d), as for (a);
-#  (e) the same mount, a loader with no CPU work (the issue's case: "fetch 0%, prep 2%, other 98%" once): storage,
-#      with both cures in the next step (a local copy; more workers overlapping the round trips). Least budget;
-#  (c) the same data behind sshfs over loopback (a network filesystem; its sshd serves the slow mount, so each read is
-#      slow too), with no CPU work: probe names storage on fuse.sshfs, network. The least budget (20 s): the full
-#      stage alone decides it.
-# Where FUSE cannot mount here the test is skipped (77) saying why; where only sshfs cannot, (c) is skipped the same
-# way after the others have passed.
+#  (b), (e) and (c), which name a filesystem without comparing two runs, are probe_storage_kinds.sh: this test holds
+#      both cores (its what-ifs are checked against a second run on a pinned core), that one only the lock.
+# Where FUSE cannot mount here the test is skipped (77) saying why.
 #
 # What this relies on of the implementation (docs/internals/probe.md, "Fetch stalls and prep stalls"):
 #  - probe.json's verdict.bottleneck "storage" when fetch stalls bound the loader, and verdict.cause naming the
 #    filesystem type; data_locations[0] the mount holding the data files;
 #  - storage.data_files {source "helper", sample [paths]}, storage.loader_time.loader {fetch, prep, basis},
-#    storage.finding, storage.local_copy.samples_per_s (the what-if's headline rate), stages.loader.samples_per_s;
-#  - verdict.next naming "copy the data to a local disk" and, for a loader without workers, "num_workers=0 → try".
+#    storage.local_copy.samples_per_s (the what-if's headline rate), stages.loader.samples_per_s.
 set -euo pipefail
 source "$(dirname "$0")/lib.bash"
 source "$(dirname "$0")/probe_lib.bash"
@@ -136,16 +130,6 @@ jq_py "$WORK/slow.json" 'j["storage"]["loader_time"]["loader"]["prep"] <= j["sta
   fail "(a) prep is never more than the CPU share the sampler saw"
 [ -z "$(ls -A "$XDG_CACHE_HOME/saturate" 2>/dev/null)" ] || fail "(a) the what-if left its copy: $(ls -R "$XDG_CACHE_HOME")"
 
-# (b) probe on the local copy, in the page cache
-probe_json local --budget 20s -- "${PIN[@]}" "$PY" "$READ" --data "$WORK/local-copy" --samples 100000000 --prep 700
-jq_py "$WORK/local.json" 'j["verdict"]["bottleneck"] != "storage" and "storage" not in j["verdict"]["cause"] or sys.exit(j["verdict"])' ||
-  fail "(b) a local warm copy should not be named storage"
-jq_py "$WORK/local.json" 'j["verdict"]["bottleneck"] == "compute" or "CPU" in j["verdict"]["cause"] or sys.exit(j["verdict"])' ||
-  fail "(b) a local warm copy should name the CPU side (prep or compute)"
-jq_py "$WORK/local.json" 'j["storage"]["page_cache_before_run"]["share"] >= 0.9 or sys.exit(j["storage"]["page_cache_before_run"])' ||
-  fail "(b) the copy read just before the run should be in the page cache before it"
-echo "(b) $((SECONDS - t0)) s: $(jq_py "$WORK/local.json" 'j["verdict"]["bottleneck"], j["verdict"]["cause"]')"
-
 # (d) the slow mount with direct I/O: readers in state S
 slowfs_mount "$WORK/src" "$WORK/mnt-direct" 20 0 --direct-io
 probe_json direct --budget 30s -- "${PIN[@]}" "$PY" "$READ" --data "$WORK/mnt-direct" --samples 100000000 --prep 700 \
@@ -159,23 +143,4 @@ jq_py "$WORK/direct.json" 'j["storage"]["loader_time"]["loader"]["basis"] == "co
 SPEED_EVERY=8
 check_what_if direct "(d)"
 
-# (e) the same mount, no CPU work: the issue's case
-probe_json bare --budget 20s -- "${PIN[@]}" "$PY" "$READ" --data "$WORK/mnt-direct" --samples 100000000 --prep 0
-expect_bottleneck "$WORK/bare.json" storage
-jq_py "$WORK/bare.json" 'j["storage"]["finding"] == "storage" and j["storage"]["copy_helps"] or sys.exit(j["storage"])' ||
-  fail "(e) the storage rule should find storage, and a copy helping"
-jq_py "$WORK/bare.json" '"local disk" in j["verdict"]["next"] and "num_workers=0 → try" in j["verdict"]["next"] or sys.exit(j["verdict"]["next"])' ||
-  fail "(e) the next step should offer both a local copy and more workers"
-echo "(e) $((SECONDS - t0)) s"
-
-# (c) sshfs, serving the slow mount
-sshfs_mount "$WORK/mnt-slow" "$WORK/mnt-ssh"
-# --prep 0: no CPU work but the read and a few small tensor ops. (With (a)'s 5 ms, beside a compiler that held both
-# cores the prep doubled and the fetch share fell to 46%, and probe rightly named the busy CPU; (c) asks only that the
-# network mount is named.)
-probe_json ssh --budget 20s -- "${PIN[@]}" "$PY" "$READ" --data "$WORK/mnt-ssh" --samples 100000000 --prep 0
-expect_bottleneck "$WORK/ssh.json" storage
-jq_py "$WORK/ssh.json" '"fuse.sshfs" in j["verdict"]["cause"] and "network" in j["verdict"]["cause"] or sys.exit(j["verdict"]["cause"])' ||
-  fail "(c) the verdict should name the network filesystem fuse.sshfs"
-echo "(c) $((SECONDS - t0)) s"
 echo ok

@@ -546,6 +546,13 @@ Status Controller::End(Attempt& a, const run::RunOutcome& outcome) {
     const double from = meter.first_step_t().value_or(meter.start_t());
     const double trained = meter.totals().samples > 0 ? meter.totals().samples : meter.totals().steps;
     packer_->Finished(a.shape, outcome.duration_s - (from - meter.start_t()), trained, shared_with);
+    // Runs of the shape started before its length was known got the default warm-up and window: where its runs
+    // end within seconds they take the shorter ones too (MeterFor), or they would end before they are measured and
+    // hold the device's growth all their life.
+    const MeterOptions shorter = MeterFor(a.shape);
+    for (auto& [key, other] : live_) {
+      if (other.get() != &a && other->shape == a.shape) other->watch.meter().Shorten(shorter);
+    }
   }
   AttemptOutcome ended;
   ended.exit_class = outcome.exit_class;

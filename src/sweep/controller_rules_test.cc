@@ -261,6 +261,30 @@ TEST(SweepRules, RunsThatStopOnTheClockGoOnePerDevice) {
   }
 }
 
+// Runs of about 2.5 s: the second starts (a growth step) under the default CPU warm-up and window (1 s each), which it
+// does not outlive. Once the first has ended and shown how short the runs are, the second's meter takes the
+// shorter span too, so it is measured while it lives and the device grows before it ends, instead of holding one run
+// at a time until it does.
+TEST(SweepRules, ARunLiveWhenTheShapeTurnsOutShortIsMeasuredOnTheShorterSpan) {
+  TempDir dir;
+  ScriptedRunner runner([](const Launch&, int started_before) {
+    AttemptScript s;
+    s.rate = 100;
+    s.work_samples = started_before == 1 ? 190 : 230;  // 1.9 or 2.3 s of training after 0.2 s of start-up
+    return s;
+  });
+  SweepOptions o = Options(dir, runner);
+  o.packing.max_per_device = 4;
+  auto result = RunSweep(Runs(6), o);
+  ASSERT_TRUE(result) << result.error().message;
+  EXPECT_EQ(result->counts.done, 6);
+  const auto& started = runner.started();
+  ASSERT_EQ(started.size(), 6u);
+  ASSERT_LT(started[0]->end_t, started[1]->end_t);
+  EXPECT_GT(started[1]->start_t, started[0]->start_t) << "the second is a growth step";
+  EXPECT_LT(started[2]->start_t, started[1]->end_t) << "the device grew again while the second still ran";
+}
+
 // What a sweep settled on is recorded for the machine and the command; the next sweep of the same command starts one
 // run short of it at once and checks only the last, and ends sooner.
 TEST(SweepRules, ASecondSweepStartsAtTheDegreeTheFirstSettledOn) {

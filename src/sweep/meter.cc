@@ -11,6 +11,11 @@ RunMeter::RunMeter(double start_t, bool on_gpu, MeterOptions options, std::strin
 
 double RunMeter::Anchor() const { return first_step_t_.value_or(start_t_); }
 
+void RunMeter::Shorten(const MeterOptions& shorter) {
+  options_.warmup_s = std::min(options_.warmup_s, shorter.warmup_s);
+  options_.window_s = std::min(options_.window_s, shorter.window_s);
+}
+
 bool RunMeter::StartingUp(double now) const {
   return announced_ && !first_step_t_ && now < start_t_ + options_.startup_limit_s;
 }

@@ -134,6 +134,9 @@ class RunMeter {
   bool stepping() const { return first_step_t_.has_value(); }
   std::optional<double> first_step_t() const { return first_step_t_; }
   const MeterOptions& options() const { return options_; }
+  // Takes the shorter warm-up and window of `shorter` (a run found to end within seconds): readings already in
+  // stay as they were taken, later ones count as steady from the earlier point.
+  void Shorten(const MeterOptions& shorter);
   // Steps are expected (or came).
   bool announced() const { return announced_; }
 

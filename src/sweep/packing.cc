@@ -183,9 +183,12 @@ std::vector<Admission> Packer::Admit(double now, const std::vector<DeviceState>&
         growth = n >= plan.proven;
         const bool unmeasured = std::any_of(plan.runs.begin(), plan.runs.end(),
                                             [&](const std::string& key) { return !where_.at(key).measured; });
-        // A growth step's newcomers (one, or a burst) are measured and judged together before the next step.
+        // A growth step's newcomers (one, or a burst) are measured and judged together before the next step, and
+        // the step starts from a degree shown worthwhile: runs above it (an inconclusive check's) end first, or a
+        // check would only compare one unproven degree with the next.
         if (growth && burst_left == 0) {
-          if (!plan.probe.newcomers.empty() || unmeasured || HasPoorMix(MixOf(d), std::nullopt)) break;
+          if (!plan.probe.newcomers.empty() || unmeasured || n > plan.proven || HasPoorMix(MixOf(d), std::nullopt))
+            break;
           burst_left = plan.burst;
         }
         const std::string pressure = HostPressure(host, params_, growth && devices_[d].kind == DeviceKind::kGpu);
@@ -274,8 +277,10 @@ std::map<std::string, RememberedShape> Packer::Learnt() const {
 std::optional<int> Packer::HindsightDegree(const Shape& s) const {
   std::optional<int> best;
   double best_rate = 0;
+  int compared = 0;
   for (const auto& [degree, rates] : s.rate_at) {
     if (rates.size() < 2) continue;
+    ++compared;
     std::vector<double> sorted = rates;
     std::sort(sorted.begin(), sorted.end());
     const size_t n = sorted.size();
@@ -286,7 +291,8 @@ std::optional<int> Packer::HindsightDegree(const Shape& s) const {
       best_rate = progress;
     }
   }
-  return best;
+  // One degree alone shows nothing trained faster than anything.
+  return compared >= 2 ? best : std::nullopt;
 }
 
 void Packer::Learn(const std::string& shape, const Footprint& footprint) {

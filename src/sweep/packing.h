@@ -5,7 +5,9 @@
 //      and no gain check is pending, so each newcomer's memory and effect are seen before the next
 //      (task-spooler's race cannot happen); it needs the memory of the runs there plus the newcomer's
 //      estimate, times (1 + margin), to fit the device, the estimate times (1 + margin) to fit what is free
-//      now, and no host resource near saturation (RAM, disk, network; and CPU for GPU devices);
+//      now, and no host resource near saturation (RAM, disk, network; and CPU for GPU devices); and it starts from
+//      the proven degree: runs above it (a check left inconclusive) end first, so that every check compares one
+//      more run with a degree shown worthwhile;
 //   3. the gain check: once the newcomer is measured (which is after its first training step, when it reports
 //      steps: its start-up never counts), each incumbent's rate over the last window is compared with its rate
 //      over the window before the admission: its training throughput when it reports steps (never its CPU

@@ -253,14 +253,20 @@ TEST_F(GpuPackerTest, EachGpuTakesARunAndHostCpuStopsGpuGrowth) {
   EXPECT_EQ(admitted[0].key, "r2");
 }
 
-// Slow start: a step that pays far above noise lets the next admit twice as many at once, judged together; the
-// first step that pays less goes back to one at a time, and a burst that does not pay holds the degree below it.
-TEST(PackerSlowStart, DoublesWhileGainsAreFarAboveNoiseThenBacksOff) {
+// The slow start's tests: one CPU device for up to 16 runs, `runs` of them queued as r0, r1, ...
+Packer SlowStartPacker(int runs) {
   PackingParams params;
   params.window_s = 2;
   params.max_per_device = 16;
   Packer packer({DeviceInfo{"cpu", DeviceKind::kCpu, -1}}, params);
-  for (int i = 0; i < 16; ++i) packer.Enqueue("r" + std::to_string(i), i, "");
+  for (int i = 0; i < runs; ++i) packer.Enqueue("r" + std::to_string(i), i, "");
+  return packer;
+}
+
+// Slow start: a step that pays far above noise lets the next admit twice as many at once, judged together; the
+// first step that pays less goes back to one at a time, and a burst that does not pay holds the degree below it.
+TEST(PackerSlowStart, DoublesWhileGainsAreFarAboveNoiseThenBacksOff) {
+  Packer packer = SlowStartPacker(16);
   const std::vector<DeviceState> roomy = {DeviceState{100 * kGiB, 90 * kGiB}};
   FakeRates rates;
   // Up to 4 runs nobody slows; with 8 (from t = 31) each runs at 40% of its rate before: the progress rate falls.
@@ -293,6 +299,30 @@ TEST(PackerSlowStart, DoublesWhileGainsAreFarAboveNoiseThenBacksOff) {
                       "step tries 4 more at once");
   EXPECT_EQ(notes[2], "cpu: degree 8 (4 newcomers at once) changed the progress rate by only -20.0%, -5.4% each "
                       "(under 5% each): 8 runs is not formed again");
+}
+
+// A burst left inconclusive (a run ended meanwhile) proved nothing: the runs above the proven degree end before the
+// next growth step, which starts from the degree shown worthwhile.
+TEST(PackerSlowStart, GrowthResumesFromTheProvenDegreeAfterAnInconclusiveBurst) {
+  Packer packer = SlowStartPacker(8);
+  const std::vector<DeviceState> roomy = {DeviceState{100 * kGiB, 90 * kGiB}};
+  FakeRates rates;
+  rates.rate = [](const std::string&, double) { return WindowRates{100.0, std::nullopt}; };
+  auto admit = [&](double now) { return packer.Admit(now, roomy, HostState{}); };
+  ASSERT_EQ(admit(0).size(), 1u);
+  packer.Measured("r0", 5, Mem(kGiB), rates);
+  ASSERT_EQ(admit(5).size(), 1u);
+  packer.Measured("r1", 10, Mem(kGiB), rates);
+  ASSERT_EQ(admit(10).size(), 2u);  // degree 4, a burst of two
+  packer.Left("r0", LeaveReason::kFinished, Mem(kGiB));
+  packer.Measured("r2", 15, Mem(kGiB), rates);
+  packer.Measured("r3", 15, Mem(kGiB), rates);
+  EXPECT_EQ(packer.View()[0].proven, 2);
+  EXPECT_TRUE(admit(16).empty()) << "three runs, one above the proven two: no step from there";
+  packer.Left("r1", LeaveReason::kFinished, Mem(kGiB));
+  const auto next = admit(17);
+  ASSERT_EQ(next.size(), 1u);
+  EXPECT_TRUE(next[0].growth);
 }
 
 // A degree an earlier sweep settled on starts at once, one run short of it, and growth checks the last one.
@@ -363,6 +393,14 @@ TEST(PackerRemembered, TheRecordKeepsTheDegreeThatTrainedFastestInHindsight) {
   for (double r : {120.0, 125.0}) packer.Finished("", 2, 2 * r, 8);  // 980: less than 4 gave
   EXPECT_EQ(packer.Learnt().at("").degree, 4);
   EXPECT_FALSE(packer.Learnt().at("").held);
+
+  // Runs that all ended at one degree compare it with nothing: it is not taken as proven.
+  Packer alone({DeviceInfo{"cpu", DeviceKind::kCpu, -1}}, params);
+  alone.Enqueue("a", 0, "");
+  ASSERT_EQ(alone.Admit(0, roomy, HostState{}).size(), 1u);
+  alone.Measured("a", 5, Mem(kGiB), FakeRates{});
+  for (double r : {250.0, 260.0}) alone.Finished("", 2, 2 * r, 5);
+  EXPECT_EQ(alone.Learnt().at("").degree, 1);
 }
 
 // Runs that end after the same time whatever they trained are on the clock: they go one per device.

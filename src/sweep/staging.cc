@@ -292,9 +292,10 @@ bool Stager::MayStart(size_t live, int started) const {
   if (live > 0 || started > 0) return false;
   if (copy_first_) return decision_ != "copying";
   // On a slow mount the cold reads (about a second) may show a copy short enough to make first.
-  return !SlowMount() || !cold_thread_.joinable() || cold_seen_ ||
-         telemetry::MonotonicSeconds() - start_t_ >= kColdReadHoldS;
+  return !SlowMount() || !cold_thread_.joinable() || cold_seen_ || ColdHoldOver();
 }
+
+bool Stager::ColdHoldOver() const { return telemetry::MonotonicSeconds() - start_t_ >= kColdReadHoldS; }
 
 bool Stager::Undecided() const { return !judged_; }
 
@@ -331,7 +332,7 @@ bool Stager::MaybeCopyAtOnce() {
   const double copy_s = stage::CopySecondsAtPace(cold->source, files, bytes) /
                         static_cast<double>(std::clamp<size_t>(files, 1, stage::StoreOptions{}.threads));
   // The first run was held for the cold reads unless they outlasted kColdReadHoldS (MayStart).
-  copy_first_ = copy_s <= options_.copy_first_s && telemetry::MonotonicSeconds() - start_t_ < kColdReadHoldS;
+  copy_first_ = copy_s <= options_.copy_first_s && !ColdHoldOver();
   BeginCopy(fmt::format("the cold reads of {} of its files took {:.1f} ms each on the {} mount against {:.2f} ms from "
                         "the store's drive: {}",
                         cold->source.files, each(cold->source), stage::MountKindName(mount_), each(cold->local),

@@ -206,6 +206,8 @@ class Stager {
   // auto, before the judgement: the copy begun at once where the cold reads say (see Poll).
   bool MaybeCopyAtOnce();  // true when it began it
   bool SlowMount() const;  // the first source is on a network or FUSE mount
+  // The first run has waited kColdReadHoldS for the cold reads since Start.
+  bool ColdHoldOver() const;
 
   StageOptions options_;
   StagerSeams seams_;

@@ -7,7 +7,7 @@ namespace sat::tune {
 
 core::TraceOutcome TraceRecommendation(const core::StageOptions& base, const std::vector<std::string>& argv,
                                         const SearchOutcome& search, const std::string& path,
-                                        const std::string& auto_target, telemetry::Sampler& sampler,
+                                        const std::string& auto_target, core::StageRunner& stages,
                                         const std::string& log_dir) {
   core::TraceOutcome none;
   none.path = path;
@@ -36,7 +36,7 @@ core::TraceOutcome TraceRecommendation(const core::StageOptions& base, const std
   stage.stop_after_trace = true;
   stage.budget_s = kTraceRunCapS;
   stage.log_dir = log_dir;
-  auto ran = core::RunStage(core::StageKind::kFull, stage, sampler);
+  auto ran = stages.Run(core::StageKind::kFull, stage);
   if (!ran) {
     none.error = ran.error().message;
     return none;

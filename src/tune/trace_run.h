@@ -6,7 +6,6 @@
 
 #include "core/stage.h"
 #include "core/trace_summary.h"
-#include "telemetry/sampler.h"
 #include "tune/search.h"
 
 namespace sat::tune {
@@ -18,10 +17,10 @@ inline constexpr double kTraceRunCapS = 90;
 // in full-training mode with SATURATE_TRACE=`path`, from `base` (the trials' stage options; `auto_target` the
 // training DataLoader the trials found), and stops it once the helper reports the trace written. Never an error:
 // the outcome says why there is no trace (interrupted, nothing to trace, the run did not get that far).
-// `sampler` must be running; `log_dir` holds the run's stdout.log and stderr.log.
+// `stages` runs it (tune's runner); `log_dir` holds the run's stdout.log and stderr.log.
 core::TraceOutcome TraceRecommendation(const core::StageOptions& base, const std::vector<std::string>& argv,
                                         const SearchOutcome& search, const std::string& path,
-                                        const std::string& auto_target, telemetry::Sampler& sampler,
+                                        const std::string& auto_target, core::StageRunner& stages,
                                         const std::string& log_dir);
 
 }  // namespace sat::tune

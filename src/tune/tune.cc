@@ -64,7 +64,7 @@ std::string StopReason(const TuneResult& r) {
 
 }  // namespace
 
-Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
+Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu, core::StageRunner* stages) {
   const core::SessionOptions& measured = o.session;
   const std::string parse = measured.parse.value_or("");  // trial keys name no pattern as ""
   TuneResult result;
@@ -77,7 +77,7 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
   result.objective = o.objective;
   result.what_if = o.what_if;
   result.python_dir = run::HelperPythonDir();
-  const double t0 = telemetry::MonotonicSeconds();
+  const double entered = telemetry::MonotonicSeconds();
 
   // One sampler for every trial; each trial watches its own process tree on it.
   // Each trial adds its id and mode to the live figures' labels.
@@ -86,6 +86,14 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
   telemetry::Sampler& sampler = *session->sampling.sampler;
   const int gpu_index = session->sampling.gpu_index;
   result.machine = session->machine;
+  core::SamplerStageRunner real_stages(sampler);
+  core::StageRunner& runner = stages ? *stages : real_stages;
+  // The budget counts from this call on the monotonic clock (the session's start included); a scripted runner's
+  // clock from its first reading.
+  const double t0 = stages ? runner.Now() : entered;
+  auto elapsed = [&] { return runner.Now() - t0; };
+  // What the budget holds for trials once the command's stop is kept back.
+  auto left = [&] { return o.budget_s - elapsed() - kStopAllowanceS; };
   const std::string machine_key = result.machine.Fingerprint();
   // Energy per sample is read from the GPU, else the CPU packages (core/energy.h); without either there is
   // nothing to judge trials by.
@@ -136,7 +144,7 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
   std::optional<Error> own_error;
   TrialFn run_trial = [&](int id, const TrialRequest& req) -> std::optional<Trial> {
     if (run::Interrupted()) return std::nullopt;
-    const double elapsed = telemetry::MonotonicSeconds() - t0;
+    const double started_s = elapsed();
     const std::string key = TrialKey(measured.argv, measured.shell, parse, req, setup, identity);
 
     // A trial measured before on this machine is taken as it was.
@@ -151,7 +159,7 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
         ++result.trials_cached;
         if (auto_target.empty()) auto_target = (*found)->loader_key;
         if (o.on_event) {
-          TrialEvent done{false, id, &req, &**found, 0, elapsed, o.budget_s, &knob_order, ""};
+          TrialEvent done{false, id, &req, &**found, 0, started_s, o.budget_s, &knob_order, ""};
           o.on_event(done);
         }
         return std::move(**found);
@@ -174,7 +182,7 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
     Trial trial;
     double budget = 0;
     for (int attempt = 0;; ++attempt) {
-      const double now = telemetry::MonotonicSeconds() - t0;
+      const double now = elapsed();
       budget = std::min(cap, o.budget_s - now - kStopAllowanceS);
       if (budget < kMinTrialS) {
         result.budget_spent = true;
@@ -184,7 +192,7 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
       stage.budget_s = budget;
       stage.auto_target = auto_target;
       const double started_unix = static_cast<double>(std::time(nullptr));
-      auto measured = core::RunStage(req.mode, stage, sampler);
+      auto measured = runner.Run(req.mode, stage);
       if (!measured) {
         own_error = measured.error();
         return std::nullopt;
@@ -200,8 +208,7 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
       if (auto_target.empty()) auto_target = trial.loader_key;
       if (!TooShort(trial, budget)) break;
 
-      const double left = o.budget_s - (telemetry::MonotonicSeconds() - t0) - kStopAllowanceS;
-      LengthPlan plan = PlanLength(trial, budget, left, attempt == 0, o.trial_budget_s > 0);
+      LengthPlan plan = PlanLength(trial, budget, left(), attempt == 0, o.trial_budget_s > 0);
       length_notes.push_back(plan.note);
       if (!plan.again) {
         trial.too_slow = true;
@@ -209,8 +216,8 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
       }
       cap = plan.cap_s;
       if (o.on_event)
-        o.on_event(TrialEvent{false, id, &req, &trial, budget, telemetry::MonotonicSeconds() - t0, o.budget_s,
-                              &knob_order, fmt::format("too few steady steps: again, up to {:.0f}s", cap)});
+        o.on_event(TrialEvent{false, id, &req, &trial, budget, elapsed(), o.budget_s, &knob_order,
+                              fmt::format("too few steady steps: again, up to {:.0f}s", cap)});
     }
     if (cache && !trial.interrupted && !trial.too_slow) {
       if (Status st = cache->Put(key, machine_key, command_text, trial); !st) {
@@ -220,8 +227,8 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
     }
     ApplyObjective(trial, o.objective);
     if (o.on_event)
-      o.on_event(TrialEvent{false, id, &req, &trial, budget, telemetry::MonotonicSeconds() - t0, o.budget_s,
-                            &knob_order, trial.too_slow ? "too slow to measure in this budget" : ""});
+      o.on_event(TrialEvent{false, id, &req, &trial, budget, elapsed(), o.budget_s, &knob_order,
+                            trial.too_slow ? "too slow to measure in this budget" : ""});
     return trial;
   };
 
@@ -235,12 +242,9 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
   search.batch_multiple = o.batch_multiple;
   // The confirmation needs one trial of the current length: once the budget left holds no more than that and one
   // more, the search stops and confirms.
-  search.keep_for_confirmation = [&] {
-    const double left = o.budget_s - (telemetry::MonotonicSeconds() - t0) - kStopAllowanceS;
-    return left < 2 * cap + kStopAllowanceS;
-  };
+  search.keep_for_confirmation = [&] { return left() < 2 * cap + kStopAllowanceS; };
   // The plan counts the budget left in trials of the length they have taken (the cap until one has run).
-  search.budget_left_s = [&] { return o.budget_s - (telemetry::MonotonicSeconds() - t0) - kStopAllowanceS; };
+  search.budget_left_s = left;
   search.trial_s = cap;
   search.on_plan = o.on_plan;
   result.search = RunSearch(search, run_trial);
@@ -249,13 +253,13 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu) {
   // --trace: the recommendation once more, in a run of its own, for a profiler trace of its steady steps.
   if (o.trace && !own_error) {
     result.trace = TraceRecommendation(base, measured.argv, result.search, core::TracePath(o.out_dir, "tune"), auto_target,
-                                       sampler, (fs::path(log_root) / "trace").string());
+                                       runner, (fs::path(log_root) / "trace").string());
   }
   sampler.Stop();
   if (own_error) return *own_error;
 
   result.interrupted = run::Interrupted();
-  result.wall_s = telemetry::MonotonicSeconds() - t0;
+  result.wall_s = elapsed();
   result.needs = NeedsOf(result.search);
   result.stop_reason = StopReason(result);
   for (auto& note : length_notes) result.search.warnings.push_back(std::move(note));

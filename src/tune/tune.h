@@ -2,9 +2,9 @@
 // recommend a configuration (see search.h for the steps).
 //
 // Data flow: options -> machine (sampler's first sample) -> knobs (ResolveKnobs) -> RunSearch, whose trials are
-// run here: each first looked up in the cache, else measured with core::RunStage (helper channel, estimator,
-// sampler) and stored -> TuneResult; its caller writes results.json, results.csv and report.html from it (results.h
-// WriteOutputs, html_report.h).
+// run here: each first looked up in the cache, else measured as a stage of a core::StageRunner (the real one:
+// core::RunStage's helper channel, estimator and sampler) and stored -> TuneResult; its caller writes results.json,
+// results.csv and report.html from it (results.h WriteOutputs, html_report.h).
 #pragma once
 
 #include <functional>
@@ -14,6 +14,7 @@
 
 #include "core/machine.h"
 #include "core/session.h"
+#include "core/stage.h"
 #include "core/trace_summary.h"
 #include "core/what_if.h"
 #include "telemetry/gpu.h"
@@ -108,6 +109,9 @@ struct TuneResult {
 // Runs the search. `gpu` is not owned and may be null (no driver). Error only for saturate's own problems (a bad
 // --knob, an unusable cache or --out folder, a channel that cannot open); a failing command is in the result.
 // Writes only the trials' logs (and --trace's trace): results.json, results.csv and report.html are the caller's.
-Result<TuneResult> RunTune(const TuneOptions& options, telemetry::GpuBackend* gpu);
+// `stages` (not owned) runs the trials (and --trace's run) and keeps the time the budget is counted on; null: each
+// on a real command (core::SamplerStageRunner), the budget counted from this call. Tests give a scripted one.
+Result<TuneResult> RunTune(const TuneOptions& options, telemetry::GpuBackend* gpu,
+                           core::StageRunner* stages = nullptr);
 
 }  // namespace sat::tune

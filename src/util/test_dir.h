@@ -13,8 +13,10 @@ namespace sat {
 
 class TempDir {
  public:
-  TempDir() {
-    std::string tmpl = testing::TempDir() + "/saturate_XXXXXX";
+  TempDir() : TempDir(testing::TempDir()) {}
+  // Under `parent` (an existing folder) instead.
+  explicit TempDir(const std::string& parent) {
+    std::string tmpl = parent + "/saturate_XXXXXX";
     path_ = mkdtemp(tmpl.data());
   }
   ~TempDir() { std::filesystem::remove_all(path_); }

@@ -22,8 +22,8 @@ namespace fs = std::filesystem;
 // Share of the whole budget the first (full) stage may use; the helper's two stages split what is left.
 constexpr double kFullShare = 0.4;
 // Share of the whole budget the full stage may borrow from the later ones when its start-up left it short of
-// steady data (StageOptions::grace_s): the verdict rests on it (its ranks, its step breakdown), and under load a
-// 45-s probe of two spawned DDP ranks had 1.6 s steady of its 18 s.
+// steady data (StageOptions::grace_s): the verdict rests on it (its ranks, its step breakdown), and a slow start-up
+// under load can leave it almost none (docs/benchmarks.md, "Incidents behind the rules").
 constexpr double kFullGraceShare = 0.2;
 // Below this, a stage is not worth starting: start-up alone takes seconds.
 constexpr double kMinStageS = 8;
@@ -32,7 +32,8 @@ constexpr double kStopAllowanceS = 1.5;
 // The loader stage may stop before its estimate converges once the low end of its interval is this many times the
 // full run's rate (StageOptions::stop_above), within ±kLoaderFarAboveWidth: the loader is then far from holding
 // training back (the verdict's loader rules sit at 0.9-1.1x), and the what-if lines that scale the model's speed
-// keep a figure good to that width. Loaders 75-300x faster than their model otherwise took 8-30 s to no purpose.
+// keep a figure good to that width; waiting for convergence there buys nothing (docs/benchmarks.md, "Incidents
+// behind the rules").
 constexpr double kLoaderFarAboveRatio = 10;
 constexpr double kLoaderFarAboveWidth = 0.1;
 

@@ -193,7 +193,8 @@ void DecideLoader(const ProbeResult& r, const Pipe& p, Verdict& v) {
 
   LoaderCpu cpu = p.loading ? ReadLoaderCpu(*p.loading, p.cores) : LoaderCpu{};
   // Whether the machine's cores are busy is a question about training, not the loader stage: alone, with nothing
-  // to wait for, a loader with no workers fills torch's thread pool (seen on an H100 host: 94% of 16 cores).
+  // to wait for, a loader with no workers fills torch's thread pool (docs/benchmarks.md, "Incidents behind the
+  // rules").
   if (p.full && p.loading != &r.full) {
     if (std::optional<double> host = core::MeanOf(r.full.telemetry.host_cpu_pct)) {
       cpu.host_pct = host;

@@ -478,8 +478,7 @@ void Search::Full() {
                (k.role == KnobRole::kPreload || k.role == KnobRole::kPinMemory) &&
                winner->request.knobs.at(k.name) == KnobValue("on")) {
       // Inside the noise, on is right either way: where the two train alike it costs only memory (which the trial
-      // had), and where the intervals hide a gain it takes it (bench/tune_repeat.sh: one tune in five read preload
-      // 0.8% ahead at ±4% where it trains 32% faster, and kept it off).
+      // had), and where the intervals hide a gain it takes it (docs/benchmarks.md, issue 42's run 3).
       const KnobValue& v = winner->request.knobs.at(k.name);
       text = fmt::format("{}={} is {} in full training; it is adopted, since it costs nothing but memory where the "
                          "two are alike and takes the gain the intervals may hide",
@@ -511,8 +510,8 @@ void Search::Full() {
 // (collation, a worker's hand-over, the step's fixed overheads) are shared by more samples the larger it is, so the
 // batch that leads in compute mode can be distinguishably slower in training, which is what the user gets. One rival
 // is run in full training, with every other setting as tuned: the compute-fastest batch where a smaller one within
-// the tolerance was chosen, else the next larger batch the compute step measured (bench/tune_repeat.sh: 32 led 64 by
-// 9% in compute mode and trained 11% slower). The rival is adopted when it is distinguishably faster there by more
+// the tolerance was chosen, else the next larger batch the compute step measured (docs/benchmarks.md, issue 42's
+// runs 1 and 3). The rival is adopted when it is distinguishably faster there by more
 // than the tolerance; otherwise the chosen batch stays (the smaller generalises better), whichever way the estimates
 // point. Returns the faster full-training trial (null once the search stopped).
 const Trial* Search::ConfirmBatch(const Trial* current) {

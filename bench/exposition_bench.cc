@@ -9,14 +9,14 @@
 #include <cstdlib>
 
 #include "monitor/exposition.h"
-#include "monitor/live_figures.h"
+#include "live/live_figures.h"
 #include "monitor/test_samples.h"
 #include "serve/metrics_server.h"
 #include "telemetry/sampler.h"
 
 namespace {
 
-using sat::monitor::LiveFigures;
+using sat::live::LiveFigures;
 
 // A machine with `gpus` busy H200s (the monitor tests' readings, with GPM), a busy host and a watched trainer,
 // and four runs reporting.

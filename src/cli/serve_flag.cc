@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 
+#include "monitor/exposition.h"
 #include "telemetry/sampler.h"
 
 namespace sat::cli {
@@ -35,8 +36,8 @@ Result<Exporter> StartExporter(const ServeFlag& flag) {
   if (!flag.given()) return exporter;
   auto address = serve::ParseListenAddress(flag.value.empty() ? serve::kDefaultListen : flag.value);
   if (!address) return address.error();
-  exporter.figures = std::make_unique<monitor::LiveFigures>(Hostname());
-  monitor::LiveFigures* figures = exporter.figures.get();
+  exporter.figures = std::make_unique<live::LiveFigures>(Hostname());
+  live::LiveFigures* figures = exporter.figures.get();
   auto server = serve::MetricsServer::Start(
       *address, [figures] { return monitor::RenderExposition(figures->Snapshot(telemetry::MonotonicSeconds())); });
   if (!server) return server.error();

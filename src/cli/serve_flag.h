@@ -1,5 +1,5 @@
 // `--serve [ADDR:]PORT` on monitor, probe, tune and sweep: the option, and the Prometheus exporter it starts
-// (monitor::LiveFigures published by the command, served by serve::MetricsServer).
+// (live::LiveFigures published by the command, served by serve::MetricsServer).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "monitor/live_figures.h"
+#include "live/live_figures.h"
 #include "serve/metrics_server.h"
 #include "util/result.h"
 
@@ -26,7 +26,7 @@ void AddServeFlag(CLI::App& app, ServeFlag& flag, std::string_view what);
 // The running exporter: the figures the command publishes and the server that shows them. The server reads the
 // figures until it is stopped, so it is declared last: it is destroyed (stopped and joined) first.
 struct Exporter {
-  std::unique_ptr<monitor::LiveFigures> figures;
+  std::unique_ptr<live::LiveFigures> figures;
   std::unique_ptr<serve::MetricsServer> server;
 };
 

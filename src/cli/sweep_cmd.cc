@@ -22,6 +22,7 @@
 #include "sweep/mps.h"
 #include "sweep/status.h"
 #include "sweep/view.h"
+#include "telemetry/sampler.h"
 #include "util/atomic_file.h"
 #include "util/bytes.h"
 #include "util/json_text.h"
@@ -240,7 +241,7 @@ Status RunSweepCommand(const SweepCliOptions& c) {
   // --serve: the host and GPUs as sampled, and each running run's samples/s as the live view shows it.
   auto exporter = StartExporter(c.serve);
   if (!exporter) return exporter.error();
-  monitor::LiveFigures* figures = exporter->figures.get();
+  live::LiveFigures* figures = exporter->figures.get();
   if (devices || figures) {
     o.on_sample = [devices, figures](const telemetry::Sample& s) {
       if (devices) devices->Add(s);
@@ -251,7 +252,7 @@ Status RunSweepCommand(const SweepCliOptions& c) {
     o.on_snapshot = [&live, &page, figures](const sweep::SweepSnapshot& s) {
       live.Snapshot(s);
       page.Poll();
-      std::vector<monitor::RunSeries> runs;
+      std::vector<sat::live::RunSeries> runs;
       for (const sweep::DeviceSnapshot& device : s.devices) {
         for (const sweep::LiveRunView& run : device.runs) {
           runs.push_back({{{"command", "sweep"}, {"run", run.key}, {"index", std::to_string(run.index)},
@@ -259,7 +260,7 @@ Status RunSweepCommand(const SweepCliOptions& c) {
                           run.samples_per_s});
         }
       }
-      figures->SetRuns("sweep", std::move(runs));
+      figures->SetRuns("sweep", std::move(runs), telemetry::MonotonicSeconds());
     };
   }
 

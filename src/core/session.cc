@@ -1,6 +1,6 @@
 #include "core/session.h"
 
-#include "monitor/live_figures.h"
+#include "live/live_figures.h"
 #include "util/strings.h"
 
 namespace sat::core {

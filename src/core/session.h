@@ -29,7 +29,7 @@ struct SessionOptions {
   double target_rel_half_width = 0.02;     // --target: a measurement stops once its 95% interval is this tight
   std::string proc_root = "/proc";
   // --serve: every sample and each stage's or trial's progress go there; not owned, may be null.
-  monitor::LiveFigures* live = nullptr;
+  live::LiveFigures* live = nullptr;
 };
 
 // A session: its options, the GPU backend (not owned, may be null; must outlive the session), the live figures'

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "monitor/live_figures.h"
+#include "live/live_figures.h"
 
 namespace sat::core {
 namespace {
@@ -19,7 +19,7 @@ SessionSpec Spec() {
 }
 
 TEST(Session, StartsTheSamplerAndFillsTheSharedOptions) {
-  monitor::LiveFigures live("host");
+  live::LiveFigures live("host");
   SessionSpec spec = Spec();
   spec.options.live = &live;
   auto session = StartSession(spec);
@@ -35,7 +35,7 @@ TEST(Session, StartsTheSamplerAndFillsTheSharedOptions) {
   EXPECT_TRUE(base.verbose);
   EXPECT_DOUBLE_EQ(base.estimator.target_rel_half_width, 0.03);
   EXPECT_EQ(base.live, &live);
-  EXPECT_EQ(base.live_labels, (monitor::Labels{{"command", "tune"}}));
+  EXPECT_EQ(base.live_labels, (live::Labels{{"command", "tune"}}));
   EXPECT_TRUE(base.env.empty());  // no --device: the command sees every GPU
   session->sampling.sampler->Stop();
 }

@@ -16,7 +16,7 @@
 #include "measure/estimator.h"
 #include "measure/line_parser.h"
 #include "measure/progress.h"
-#include "monitor/live_figures.h"
+#include "live/live_figures.h"
 #include "run/runner.h"
 #include "telemetry/sampler.h"
 #include "telemetry/summary.h"
@@ -151,8 +151,8 @@ struct StageOptions {
   int gpu_index = -1;                        // the probed GPU, -1: none
   // --serve: the stage's progress goes to `live` (not owned; may be null) as a run with these labels, for its
   // samples/s on the Prometheus page while it runs.
-  monitor::LiveFigures* live = nullptr;
-  monitor::Labels live_labels;
+  live::LiveFigures* live = nullptr;
+  live::Labels live_labels;
 };
 
 // The stage ran and measured a throughput (samples_per_s finite and above 0).

@@ -176,7 +176,7 @@ class PageWriter {
     started_ = false;
   }
 
-  void Series(const Labels& labels, Opt<double> value) {
+  void Series(const live::Labels& labels, Opt<double> value) {
     if (!value) return;
     if (!started_) {
       page_ += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name_, EscapeHelp(help_), name_, type_);
@@ -202,8 +202,8 @@ class PageWriter {
 };
 
 // dcgm-exporter's label set of a GPU series.
-Labels GpuLabels(const GpuSample& g, const std::string& hostname) {
-  Labels labels = {{"gpu", std::to_string(g.index)},
+live::Labels GpuLabels(const GpuSample& g, const std::string& hostname) {
+  live::Labels labels = {{"gpu", std::to_string(g.index)},
                    {"UUID", g.uuid},
                    {"pci_bus_id", g.pci_bus_id},
                    {"device", fmt::format("nvidia{}", g.index)},
@@ -236,7 +236,7 @@ std::string EscapeLabelValue(std::string_view value) {
   return out;
 }
 
-std::string RenderExposition(const ExpositionInput& in) {
+std::string RenderExposition(const live::Figures& in) {
   PageWriter page;
   if (in.sample) {
     const telemetry::Sample& s = *in.sample;
@@ -250,7 +250,7 @@ std::string RenderExposition(const ExpositionInput& in) {
     }
     // A tree that is gone has no figures (its CPU and rates would read as a stall).
     if (s.tree && s.tree->alive) {
-      const Labels labels = {{"pid", std::to_string(s.tree->root)}, {"command", CommandLabel(in.tree_command)}};
+      const live::Labels labels = {{"pid", std::to_string(s.tree->root)}, {"command", CommandLabel(in.tree_command)}};
       for (const auto& m : TreeMetrics()) {
         page.Family(m.name, m.type, m.help);
         page.Series(labels, m.read(*s.tree));
@@ -260,7 +260,7 @@ std::string RenderExposition(const ExpositionInput& in) {
   page.Family("saturate_run_samples_per_second", "gauge",
               "Training samples per second of a run saturate drives (a probe stage, a tune trial, a sweep run) over "
               "its last few seconds.");
-  for (const RunSeries& run : in.runs) page.Series(run.labels, run.samples_per_s);
+  for (const live::RunSeries& run : in.runs) page.Series(run.labels, run.samples_per_s);
   return page.Take();
 }
 

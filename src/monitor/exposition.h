@@ -1,4 +1,4 @@
-// The Prometheus page of `--serve`: saturate's figures in the text exposition format, version 0.0.4
+// The Prometheus page of `--serve`: saturate's live figures (live/live_figures.h) in the text exposition format, version 0.0.4
 // (https://prometheus.io/docs/instrumenting/exposition_formats/). Pure: collection happens elsewhere.
 //
 // GPU series carry NVIDIA dcgm-exporter's metric names, types, HELP texts and labels (its
@@ -17,31 +17,14 @@
 #include <utility>
 #include <vector>
 
-#include "telemetry/sample.h"
+#include "live/live_figures.h"
 
 namespace sat::monitor {
 
 inline constexpr std::string_view kExpositionContentType = "text/plain; version=0.0.4; charset=utf-8";
 
-// Label names and values of one series, in the order they are written. Names must be valid Prometheus label
-// names; values are escaped on output.
-using Labels = std::vector<std::pair<std::string, std::string>>;
-
-// A training run saturate drives (a probe stage, a tune trial, a sweep run) and its throughput.
-struct RunSeries {
-  Labels labels;                        // e.g. {{"command", "probe"}, {"stage", "full"}}
-  std::optional<double> samples_per_s;  // unset while it has not reported: left out
-};
-
-struct ExpositionInput {
-  std::optional<telemetry::Sample> sample;  // the latest; unset before the first
-  std::string hostname;                     // dcgm-exporter's Hostname label; left out when empty
-  std::string tree_command;                 // the watched tree's command line, its `command` label
-  std::vector<RunSeries> runs;
-};
-
 // The page: # HELP and # TYPE before each family, one line per series, "\n" line ends.
-std::string RenderExposition(const ExpositionInput& input);
+std::string RenderExposition(const live::Figures& input);
 
 // A sample value as Prometheus reads it: integers without a fraction, others in the shortest form that reads
 // back exactly, NaN, +Inf, -Inf.

@@ -23,8 +23,8 @@ std::vector<std::string> Lines(const std::string& page) {
   return lines;
 }
 
-ExpositionInput BusyInput() {
-  ExpositionInput in;
+live::Figures BusyInput() {
+  live::Figures in;
   telemetry::Sample s;
   s.gpus = {testing::BusyH200(0)};
   s.host = testing::BusyHost();
@@ -59,7 +59,7 @@ TEST(EscapeLabelValue, MalformedUtf8BecomesReplacementCharacter) {
 
 // 200 bytes at most; the two-byte character at bytes 199 and 200 is left out whole.
 TEST(RenderExposition, LongCommandLabelIsCutOnACharacterBoundary) {
-  ExpositionInput in = BusyInput();
+  live::Figures in = BusyInput();
   in.tree_command = std::string(199, 'x') + "\xc3\xa9";
   const std::string page = RenderExposition(in);
   EXPECT_NE(page.find("command=\"" + std::string(199, 'x') + "...\""), std::string::npos);
@@ -95,7 +95,7 @@ TEST(RenderExposition, NaFieldsAndEmptyFamiliesAreLeftOut) {
 }
 
 TEST(RenderExposition, GpmAsDcgmProfilingRatios) {
-  ExpositionInput in = BusyInput();
+  live::Figures in = BusyInput();
   telemetry::GpuSample& g = in.sample->gpus[0];
   g.gpm_sm_active_pct = 38;
   g.gpm_sm_occupancy_pct = 21.5;
@@ -112,7 +112,7 @@ TEST(RenderExposition, GpmAsDcgmProfilingRatios) {
 }
 
 TEST(RenderExposition, EveryGpuIsASeriesOfOneFamily) {
-  ExpositionInput in = BusyInput();
+  live::Figures in = BusyInput();
   in.sample->gpus.push_back(testing::BusyH200(1));
   in.hostname.clear();
   std::string page = RenderExposition(in);
@@ -146,13 +146,13 @@ TEST(RenderExposition, ProcessSeriesCarryPidAndCommand) {
 }
 
 TEST(RenderExposition, AFinishedTreeHasNoSeries) {
-  ExpositionInput in = BusyInput();
+  live::Figures in = BusyInput();
   in.sample->tree->alive = false;
   EXPECT_THAT(RenderExposition(in), Not(HasSubstr("saturate_process_")));
 }
 
 TEST(RenderExposition, CommandLabelIsEscapedAndCut) {
-  ExpositionInput in = BusyInput();
+  live::Figures in = BusyInput();
   in.tree_command = "python3 -c \"print('hi')\"";
   EXPECT_THAT(RenderExposition(in), HasSubstr("command=\"python3 -c \\\"print('hi')\\\"\"}"));
   in.tree_command = std::string(500, 'x');
@@ -160,7 +160,7 @@ TEST(RenderExposition, CommandLabelIsEscapedAndCut) {
 }
 
 TEST(RenderExposition, CommandLabelHidesSecrets) {
-  ExpositionInput in = BusyInput();
+  live::Figures in = BusyInput();
   in.tree_command = "python3 train.py --api-key=sk-123 --hf-token hf_abc --lr 0.1";
   std::string page = RenderExposition(in);
   EXPECT_THAT(page, HasSubstr("command=\"python3 train.py --api-key=*** --hf-token *** --lr 0.1\""));
@@ -169,7 +169,7 @@ TEST(RenderExposition, CommandLabelHidesSecrets) {
 }
 
 TEST(RenderExposition, RunsWithTheirLabels) {
-  ExpositionInput in;
+  live::Figures in;
   in.runs = {{{{"command", "probe"}, {"stage", "full"}}, 1520.25},
              {{{"command", "sweep"}, {"run", "lr-0.1"}}, 0.0},
              {{{"command", "sweep"}, {"run", "lr-0.01"}}, std::nullopt}};
@@ -186,7 +186,7 @@ TEST(RenderExposition, NothingYetIsAnEmptyPage) { EXPECT_EQ(RenderExposition({})
 
 // Each family's lines are together, HELP then TYPE then series, as the format requires.
 TEST(RenderExposition, FamiliesAreContiguous) {
-  ExpositionInput in = BusyInput();
+  live::Figures in = BusyInput();
   in.sample->gpus.push_back(testing::BusyH200(1));
   std::vector<std::string> lines = Lines(RenderExposition(in));
   std::set<std::string> finished;

@@ -16,7 +16,7 @@
 
 namespace sat::monitor {
 
-Result<WatchEnd> Watch(const WatchOptions& o, Presenter* presenter, std::ostream& out, LiveFigures* figures) {
+Result<WatchEnd> Watch(const WatchOptions& o, Presenter* presenter, std::ostream& out, live::LiveFigures* figures) {
   telemetry::SamplerOptions so;
   so.interval_s = o.interval_s;
   so.capacity = 16;

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "monitor/live_figures.h"
+#include "live/live_figures.h"
 #include "monitor/presenter.h"
 #include "run/runner.h"
 #include "telemetry/gpu.h"
@@ -39,6 +39,6 @@ struct WatchEnd {
 // Samples until `o.count` samples, the watched tree's end, or an interrupt; each sample goes to `presenter` (null:
 // nothing printed) on `out`, and to `figures` (null: no exporter). The command is stopped before Watch returns.
 // Errors: the sampler, the helper channel or the command could not start.
-Result<WatchEnd> Watch(const WatchOptions& o, Presenter* presenter, std::ostream& out, LiveFigures* figures);
+Result<WatchEnd> Watch(const WatchOptions& o, Presenter* presenter, std::ostream& out, live::LiveFigures* figures);
 
 }  // namespace sat::monitor

@@ -4,7 +4,7 @@
 // Threads: the server accepts on its own thread and answers on the workers of serve/connections.h, which also
 // holds the limits that keep slow, idle or hostile clients from stalling scrapes. `render` runs on the workers,
 // once per request to /metrics, possibly while the owning thread publishes new figures, so it must be thread-safe
-// (monitor::LiveFigures::Snapshot is). Start and the destructor belong to the owning thread; the destructor stops
+// (live::LiveFigures::Snapshot is). Start and the destructor belong to the owning thread; the destructor stops
 // the server and joins its threads before returning, so `render` is not called after it.
 #pragma once
 

@@ -1,12 +1,10 @@
-#include "monitor/live_figures.h"
+#include "live/live_figures.h"
 
 #include <gtest/gtest.h>
 
 #include <thread>
 
-#include "monitor/test_samples.h"
-
-namespace sat::monitor {
+namespace sat::live {
 namespace {
 
 measure::Observation Progress(double t_end_s, double duration_s, double samples, int64_t stream = 1) {
@@ -30,12 +28,12 @@ TEST(WindowRate, OnlyProgressEndingInTheWindowCounts) {
 TEST(LiveFigures, SnapshotCarriesTheLatestSampleAndHostname) {
   LiveFigures figures("node7");
   EXPECT_FALSE(figures.Snapshot(0).sample);
-  telemetry::Sample s = testing::IdleSample();
+  telemetry::Sample s;
   figures.SetSample(s);
   s.host.cpu_count = 64;
   figures.SetSample(s);
   figures.SetTreeCommand("python3 train.py");
-  ExpositionInput in = figures.Snapshot(0);
+  Figures in = figures.Snapshot(0);
   ASSERT_TRUE(in.sample);
   EXPECT_EQ(in.sample->host.cpu_count, 64u);
   EXPECT_EQ(in.hostname, "node7");
@@ -47,7 +45,7 @@ TEST(LiveFigures, ObservedRunsHaveTheirWindowRateUntilTheyEnd) {
   const Labels full = {{"command", "probe"}, {"stage", "full"}};
   figures.ObserveRun("full", full, Progress(100, 1, 200));
   figures.ObserveRun("full", {{"ignored", "later labels"}}, Progress(101, 1, 300));
-  ExpositionInput in = figures.Snapshot(101.5);
+  Figures in = figures.Snapshot(101.5);
   ASSERT_EQ(in.runs.size(), 1u);
   EXPECT_EQ(in.runs[0].labels, full);
   EXPECT_DOUBLE_EQ(*in.runs[0].samples_per_s, 250);
@@ -58,12 +56,40 @@ TEST(LiveFigures, ObservedRunsHaveTheirWindowRateUntilTheyEnd) {
 
 TEST(LiveFigures, SetRunsReplacesTheSourcesEarlierRuns) {
   LiveFigures figures;
-  figures.SetRuns("sweep", {{{{"run", "a"}}, 10.0}, {{{"run", "b"}}, std::nullopt}});
-  figures.SetRuns("sweep", {{{{"run", "b"}}, 12.0}});
-  ExpositionInput in = figures.Snapshot(0);
+  figures.SetRuns("sweep", {{{{"run", "a"}}, 10.0}, {{{"run", "b"}}, std::nullopt}}, 0);
+  figures.SetRuns("sweep", {{{{"run", "b"}}, 12.0}}, 1);
+  Figures in = figures.Snapshot(0);
   ASSERT_EQ(in.runs.size(), 1u);
   EXPECT_EQ(in.runs[0].labels, (Labels{{"run", "b"}}));
   EXPECT_EQ(in.runs[0].samples_per_s, 12.0);
+}
+
+// The history a dashboard draws: at most a point a second per run, runs in the order they first reported, kept
+// after a run ends until it ages out.
+TEST(LiveFigures, HistoryKeepsAPointASecondForTenMinutes) {
+  LiveFigures figures;
+  const Labels full = {{"stage", "full"}};
+  for (int i = 0; i <= 40; ++i) figures.ObserveRun("full", full, Progress(100 + 0.25 * i, 0.25, 25));  // 100/s
+  figures.SetRuns("sweep", {{{{"run", "a"}}, 7.0}}, 105);
+  figures.SetRuns("sweep", {{{{"run", "a"}}, 9.0}}, 105.5);  // under a second after the last point: not kept
+  figures.SetRuns("sweep", {{{{"run", "a"}}, 8.0}}, 106);
+  figures.EndRun("full");
+  std::vector<RunHistory> h = figures.History(110);
+  ASSERT_EQ(h.size(), 2u);
+  EXPECT_EQ(h[0].labels, full);
+  ASSERT_EQ(h[0].points.size(), 11u) << "10 s of reports, one point a second";
+  EXPECT_DOUBLE_EQ(h[0].points.front().first, 100);
+  EXPECT_DOUBLE_EQ(h[0].points.back().second, 100);
+  EXPECT_EQ(h[1].labels, (Labels{{"run", "a"}}));
+  EXPECT_EQ(h[1].points, (std::vector<std::pair<double, double>>{{105, 7.0}, {106, 8.0}}));
+  EXPECT_TRUE(figures.History(99).empty()) << "nothing yet";
+  // Ten minutes on, a new report ages out what is older: the sweep's run whole, the first points of the ended one.
+  figures.ObserveRun("next", {{"stage", "next"}}, Progress(706.5, 0.25, 25));
+  h = figures.History(707);
+  ASSERT_EQ(h.size(), 2u);
+  EXPECT_EQ(h[0].labels, full);
+  EXPECT_EQ(h[0].points.size(), 4u) << "107 to 110";
+  EXPECT_EQ(h[1].labels, (Labels{{"stage", "next"}}));
 }
 
 // Publishers and the server's snapshots run on different threads.
@@ -72,7 +98,7 @@ TEST(LiveFigures, PublishingAndSnapshotsFromSeveralThreads) {
   std::thread publisher([&] {
     for (int i = 0; i < 2000; ++i) {
       figures.ObserveRun("run", {{"stage", "full"}}, Progress(i * 0.01, 0.01, 1));
-      figures.SetSample(testing::IdleSample());
+      figures.SetSample(telemetry::Sample{});
     }
   });
   size_t seen = 0;
@@ -83,4 +109,4 @@ TEST(LiveFigures, PublishingAndSnapshotsFromSeveralThreads) {
 }
 
 }  // namespace
-}  // namespace sat::monitor
+}  // namespace sat::live

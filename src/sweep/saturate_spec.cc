@@ -105,12 +105,8 @@ class SaturateParser : public SpecReader {
       o.pack_clocked = text == "pack";
     }
     if (const YAML::Node backend = n["backend"]) {
-      std::string text;
-      if (!ReadString(backend, "saturate.backend", &text)) return false;
-      if (text != "local" && text != "slurm") {
-        return Fail(backend, "saturate", fmt::format("unknown backend '{}'; use local or slurm", text));
-      }
-      o.slurm_backend = text == "slurm";
+      if (!ReadString(backend, "saturate.backend", &o.backend)) return false;
+      o.backend_at = SpecPlace(source_, backend.Mark());
     }
     if (const YAML::Node slurm = n["slurm"]) {
       auto parsed = ParseSlurmSpec(slurm, source_);

@@ -9,6 +9,7 @@
 #include "cli/gpu_setup.h"
 #include "cli/options.h"
 #include "cli/serve_flag.h"
+#include "cli/sweep_backends.h"
 #include "cli/sweep_report.h"
 #include "cli/sweep_slurm.h"
 #include "cli/terminal.h"
@@ -165,6 +166,9 @@ class LiveOutput {
 Status RunSweepCommand(const SweepCliOptions& c) {
   auto spec = BuildSpec(c);
   if (!spec) return spec.error();
+  auto backend = ChooseBackend(*spec, c.slurm);
+  if (!backend) return backend.error();
+  const SweepBackend& runs_on = **backend;
   auto price = SummaryPrice(c.price_per_hour, spec->saturate.price_per_gpu_hour);
   if (!price) return price.error();
   const std::string journal = c.journal.empty() ? sweep::DefaultJournalPath(*spec) : c.journal;
@@ -184,12 +188,12 @@ Status RunSweepCommand(const SweepCliOptions& c) {
   }
   if (Status st = CheckInRange("--min-gain", c.min_gain, RightOpen(0, 1)); !st) return st;
 
-  const bool slurm = c.slurm || spec->saturate.slurm_backend;
-  if (slurm && (c.cpu || c.mps || !c.gpus.empty())) {
-    return UsageError("--cpu, --gpus and --mps pick this machine's devices; on Slurm, saturate.slurm in the spec "
-                      "says what each job asks for");
+  if (!runs_on.this_machine && (c.cpu || c.mps || !c.gpus.empty())) {
+    return UsageError(fmt::format("--cpu, --gpus and --mps pick this machine's devices; on {}, saturate.{} in the "
+                                  "spec says what each job asks for",
+                                  runs_on.on, runs_on.name));
   }
-  if (c.cancel && !slurm) return UsageError("--cancel is for sweeps on Slurm (--slurm)");
+  if (c.cancel && !runs_on.leaves_jobs) return UsageError("--cancel is for sweeps on Slurm (--slurm)");
   if (c.cpu && !c.gpus.empty()) return UsageError("give --cpu or --gpus, not both");
   auto gpus = OpenGpus(c.cpu ? "" : c.gpus);
   if (!gpus) return gpus.error();
@@ -214,10 +218,10 @@ Status RunSweepCommand(const SweepCliOptions& c) {
   for (const auto& w : sweep::SpecWarnings(*spec)) fmt::print(stderr, "saturate: warning: {}\n", w);
   if (!c.quiet) {
     fmt::print(stderr, "saturate: sweep of {} on {}; journal {}\n", spec->source,
-               slurm   ? "Slurm"
-               : o.gpu ? "GPUs"
-               : c.cpu ? "the CPU"
-                       : "the CPU (no GPU found)",
+               !runs_on.on.empty() ? runs_on.on
+               : o.gpu             ? "GPUs"
+               : c.cpu             ? "the CPU"
+                                   : "the CPU (no GPU found)",
                journal);
   }
   LiveOutput live(c.quiet);
@@ -231,9 +235,9 @@ Status RunSweepCommand(const SweepCliOptions& c) {
     live.Snapshot(s);
     page.Poll();
   };
-  // The devices' memory and utilisation for the page's lanes (this machine's devices: not on Slurm).
+  // The devices' memory and utilisation for the page's lanes (this machine's devices only).
   std::shared_ptr<sweep::DeviceLog> devices;
-  if (!slurm) {
+  if (runs_on.this_machine) {
     auto opened = sweep::DeviceLog::Open(o.log_dir);
     if (opened) devices = std::move(*opened);
     else fmt::print(stderr, "saturate: warning: {}\n", opened.error().message);
@@ -265,7 +269,7 @@ Status RunSweepCommand(const SweepCliOptions& c) {
   }
 
   run::InstallInterruptHandlers();
-  auto result = slurm ? RunSweepOnSlurm(*spec, o, c.cancel) : sweep::RunSweep(*spec, o);
+  auto result = runs_on.run(*spec, o, BackendFlags{.cancel = c.cancel});
   if (!result) return result.error();
   for (const auto& w : result->warnings) fmt::print(stderr, "saturate: warning: {}\n", w);
 

@@ -61,14 +61,14 @@ Result<nlohmann::json> SlurmReportJsonOf(const std::string& journal_path, std::o
 Status RunOneCommand(const std::string& job_file) {
   auto gpus = OpenGpus("");
   if (!gpus) return gpus.error();
-  slurm::NodeOptions options;
+  sweep::NodeOptions options;
   if (gpus->backend && gpus->backend->DeviceCount() > 0) options.gpu = gpus->backend.get();
   run::InstallInterruptHandlers();
   auto code = slurm::RunNodeJob(job_file, options);
   if (!code) return code.error();
   if (*code != 0) {
     const std::string dir = std::filesystem::path(job_file).parent_path().string();
-    return Error{fmt::format("the run did not finish; {}/{} says how it ended", dir, slurm::kOutcomeFile)};
+    return Error{fmt::format("the run did not finish; {}/{} says how it ended", dir, sweep::kOutcomeFile)};
   }
   return Status::Ok();
 }

@@ -18,6 +18,7 @@
 #include "util/redact.h"
 #include "util/shell.h"
 #include "util/strings.h"
+#include "util/text_table.h"
 
 namespace sat::probe {
 namespace {
@@ -39,32 +40,17 @@ std::string OneLine(std::string s) {
   return s;
 }
 
-// Columns of the stage table are aligned by display width: UTF-8 continuation bytes take no column.
-size_t DisplayWidth(std::string_view s) {
-  return static_cast<size_t>(std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xC0) != 0x80; }));
-}
-
 constexpr size_t kColumns = 6;
 using Row = std::array<std::string, kColumns>;
-constexpr std::array<bool, kColumns> kRightAligned = {false, true, true, true, true, false};
 
+// The stage and rank tables (util/text_table.h): the name left, the figures right, the notes left.
 std::string Table(const std::vector<Row>& rows) {
-  std::array<size_t, kColumns> width{};
-  for (const Row& row : rows) {
-    for (size_t c = 0; c < kColumns; ++c) width[c] = std::max(width[c], DisplayWidth(row[c]));
-  }
-  std::string out;
-  for (const Row& row : rows) {
-    std::string line;
-    for (size_t c = 0; c < kColumns; ++c) {
-      std::string pad(width[c] - DisplayWidth(row[c]), ' ');
-      if (c > 0) line += "  ";
-      line += kRightAligned[c] ? pad + row[c] : (c + 1 < kColumns ? row[c] + pad : row[c]);
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out += OneLine(line) + '\n';
-  }
-  return out;
+  using Align = TextColumn::Align;
+  const std::vector<TextColumn> columns = {{Align::kLeft},  {Align::kRight}, {Align::kRight},
+                                           {Align::kRight}, {Align::kRight}, {Align::kLeft}};
+  std::vector<std::vector<std::string>> cells;
+  for (const Row& row : rows) cells.emplace_back(row.begin(), row.end());
+  return TextTable(columns, cells);
 }
 
 

@@ -174,7 +174,7 @@ Status SlurmController::LearnFromJournal() {
     if (!file || !*file) continue;
     auto outcome = NodeOutcomeFromJson(**file);
     if (outcome.ok() && outcome->exit_class == run::ExitClass::kFinished) {
-      Learn(ShapeOf(spec_, r.params), outcome->Usage());
+      Learn(ShapeOf(spec_, r.params), UsageOf(*outcome));
     }
   }
   return Status::Ok();
@@ -247,7 +247,7 @@ Status SlurmController::Watch(Flight& f, const std::vector<QueuedJob>& queue, do
     auto file = ReadJsonFile(f.dir + "/" + kFootprintFile);
     if (file.ok() && *file) {
       f.footprint = true;
-      if (auto so_far = NodeOutcomeFromJson(**file); so_far) Learn(f.shape, so_far->Usage());
+      if (auto so_far = NodeOutcomeFromJson(**file); so_far) Learn(f.shape, UsageOf(*so_far));
     }
   }
   std::optional<NodeOutcome> outcome;
@@ -312,7 +312,7 @@ Status SlurmController::Watch(Flight& f, const std::vector<QueuedJob>& queue, do
   if (!state) return state.error();
   *ended = true;
   // A finished run's whole life is its footprint; a failed one may have died before it used what it needs.
-  if (outcome && outcome->exit_class == run::ExitClass::kFinished) Learn(f.shape, outcome->Usage());
+  if (outcome && outcome->exit_class == run::ExitClass::kFinished) Learn(f.shape, UsageOf(*outcome));
   const double duration = outcome ? outcome->duration_s : 0;
   std::string text;
   switch (*state) {
@@ -438,7 +438,7 @@ Status SlurmController::SubmitGroup(const SlurmRequest& request, const std::vect
     job.time_limit_s = spec_.saturate.timeout_s;
     job.warmup_s = warmup_s_;
     job.window_s = window_s_;
-    job.request = request;
+    job.request = request.ToJson();
     job.stage = spec_.saturate.stage;
     std::error_code ec;
     std::filesystem::create_directories(f.dir, ec);

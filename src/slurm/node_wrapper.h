@@ -1,95 +1,29 @@
-// The compute-node side of a Slurm sweep: `saturate sweep run-one JOB.json`, which a Slurm job runs. It runs the
-// sweep run's command under saturate's runner (src/run), measures it as a local sweep does (helper channel or
-// automatic instrumentation for throughput; the process tree's CPU and RSS; GPU memory per process through
-// NVML when the node has it), and writes what happened as files beside the job file, each written to a temporary
-// name and renamed, so the submitting side never reads half a file:
-//   started.json    {attempt_id, job_id, node, started_unix}: the job reached the sweep folder
-//   footprint.json  once the run is measured (steady): its usage, so the submitter can size the shape's other
-//                   runs before this one ends
-//   outcome.json    at the end: NodeOutcome
-// The sweep folder must be on a filesystem the submitting machine and the nodes share. SQLite is never opened
-// here: the journal stays on the submitting machine.
-//
-// SIGTERM from Slurm (scancel, time limit, preemption) stops the run through the runner's ladder; the outcome
-// then says `signalled`, and the submitter asks Slurm why the job ended.
+// The compute-node side of a Slurm sweep: `saturate sweep run-one JOB.json`, which each Slurm job runs. The attempt
+// itself (job.json in; started.json, footprint.json and outcome.json out; the run measured as a local sweep
+// measures it) is sweep's, shared by every backend (sweep/node_attempt.h). What is Slurm's is here: who runs it
+// (the job id and node name from Slurm's environment), the job's request in job.json (SlurmRequest), and what a
+// shape's sized requests are computed from in an outcome.
 #pragma once
 
-#include <cstdint>
-#include <map>
-#include <nlohmann/json.hpp>
-#include <optional>
 #include <string>
-#include <vector>
 
-#include "run/exit_class.h"
 #include "slurm/right_size.h"
-#include "sweep/records.h"
-#include "sweep/staging.h"
-#include "telemetry/gpu.h"
+#include "sweep/node_attempt.h"
 #include "util/result.h"
 
 namespace sat::slurm {
 
-// What the submitter tells the wrapper (job.json in the attempt's folder).
-struct NodeJob {
-  int64_t attempt_id = 0;
-  std::string run_key;
-  int attempt_no = 0;
-  std::vector<std::string> argv;
-  std::map<std::string, std::string> env;
-  std::string log_dir;  // the attempt's folder: logs, and the files above
-  std::string metric_pattern;
-  std::optional<sweep::MetricSpec> metric;
-  bool auto_instrumentation = true;
-  double time_limit_s = 0;
-  double warmup_s = 1, window_s = 1;
-  SlurmRequest request;
-  // Data to stage on the node before the run starts (sweep/staging.h StageOnNode); no paths: none.
-  sweep::StageOptions stage;
-};
-nlohmann::json NodeJobToJson(const NodeJob& job);
-Result<NodeJob> NodeJobFromJson(const nlohmann::json& j);
+// This process's Slurm job: "<array job>_<task>" for an array task, else $SLURM_JOB_ID ("" outside Slurm); and the
+// node as Slurm names it ($SLURMD_NODENAME, which squeue's and scontrol's NodeList use and which may differ from
+// the host's name), else the host's name.
+sweep::NodeIdentity SlurmNodeIdentity();
 
-// What one attempt on a node came to (outcome.json), or what it used so far (footprint.json: no exit fields).
-struct NodeOutcome {
-  int64_t attempt_id = 0;
-  std::string job_id, node;
-  run::ExitClass exit_class = run::ExitClass::kFailed;
-  int exit_code = -1, term_signal = 0;
-  std::string detail, error_line;
-  double duration_s = 0;
-  bool signalled = false;  // the wrapper itself got SIGTERM/SIGINT (Slurm ended the job)
-  // The run could not start for a reason of this node's, not the command's (its staging failed): retried within
-  // the retry budget as a transient start failure.
-  bool start_transient = false;
-  sweep::Measurements measurements;
-  std::optional<uint64_t> gpu_total_bytes;  // memory of the GPU the run used
-  // The GPU's mean utilisation while the run trained alone on it (a whole-GPU request); unset otherwise.
-  std::optional<double> gpu_util_pct;
-  std::vector<sweep::MetricPoint> metrics;
-  // The usage a sized request is computed from.
-  ShapeUsage Usage() const;
-};
-nlohmann::json NodeOutcomeToJson(const NodeOutcome& outcome);
-Result<NodeOutcome> NodeOutcomeFromJson(const nlohmann::json& j);
+// The usage a sized request is computed from (slurm/right_size.h), as the outcome (or footprint) measured it.
+ShapeUsage UsageOf(const sweep::NodeOutcome& outcome);
 
-// The file names inside an attempt's folder.
-inline constexpr const char* kJobFile = "job.json";
-inline constexpr const char* kStartedFile = "started.json";
-inline constexpr const char* kFootprintFile = "footprint.json";
-inline constexpr const char* kOutcomeFile = "outcome.json";
-
-// Reads a JSON file; nullopt when it does not exist, an error when it cannot be read or parsed.
-Result<std::optional<nlohmann::json>> ReadJsonFile(const std::string& path);
-
-struct NodeOptions {
-  telemetry::GpuBackend* gpu = nullptr;  // not owned; null: no GPU readings
-  double tick_s = 0.5;
-};
-
-// Runs the job described by the file at `job_path` and writes its files. Returns the exit code the wrapper
-// should exit with: 0 when the run finished, 1 when it did not (the outcome says why). Error when the job file
-// cannot be read or the outcome cannot be written (the sweep folder is not visible or writable here).
-Result<int> RunNodeJob(const std::string& job_path, const NodeOptions& options);
+// Runs the attempt of the job file at `job_path` as this Slurm job (sweep::RunNodeAttempt): the exit code the
+// wrapper exits with (0 when the run finished, 1 when it did not), or an error when the job file cannot be read
+// or the outcome cannot be written.
+Result<int> RunNodeJob(const std::string& job_path, const sweep::NodeOptions& options);
 
 }  // namespace sat::slurm

@@ -1,244 +1,101 @@
 #include "slurm/node_wrapper.h"
 
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
 #include <filesystem>
-#include <fstream>
 
-#include "sweep/retry.h"
-#include "telemetry/sampler.h"
 #include "util/atomic_file.h"
+#include "util/host.h"
 #include "util/test_dir.h"
 
 namespace sat::slurm {
-
-// The Slurm backend works on sweep\'s spec, plan, journal and records throughout.
-using namespace sweep;
-
 namespace {
 
-NodeJob Job(const TempDir& dir, std::vector<std::string> argv) {
-  NodeJob job;
-  job.attempt_id = 7;
-  job.run_key = "abc";
-  job.attempt_no = 1;
-  job.argv = std::move(argv);
-  job.env = {{"GREETING", "hello"}};
-  job.log_dir = dir.File("attempt-1");
-  job.metric_pattern = "loss=(?P<loss>[0-9.]+)";
-  job.metric = MetricSpec{"loss", Goal::kMinimize, std::nullopt};
-  job.warmup_s = 0.2;
-  job.window_s = 0.2;
-  job.request.cpus = 2;
-  return job;
-}
+// Sets Slurm's variables for the test's length, and restores what was there.
+using Vars = std::vector<std::pair<const char*, const char*>>;
 
-std::string WriteJob(const NodeJob& job) {
-  std::filesystem::create_directories(job.log_dir);
-  const std::string path = job.log_dir + "/" + kJobFile;
-  EXPECT_TRUE(WriteFileAtomically(path, NodeJobToJson(job).dump()));
-  return path;
-}
-
-// One GPU drawing 300 W, its energy counter that power times CLOCK_MONOTONIC's seconds (as the NVML stand-in's);
-// no process list, so the wrapper takes it for the job's GPU (a job confined to its GPU sees only that one). It
-// stands at the GpuBackend seam, where NVML would be: the node has no GPU.
-class OneGpuAt300W : public telemetry::GpuBackend {
+class SlurmEnv {
  public:
-  unsigned DeviceCount() const override { return 1; }
-  std::vector<telemetry::GpuSample> Sample(const std::vector<unsigned>&) override {
-    telemetry::GpuSample g;
-    g.memory_total_bytes = 80ull << 30;
-    g.power_draw_w = 300;
-    g.energy_j = 300 * telemetry::MonotonicSeconds();
-    return {g};
+  explicit SlurmEnv(const Vars& vars) {
+    for (const char* name : {"SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID", "SLURM_JOB_ID", "SLURMD_NODENAME"}) {
+      const char* old = getenv(name);
+      saved_.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
+      unsetenv(name);
+    }
+    for (const auto& [name, value] : vars) setenv(name, value, 1);
   }
-  std::string Description() const override { return "one GPU at 300 W"; }
+  ~SlurmEnv() {
+    for (const auto& [name, value] : saved_) {
+      if (value) setenv(name, value->c_str(), 1);
+      else unsetenv(name);
+    }
+  }
+
+ private:
+  std::vector<std::pair<const char*, std::optional<std::string>>> saved_;
 };
 
-NodeOutcome ReadOutcome(const NodeJob& job) {
-  auto file = ReadJsonFile(job.log_dir + "/" + kOutcomeFile);
-  EXPECT_TRUE(file.ok() && *file);
-  auto outcome = NodeOutcomeFromJson(**file);
-  EXPECT_TRUE(outcome);
-  return *outcome;
-}
-
-TEST(NodeWrapper, JobsRoundTripThroughJson) {
-  TempDir dir;
-  NodeJob job = Job(dir, {"python3", "train.py"});
-  auto back = NodeJobFromJson(NodeJobToJson(job));
-  ASSERT_TRUE(back) << back.error().message;
-  EXPECT_EQ(back->argv, job.argv);
-  EXPECT_EQ(back->env, job.env);
-  EXPECT_EQ(back->metric->name, "loss");
-  EXPECT_EQ(back->request, job.request);
-  EXPECT_FALSE(NodeJobFromJson(nlohmann::json{{"argv", 3}}));
-}
-
-TEST(NodeWrapper, OutcomesRoundTripThroughJson) {
-  NodeOutcome o;
-  o.attempt_id = 3;
-  o.job_id = "41_2";
-  o.exit_class = run::ExitClass::kGpuOom;
-  o.signalled = true;
-  o.measurements.cpu_pct = 150;
-  o.measurements.peak_gpu_memory_bytes = 5;
-  o.measurements.energy_j = 1250.5;
-  o.measurements.samples = 640;
-  o.gpu_total_bytes = 80;
-  o.metrics = {MetricPoint{"loss", 0.5, 10, 1.5}};
-  auto back = NodeOutcomeFromJson(NodeOutcomeToJson(o));
-  ASSERT_TRUE(back);
-  EXPECT_EQ(back->exit_class, run::ExitClass::kGpuOom);
-  EXPECT_TRUE(back->signalled);
-  EXPECT_EQ(back->measurements.cpu_pct, 150);
-  EXPECT_EQ(back->measurements.energy_j, 1250.5);
-  EXPECT_EQ(back->measurements.samples, 640);
-  EXPECT_FALSE(back->measurements.rss_bytes);
-  EXPECT_EQ(back->Usage().gpu_total_bytes, 80u);
-  ASSERT_EQ(back->metrics.size(), 1u);
-  EXPECT_EQ(back->metrics[0].step, 10);
-}
-
-TEST(NodeWrapper, RunsTheCommandAndWritesStartedAndOutcome) {
-  TempDir dir;
-  NodeJob job = Job(dir, {"/bin/sh", "-c", "echo \"$GREETING loss=0.25\"; sleep 0.5"});
-  const std::string path = WriteJob(job);
-  auto code = RunNodeJob(path, NodeOptions{});
-  ASSERT_TRUE(code) << code.error().message;
-  EXPECT_EQ(*code, 0);
-  EXPECT_TRUE(std::filesystem::exists(job.log_dir + "/" + kStartedFile));
-  NodeOutcome o = ReadOutcome(job);
-  EXPECT_EQ(o.attempt_id, 7);
-  EXPECT_EQ(o.exit_class, run::ExitClass::kFinished);
-  EXPECT_FALSE(o.signalled);
-  ASSERT_FALSE(o.metrics.empty());
-  EXPECT_EQ(o.metrics.back().name, "loss");
-  EXPECT_EQ(o.metrics.back().value, 0.25);
-  EXPECT_TRUE(o.measurements.rss_bytes);
-  std::ifstream log(job.log_dir + "/stdout.log");
-  std::string line;
-  std::getline(log, line);
-  EXPECT_EQ(line, "hello loss=0.25");
-  EXPECT_FALSE(o.measurements.energy_j) << "no GPU: energy unknown, not 0";
-}
-
-TEST(NodeWrapper, AJobIsChargedItsGpusEnergyTimesTheShareItAskedFor) {
-  OneGpuAt300W gpu;
-  for (const double fraction : {1.0, 0.25}) {
-    TempDir dir;
-    NodeJob job = Job(dir, {"/bin/sh", "-c", "sleep 1"});
-    job.request.gpus = fraction == 1 ? 1 : 0;
-    job.request.shards = fraction == 1 ? 0 : 2;
-    job.request.gpu_fraction = fraction;
-    auto code = RunNodeJob(WriteJob(job), NodeOptions{.gpu = &gpu, .tick_s = 0.2});
-    ASSERT_TRUE(code) << code.error().message;
-    const NodeOutcome o = ReadOutcome(job);
-    ASSERT_TRUE(o.measurements.energy_j) << fraction;
-    // The whole job held the GPU: at least the run's own second, and not much more.
-    const double seconds = *o.measurements.energy_j / (300 * fraction);
-    EXPECT_GE(seconds, o.duration_s * 0.99) << fraction;
-    EXPECT_LE(seconds, o.duration_s + 0.3) << fraction;
+TEST(NodeWrapper, TheJobAndNodeAreSlurms) {
+  {
+    SlurmEnv env(Vars{{"SLURM_ARRAY_JOB_ID", "41"}, {"SLURM_ARRAY_TASK_ID", "2"}, {"SLURM_JOB_ID", "43"},
+                  {"SLURMD_NODENAME", "gpu-07"}});
+    const sweep::NodeIdentity who = SlurmNodeIdentity();
+    EXPECT_EQ(who.job_id, "41_2");
+    EXPECT_EQ(who.node, "gpu-07");
+  }
+  {
+    SlurmEnv env(Vars{{"SLURM_JOB_ID", "43"}});
+    const sweep::NodeIdentity who = SlurmNodeIdentity();
+    EXPECT_EQ(who.job_id, "43");
+    EXPECT_EQ(who.node, HostName());
   }
 }
 
-TEST(NodeWrapper, AFailingRunIsAnOutcomeNotAnError) {
-  TempDir dir;
-  NodeJob job = Job(dir, {"/bin/sh", "-c", "echo 'ValueError: bad' >&2; exit 3"});
-  auto code = RunNodeJob(WriteJob(job), NodeOptions{});
-  ASSERT_TRUE(code);
-  EXPECT_EQ(*code, 1);
-  NodeOutcome o = ReadOutcome(job);
-  EXPECT_EQ(o.exit_class, run::ExitClass::kFailed);
-  EXPECT_EQ(o.exit_code, 3);
-  EXPECT_EQ(o.error_line, "ValueError: bad");
+TEST(NodeWrapper, UsageIsWhatTheOutcomeMeasured) {
+  sweep::NodeOutcome o;
+  o.measurements.cpu_pct = 150;
+  o.measurements.rss_bytes = 3;
+  o.measurements.peak_gpu_memory_bytes = 5;
+  o.gpu_total_bytes = 80;
+  o.gpu_util_pct = 60;
+  const ShapeUsage u = UsageOf(o);
+  EXPECT_EQ(u.cpu_pct, 150);
+  EXPECT_EQ(u.rss_bytes, 3u);
+  EXPECT_EQ(u.gpu_mem_bytes, 5u);
+  EXPECT_EQ(u.gpu_total_bytes, 80u);
+  EXPECT_EQ(u.gpu_util_pct, 60);
 }
 
-TEST(NodeWrapper, AMissingJobFileSaysTheFolderIsNotShared) {
+// The Slurm request in job.json is what the submitter wrote, and the outcome names the Slurm job it ran in.
+TEST(NodeWrapper, RunsTheAttemptAsThisSlurmJob) {
+  SlurmEnv env(Vars{{"SLURM_JOB_ID", "77"}, {"SLURMD_NODENAME", "cpu-01"}});
   TempDir dir;
-  auto code = RunNodeJob(dir.File("nowhere/job.json"), NodeOptions{});
-  ASSERT_FALSE(code);
-  EXPECT_NE(code.error().message.find("must be on a filesystem this node shares"), std::string::npos)
-      << code.error().message;
-}
-
-TEST(NodeWrapper, ReadsJsonFiles) {
-  TempDir dir;
-  const std::string path = dir.File("x.json");
-  ASSERT_TRUE(WriteFileAtomically(path, "{\"a\": 2}"));
-  auto j = ReadJsonFile(path);
-  ASSERT_TRUE(j.ok() && *j);
-  EXPECT_EQ((**j)["a"], 2);
-  EXPECT_FALSE(*ReadJsonFile(dir.File("none.json")));
-}
-
-}  // namespace
-}  // namespace sat::slurm
-
-namespace sat::slurm {
-namespace {
-
-// The node stages the job's data into its store before the run starts, and the run reads the copy.
-TEST(NodeWrapper, StagesTheDataOnTheNodeAndPointsTheRunAtTheCopy) {
-  TempDir dir;
-  std::filesystem::create_directories(dir.File("ds"));
-  std::ofstream(dir.File("ds/sample.txt")) << "one sample";
-  NodeJob job = Job(dir, {"/bin/sh", "-c", "echo \"data=$1 env=$SATURATE_STAGED_0\"; cat \"$1/sample.txt\"", "sh",
-                          dir.File("ds")});
-  job.stage.paths = {dir.File("ds")};
-  job.stage.policy = StagePolicy::kAlways;
-  job.stage.dir = dir.File("node-store");
-  auto back = NodeJobFromJson(NodeJobToJson(job));
+  sweep::NodeJob job;
+  job.attempt_id = 3;
+  job.run_key = "abc";
+  job.attempt_no = 1;
+  job.argv = {"/bin/sh", "-c", "exit 0"};
+  job.log_dir = dir.File("attempt-1");
+  SlurmRequest request;
+  request.cpus = 2;
+  job.request = request.ToJson();
+  std::filesystem::create_directories(job.log_dir);
+  const std::string path = job.log_dir + "/" + sweep::kJobFile;
+  ASSERT_TRUE(WriteFileAtomically(path, sweep::NodeJobToJson(job).dump()));
+  auto back = sweep::NodeJobFromJson(sweep::NodeJobToJson(job));
   ASSERT_TRUE(back);
-  EXPECT_EQ(back->stage.paths, job.stage.paths);
-  EXPECT_EQ(back->stage.policy, StagePolicy::kAlways);
-  EXPECT_EQ(back->stage.dir, job.stage.dir);
+  EXPECT_EQ(SlurmRequest::FromJson(back->request), request);
 
-  auto code = RunNodeJob(WriteJob(job), NodeOptions{});
+  auto code = RunNodeJob(path, sweep::NodeOptions{});
   ASSERT_TRUE(code) << code.error().message;
   EXPECT_EQ(*code, 0);
-  std::ifstream log(job.log_dir + "/stdout.log");
-  std::string line, content;
-  std::getline(log, line);
-  std::getline(log, content);
-  EXPECT_TRUE(line.starts_with("data=" + dir.File("node-store") + "/ds-")) << line;
-  EXPECT_NE(line.find(" env=" + dir.File("node-store") + "/ds-"), std::string::npos) << line;
-  EXPECT_EQ(content, "one sample");
-}
-
-// A node without room for the copy ends the attempt as a transient start failure, so the run is retried, never
-// run on the source or a half copy; a store folder the spec got wrong fails the run at once.
-TEST(NodeWrapper, ANodeThatCannotStageEndsTheAttemptForARetry) {
-  TempDir dir;
-  std::filesystem::create_directories(dir.File("ds"));
-  std::ofstream(dir.File("ds/sample.txt")) << "one sample";
-  NodeJob job = Job(dir, {"/bin/sh", "-c", "echo ran"});
-  job.stage.paths = {dir.File("ds")};
-  job.stage.policy = StagePolicy::kAlways;
-  job.stage.dir = dir.File("store");
-  job.stage.cap_bytes = 4;  // the sample alone is 10 bytes
-  auto code = RunNodeJob(WriteJob(job), NodeOptions{});
-  ASSERT_TRUE(code) << code.error().message;
-  EXPECT_EQ(*code, 1);
-  const NodeOutcome o = ReadOutcome(job);
-  EXPECT_EQ(o.exit_class, run::ExitClass::kStartFailed);
-  EXPECT_TRUE(o.start_transient);
-  EXPECT_NE(o.detail.find("staging failed on node"), std::string::npos) << o.detail;
-  EXPECT_FALSE(std::filesystem::exists(job.log_dir + "/stdout.log")) << "the run must not start";
-  AttemptOutcome as_journaled;
-  as_journaled.exit_class = o.exit_class;
-  as_journaled.start_transient = o.start_transient;
-  EXPECT_EQ(StateAfterOutcome(as_journaled, 0, RetryPolicy{2}), RunState::kRetrying);
-
-  std::ofstream(dir.File("not-a-folder")) << "x";
-  job.stage.dir = dir.File("not-a-folder");
-  job.stage.cap_bytes = 0;
-  std::filesystem::remove(job.log_dir + "/" + kOutcomeFile);
-  ASSERT_TRUE(RunNodeJob(WriteJob(job), NodeOptions{}));
-  const NodeOutcome wrong = ReadOutcome(job);
-  EXPECT_EQ(wrong.exit_class, run::ExitClass::kStartFailed);
-  EXPECT_FALSE(wrong.start_transient) << wrong.detail;
+  auto file = sweep::ReadJsonFile(job.log_dir + "/" + sweep::kOutcomeFile);
+  ASSERT_TRUE(file.ok() && *file);
+  auto outcome = sweep::NodeOutcomeFromJson(**file);
+  ASSERT_TRUE(outcome);
+  EXPECT_EQ(outcome->job_id, "77");
+  EXPECT_EQ(outcome->node, "cpu-01");
 }
 
 }  // namespace

@@ -24,7 +24,7 @@
 #include <string>
 
 #include "slurm/cli.h"
-#include "slurm/node_wrapper.h"
+#include "sweep/node_attempt.h"
 #include "sweep/records.h"
 
 namespace sat::slurm {
@@ -33,7 +33,7 @@ struct InFlightView {
   std::string job_id;
   bool sized = false;            // the job's request came from measurement
   bool started = false;          // started.json exists
-  std::optional<NodeOutcome> outcome;
+  std::optional<sweep::NodeOutcome> outcome;
   std::optional<QueuedJob> queued;  // the job's line in squeue
   std::optional<JobInfo> info;      // scontrol's record, once the job left squeue
   double gone_s = 0;                // seconds since the job was last seen in squeue (0 while it is there)

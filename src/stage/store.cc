@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 #include <xxhash.h>
 
@@ -17,13 +16,13 @@
 #include <ctime>
 #include <exception>
 #include <filesystem>
-#include <map>
 #include <mutex>
 #include <thread>
 #include <vector>
 
 #include "stage/record.h"
 #include "stage/store_folder.h"
+#include "stage/store_room.h"
 #include "stage/tree_at.h"
 #include "util/atomic_file.h"
 #include "util/cache_home.h"
@@ -61,12 +60,6 @@ Error SystemError(const std::string& what, const std::string& path, int err) {
 
 Error InterruptError() { return Error{"staging interrupted; the partial copy is kept and resumed next time", 130}; }
 
-std::optional<uint64_t> StatvfsFree(const std::string& dir) {
-  struct statvfs st {};
-  if (statvfs(dir.c_str(), &st) != 0) return std::nullopt;
-  return static_cast<uint64_t>(st.f_bavail) * st.f_frsize;
-}
-
 // A copy's permissions: the source's, less every write bit and the set-id bits (copies are read-only, and no run
 // changes what the next one reads), with what the owner needs to read it.
 uint32_t CopyMode(uint32_t mode, bool folder) { return (mode & 0555) | (folder ? 0500 : 0400); }
@@ -76,42 +69,9 @@ std::string BaseName(const Manifest& m) { return fs::path(m.source).filename().s
 std::string CopyRel(const Manifest& m, const Entry& e) { return e.rel.empty() ? BaseName(m) : BaseName(m) + "/" + e.rel; }
 std::string SourcePath(const Manifest& m, const Entry& e) { return e.rel.empty() ? m.source : m.source + "/" + e.rel; }
 
-// A small file of the store (a record, a log), read whole; nullopt when it is missing, a link or not a regular file.
-std::optional<std::string> ReadAt(int dir_fd, const std::string& name) {
-  UniqueFd fd(openat(dir_fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
-  struct stat st {};
-  if (!fd.valid() || fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
-  std::string text;
-  char buf[1 << 16];
-  ssize_t n = 0;
-  while ((n = read(fd.get(), buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR)) {
-    if (n > 0) text.append(buf, static_cast<size_t>(n));
-  }
-  if (n < 0) return std::nullopt;
-  return text;
-}
-
 bool ExistsAt(int dir_fd, const std::string& name) {
   struct stat st {};
   return fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
-}
-
-// A lock or use file of the store.
-Result<UniqueFd> OpenStoreFile(int root_fd, const std::string& name, const std::string& root) {
-  UniqueFd fd(openat(root_fd, name.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600));
-  if (!fd.valid()) return SystemError("open", root + "/" + name, errno);
-  return fd;
-}
-
-// The disk space a copy of `m` takes on a filesystem of `block`-byte blocks: each file and folder rounded up to
-// whole blocks (100,000 files of 10 bytes take 400 MB, not 1 MB).
-uint64_t EstimateAllocated(const Manifest& m, uint64_t block) {
-  uint64_t bytes = block;  // the copy's own folder
-  for (const Entry& e : m.entries) {
-    if (e.type == Entry::Type::kFile) bytes += (e.size + block - 1) / block * block;
-    if (e.type == Entry::Type::kDir) bytes += block;
-  }
-  return bytes;
 }
 
 // How the listing of a copy differs from the manifest of its source, for a sentence; "" when it does not.
@@ -177,12 +137,11 @@ class StoreImpl {
   Status LockKey(const std::string& key, Locks& locks);
   Held Check(const std::string& key, const Manifest& m, std::string* why);
   Status Discard(const std::string& key, Locks& locks);
-  Status MakeRoom(const std::string& key, const Manifest& m);
   Result<Made> Copy(const std::string& key, const Manifest& m, std::vector<std::optional<uint64_t>>* xxh3);
   FileOutcome CopyFile(const Manifest& m, const Entry& e, int src_top, int dst_root, uint64_t* xxh, Error* error);
   Readback ReadBack(int copy_fd, const Manifest& m, const std::vector<std::optional<uint64_t>>& xxh3);
   Status SealCopy(int partial_fd, const Manifest& m);
-  std::optional<uint64_t> FreeBytes() const { return o_.free_bytes ? o_.free_bytes(o_.root) : StatvfsFree(o_.root); }
+  std::optional<uint64_t> FreeBytes() const { return StoreFreeBytes(o_); }
   std::optional<Error> BelowReserve() const;
   Lease Hand(Locks& locks, const std::string& key, const Manifest& m, bool reused);
   void Report(Progress::Phase phase);
@@ -260,7 +219,7 @@ Status StoreImpl::LockKey(const std::string& key, Locks& locks) {
 // verify_checksums every file's bytes too). A run may have written into a copy, or someone changed it: that copy
 // is kBad, never handed out.
 StoreImpl::Held StoreImpl::Check(const std::string& key, const Manifest& m, std::string* why) {
-  auto text = ReadAt(root_.get(), Name(key, ".json"));
+  auto text = ReadStoreFile(root_.get(), Name(key, ".json"));
   if (!text) return Held::kNone;
   auto record = ParseRecord(*text);
   if (!record) {
@@ -303,111 +262,6 @@ Status StoreImpl::Discard(const std::string& key, Locks& locks) {
   (void)flock(locks.use.get(), LOCK_SH);
   if (err != 0) return SystemError("remove", P(key, ".data"), err);
   return Status::Ok();
-}
-
-// Room for the copy of `m`: the least recently used copies nobody holds are evicted until the cap and the
-// filesystem's free space (less the reserve) allow it, counting the blocks files take on disk. Only copies the
-// store's own records name are candidates: <key>.json that reads as a record of that key, or <key>.partial.log
-// that begins with its header. When even evicting every candidate would not make room, nothing is evicted.
-Status StoreImpl::MakeRoom(const std::string& key, const Manifest& m) {
-  struct Candidate {
-    std::string key;
-    uint64_t bytes = 0;
-    int64_t last_use = 0;
-  };
-  std::map<std::string, Candidate> found;
-  for (const std::string& name : ListFolder(root_.get())) {
-    std::string stem;
-    if (name.ends_with(".partial.log")) {
-      stem = name.substr(0, name.size() - 12);
-      if (!IsKey(stem) || stem == key) continue;
-      auto text = ReadAt(root_.get(), name);
-      if (!text || ParsePartialLog(*text).key != stem) continue;
-      found[stem].bytes += AllocatedBytesAt(root_.get(), name) + AllocatedBytesAt(root_.get(), stem + ".partial");
-    } else if (name.ends_with(".json")) {
-      stem = name.substr(0, name.size() - 5);
-      if (!IsKey(stem) || stem == key) continue;
-      auto text = ReadAt(root_.get(), name);
-      if (!text) continue;
-      auto record = ParseRecord(*text);
-      if (!record || record->manifest.Key() != stem) {
-        warnings_.push_back(fmt::format("stage store: {}/{} is not a record of the copy it names ({}); it is skipped "
-                                        "and never evicted: remove it and {}.data if they are not needed",
-                                        o_.root, name, record ? "another key" : record.error().message, stem));
-        continue;
-      }
-      found[stem].bytes += AllocatedBytesAt(root_.get(), name) + AllocatedBytesAt(root_.get(), stem + ".data");
-    } else {
-      continue;
-    }
-    found[stem].key = stem;
-  }
-  std::vector<Candidate> copies;
-  uint64_t used = 0;
-  for (auto& [k, c] : found) {
-    struct stat st {};
-    if (fstatat(root_.get(), Name(k, ".use").c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) c.last_use = st.st_mtim.tv_sec;
-    used += c.bytes;
-    copies.push_back(c);
-  }
-  std::sort(copies.begin(), copies.end(), [](const Candidate& a, const Candidate& b) { return a.last_use < b.last_use; });
-
-  struct statvfs vfs {};
-  const uint64_t block = fstatvfs(root_.get(), &vfs) == 0 && vfs.f_bsize > 0 ? vfs.f_bsize : 4096;
-  const uint64_t estimate = EstimateAllocated(m, block);
-  const uint64_t have = AllocatedBytesAt(root_.get(), Name(key, ".partial"));
-  const uint64_t needed = estimate - std::min(have, estimate);
-  auto fits = [&](uint64_t held, std::optional<uint64_t> free) {
-    if (o_.cap_bytes > 0 && held + estimate > o_.cap_bytes) return false;
-    return !free || *free >= needed + o_.reserve_bytes;
-  };
-  std::optional<uint64_t> free = FreeBytes();
-  if (fits(used, free)) return Status::Ok();
-
-  // Lock the victims first (another process may hold one: using the copy, or making it) and evict only when
-  // they make enough room.
-  std::vector<Locks> victims;
-  std::vector<const Candidate*> chosen;
-  uint64_t freed = 0;
-  int in_use = 0;
-  for (const Candidate& c : copies) {
-    if (fits(used - freed, free ? std::optional(*free + freed) : free)) break;
-    Locks victim;
-    auto lock_fd = OpenStoreFile(root_.get(), Name(c.key, ".lock"), o_.root);
-    auto use_fd = OpenStoreFile(root_.get(), Name(c.key, ".use"), o_.root);
-    if (!lock_fd || !use_fd || flock(lock_fd->get(), LOCK_EX | LOCK_NB) != 0 ||
-        flock(use_fd->get(), LOCK_EX | LOCK_NB) != 0) {
-      ++in_use;
-      continue;
-    }
-    victim.lock = std::move(*lock_fd);
-    victim.use = std::move(*use_fd);
-    victims.push_back(std::move(victim));
-    chosen.push_back(&c);
-    freed += c.bytes;
-  }
-  const bool enough = fits(used - freed, free ? std::optional(*free + freed) : free);
-  if (enough) {
-    for (const Candidate* c : chosen) {
-      for (const char* suffix : {".json", ".data", ".partial", ".partial.log"}) {
-        (void)RemoveTreeAt(root_.get(), Name(c->key, suffix));
-      }
-    }
-    used -= freed;
-    free = FreeBytes();
-    if (fits(used, free)) return Status::Ok();
-  }
-  std::string room = fmt::format("{} free on its filesystem, {} kept free", free ? FormatBytes(*free) : "unknown",
-                                 FormatBytes(o_.reserve_bytes));
-  if (o_.cap_bytes > 0) {
-    room += fmt::format(", the store capped at {} with {} held", FormatBytes(o_.cap_bytes), FormatBytes(used));
-  }
-  if (in_use > 0) room += fmt::format(", {} cop{} in use", in_use, in_use == 1 ? "y" : "ies");
-  return Error{fmt::format("no room to stage {}: the copy takes {} on disk ({} of data in {} files) in {} ({}); "
-                           "nothing was copied{}. Free space there, choose a larger local drive (--stage-dir, "
-                           "saturate.stage_dir), or raise the cap",
-                           source_, FormatBytes(estimate), FormatBytes(m.total_bytes), GroupThousands(m.file_count),
-                           o_.root, room, enough ? "" : " and nothing evicted")};
 }
 
 FileOutcome StoreImpl::CopyFile(const Manifest& m, const Entry& e, int src_top, int dst_root, uint64_t* xxh,
@@ -525,7 +379,7 @@ Result<StoreImpl::Made> StoreImpl::Copy(const std::string& key, const Manifest& 
                                         std::vector<std::optional<uint64_t>>* xxh3) {
   const std::string partial = Name(key, ".partial"), log_name = Name(key, ".partial.log");
   // The log first: a partial folder is the store's own only with a log whose header names its key.
-  PartialLog log = ParsePartialLog(ReadAt(root_.get(), log_name).value_or(""));
+  PartialLog log = ParsePartialLog(ReadStoreFile(root_.get(), log_name).value_or(""));
   UniqueFd log_fd;
   if (log.key == key) {
     log_fd = UniqueFd(openat(root_.get(), log_name.c_str(), O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC));
@@ -770,7 +624,7 @@ Result<std::optional<Lease>> StoreImpl::Acquire(bool make) {
     // A copy without a usable record (a kill between the rename and the record, a record of other data) or one
     // that differs goes; a partial copy stays, to be resumed.
     if (auto s = Discard(key, locks); !s) return s.error();
-    if (auto s = MakeRoom(key, *m); !s) return s.error();
+    if (auto s = MakeRoom(root_.get(), o_, source_, key, *m, &warnings_); !s) return s.error();
 
     const auto copy_t0 = Clock::now();
     Report(Progress::Phase::kCopying);

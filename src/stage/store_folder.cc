@@ -14,6 +14,7 @@
 
 #include "stage/manifest.h"
 #include "stage/tree_at.h"
+#include "util/utf8.h"
 
 namespace sat::stage {
 namespace {
@@ -141,5 +142,29 @@ Result<std::optional<UniqueFd>> OpenStoreFolder(const std::string& root, bool cr
   }
   return std::optional<UniqueFd>(std::move(fd));
 }
+
+Result<UniqueFd> OpenStoreFile(int root_fd, const std::string& name, const std::string& root) {
+  UniqueFd fd(openat(root_fd, name.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600));
+  if (!fd.valid()) {
+    return Error{fmt::format("stage store: cannot open {}: {}", VisibleText(root + "/" + name), std::strerror(errno))};
+  }
+  return fd;
+}
+
+
+std::optional<std::string> ReadStoreFile(int dir_fd, const std::string& name) {
+  UniqueFd fd(openat(dir_fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+  struct stat st {};
+  if (!fd.valid() || fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  std::string text;
+  char buf[1 << 16];
+  ssize_t n = 0;
+  while ((n = read(fd.get(), buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR)) {
+    if (n > 0) text.append(buf, static_cast<size_t>(n));
+  }
+  if (n < 0) return std::nullopt;
+  return text;
+}
+
 
 }  // namespace sat::stage

@@ -27,4 +27,12 @@ inline constexpr char kStoreMarker[] = ".saturate-store";
 // folder that is missing or empty is nullopt, and nothing is written.
 Result<std::optional<UniqueFd>> OpenStoreFolder(const std::string& root, bool create);
 
+// A lock or use file of the store (`name` in the folder `root_fd`, whose path `root` errors name), opened or made
+// (0600), never through a link.
+Result<UniqueFd> OpenStoreFile(int root_fd, const std::string& name, const std::string& root);
+
+// A small file of the store (a record, a log) in the folder `dir_fd`, read whole; nullopt when it is missing, a link
+// or not a regular file.
+std::optional<std::string> ReadStoreFile(int dir_fd, const std::string& name);
+
 }  // namespace sat::stage

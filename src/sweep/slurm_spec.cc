@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cmath>
 
+#include "sweep/spec_reader.h"
 #include "util/strings.h"
 
 namespace sat::sweep {
@@ -18,9 +19,7 @@ const std::vector<std::string> kShares = {"auto", "shard", "mps", "gpu"};
 
 Error Fail(const YAML::Node& at, std::string_view source, std::string_view message) {
   const YAML::Mark mark = at.IsDefined() ? at.Mark() : YAML::Mark::null_mark();
-  const std::string where =
-      mark.is_null() ? std::string(source) : fmt::format("{}:{}:{}", source, mark.line + 1, mark.column + 1);
-  return UsageError(fmt::format("{}: saturate.slurm: {}", where, message));
+  return UsageError(fmt::format("{}: saturate.slurm: {}", SpecPlace(source, mark), message));
 }
 
 std::optional<std::string> Scalar(const YAML::Node& n) {

@@ -17,7 +17,7 @@ TEST(SlurmSpec, TheSaturateSectionSelectsSlurmAndItsSettings) {
                             "    probes: 2\n    poll: 500ms\n",
                         "s.yaml");
   ASSERT_TRUE(spec) << spec.error().message;
-  EXPECT_TRUE(spec->saturate.slurm_backend);
+  EXPECT_EQ(spec->saturate.backend, "slurm");
   const SlurmSpec& s = spec->saturate.slurm;
   EXPECT_EQ(s.partition, "gpu");
   EXPECT_EQ(s.account, "proj");
@@ -36,7 +36,7 @@ TEST(SlurmSpec, TheSaturateSectionSelectsSlurmAndItsSettings) {
 TEST(SlurmSpec, DefaultsAreLocal) {
   auto spec = ParseSpec(kHead, "s.yaml");
   ASSERT_TRUE(spec);
-  EXPECT_FALSE(spec->saturate.slurm_backend);
+  EXPECT_EQ(spec->saturate.backend, "local");
   EXPECT_EQ(spec->saturate.slurm.share, GpuShare::kAuto);
   EXPECT_EQ(spec->saturate.slurm.probes, 1);
 }
@@ -54,9 +54,6 @@ TEST(SlurmSpec, ErrorsNameTheLineAndTheSetting) {
   EXPECT_NE(bad.error().message.find("unknown share 'shards'; one of auto, shard, mps, gpu (did you mean 'shard'?)"),
             std::string::npos)
       << bad.error().message;
-  bad = ParseSpec(std::string(kHead) + "saturate:\n  backend: k8s\n", "s.yaml");
-  ASSERT_FALSE(bad);
-  EXPECT_NE(bad.error().message.find("unknown backend 'k8s'; use local or slurm"), std::string::npos);
 }
 
 // Slurm's time limit becomes sbatch --time and the wrapper's deadline: infinite or huge values are refused.

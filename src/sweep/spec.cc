@@ -16,6 +16,7 @@
 
 #include "sweep/metrics.h"
 #include "sweep/plan.h"
+#include "sweep/spec_reader.h"
 #include "util/bytes.h"
 #include "util/json_text.h"
 #include "util/strings.h"
@@ -56,32 +57,12 @@ const std::vector<std::string> kParameterKeys = {"value", "values", "distributio
                                                  "max",   "q",      "mu",           "sigma",         "parameters"};
 const std::vector<std::string> kEarlyTerminateKeys = {"type", "min_iter", "max_iter", "s", "eta", "strict"};
 const std::vector<std::string> kMetricKeys = {"name", "goal", "target", "impute", "impute_while_running"};
-const std::vector<std::string> kSaturateKeys = {"gpus", "max_per_gpu", "memory_margin", "timeout", "retries",
-                                                "metric_pattern", "env", "seed", "runs", "shape", "auto",
-                                                "backend", "slurm", "price_per_gpu_hour", "stage",
-                                                "stage_policy", "stage_dir", "stage_cap", "stage_verify",
-                                                "stage_copy_first", "time_budget_runs"};
-
 // W&B's rule for parameter names: ^[A-Za-z_][A-Za-z0-9_.-]*$.
 bool IsValidName(std::string_view name) {
   auto letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
   if (name.empty() || !letter(name[0])) return false;
   return std::all_of(name.begin(), name.end(),
                      [&](char c) { return letter(c) || (c >= '0' && c <= '9') || c == '.' || c == '-'; });
-}
-
-std::string Join(const std::vector<std::string>& items, std::string_view sep) {
-  std::string out;
-  for (const auto& item : items) {
-    if (!out.empty()) out += sep;
-    out += item;
-  }
-  return out;
-}
-
-std::string DidYouMean(std::string_view word, const std::vector<std::string>& candidates) {
-  auto close = ClosestMatch(word, candidates);
-  return close ? fmt::format(" (did you mean '{}'?)", *close) : fmt::format(" (valid: {})", Join(candidates, ", "));
 }
 
 // What a spec may be. W&B's specs are a few kilobytes; these refuse a file built to exhaust memory before anything
@@ -91,20 +72,15 @@ constexpr size_t kMaxSpecBytes = size_t{1} << 20;
 constexpr size_t kMaxSpecNodes = 100000;  // as expanded: an alias counts each time it is used
 constexpr int kMaxSpecDepth = 64;
 
-std::string At(std::string_view source, const YAML::Mark& mark) {
-  if (mark.is_null()) return std::string(source);
-  return fmt::format("{}:{}:{}", source, mark.line + 1, mark.column + 1);
-}
-
 // Walks `n` as the conversion to JSON would expand it, stopping at the first cap it passes; the problem, if any.
 std::optional<std::string> CheckExpansion(const YAML::Node& n, int depth, size_t* nodes, std::string_view source) {
   if (++*nodes > kMaxSpecNodes) {
     return fmt::format("{}: the spec expands to more than {} values (an alias counts each time it is used); a spec "
                        "may hold at most {}",
-                       At(source, n.Mark()), kMaxSpecNodes, kMaxSpecNodes);
+                       SpecPlace(source, n.Mark()), kMaxSpecNodes, kMaxSpecNodes);
   }
   if (depth > kMaxSpecDepth) {
-    return fmt::format("{}: the spec nests more than {} levels deep; a spec may nest at most {}", At(source, n.Mark()),
+    return fmt::format("{}: the spec nests more than {} levels deep; a spec may nest at most {}", SpecPlace(source, n.Mark()),
                        kMaxSpecDepth, kMaxSpecDepth);
   }
   if (n.IsSequence()) {
@@ -120,26 +96,6 @@ std::optional<std::string> CheckExpansion(const YAML::Node& n, int depth, size_t
   return std::nullopt;
 }
 
-// PyYAML's typing of one node: quoted scalars are strings, plain ones go through the YAML 1.1 resolver.
-nlohmann::json ToJson(const YAML::Node& n) {
-  switch (n.Type()) {
-    case YAML::NodeType::Scalar:
-      if (n.Tag() == "!" || n.Tag() == "tag:yaml.org,2002:str") return n.Scalar();
-      return ResolvePlainScalar(n.Scalar());
-    case YAML::NodeType::Sequence: {
-      nlohmann::json out = nlohmann::json::array();
-      for (const auto& item : n) out.push_back(ToJson(item));
-      return out;
-    }
-    case YAML::NodeType::Map: {
-      nlohmann::json out = nlohmann::json::object();
-      for (const auto& kv : n) out[kv.first.Scalar()] = ToJson(kv.second);
-      return out;
-    }
-    default: return nullptr;
-  }
-}
-
 // Keeps the first of equal values (W&B's grid search visits each distinct value once).
 std::vector<nlohmann::json> Distinct(const std::vector<nlohmann::json>& values) {
   std::vector<nlohmann::json> out;
@@ -150,98 +106,16 @@ std::vector<nlohmann::json> Distinct(const std::vector<nlohmann::json>& values) 
   return out;
 }
 
-class Parser {
+class Parser : public SpecReader {
  public:
-  explicit Parser(std::string_view source) : source_(source) { spec_.source = source_; }
+  explicit Parser(std::string_view source) : SpecReader(source) { spec_.source = source_; }
 
   Result<Spec> Run(const YAML::Node& root) {
-    if (!ParseTop(root)) return *error_;
+    if (!ParseTop(root)) return *error();
     return std::move(spec_);
   }
 
  private:
-  // Records "FILE:LINE:COLUMN: PATH: MESSAGE" as the error and returns false.
-  bool Fail(const YAML::Mark& mark, std::string_view path, std::string_view message) {
-    std::string where = mark.is_null() ? source_ : fmt::format("{}:{}:{}", source_, mark.line + 1, mark.column + 1);
-    error_ = UsageError(path.empty() ? fmt::format("{}: {}", where, message)
-                                     : fmt::format("{}: {}: {}", where, path, message));
-    return false;
-  }
-  bool Fail(const YAML::Node& at, std::string_view path, std::string_view message) {
-    return Fail(at.IsDefined() ? at.Mark() : YAML::Mark::null_mark(), path, message);
-  }
-
-  bool ExpectMap(const YAML::Node& n, std::string_view path, std::string_view what) {
-    if (n.IsMap()) return true;
-    return Fail(n, path, fmt::format("must be a mapping of {}", what));
-  }
-
-  // No key of `map` appears twice (yaml-cpp keeps both; PyYAML would silently keep the last).
-  bool CheckUnique(const YAML::Node& map, std::string_view path) {
-    std::map<std::string, YAML::Mark> seen;
-    for (const auto& kv : map) {
-      const std::string key = kv.first.Scalar();
-      if (auto [it, fresh] = seen.emplace(key, kv.first.Mark()); !fresh) {
-        return Fail(kv.first, path, fmt::format("'{}' is given twice (first at line {})", key, it->second.line + 1));
-      }
-    }
-    return true;
-  }
-
-  // Every key of `map` must be in `allowed` and appear once.
-  bool CheckKeys(const YAML::Node& map, std::string_view path, const std::vector<std::string>& allowed) {
-    if (!CheckUnique(map, path)) return false;
-    for (const auto& kv : map) {
-      const std::string key = kv.first.Scalar();
-      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-        return Fail(kv.first, path, fmt::format("unknown key '{}'{}", key, DidYouMean(key, allowed)));
-      }
-    }
-    return true;
-  }
-
-  bool ReadString(const YAML::Node& n, std::string_view path, std::string* out) {
-    if (!n.IsScalar()) return Fail(n, path, "must be a single value, not a list or mapping");
-    *out = n.Scalar();
-    return true;
-  }
-
-  // A number, or a string that reads as one ("1e-5", which YAML 1.1 leaves a string).
-  bool ReadNumber(const YAML::Node& n, std::string_view path, std::string_view key, double* out,
-                  bool* is_integer = nullptr) {
-    const nlohmann::json v = n.IsScalar() ? ToJson(n) : nlohmann::json();
-    std::optional<double> number;
-    if (v.is_number()) number = v.get<double>();
-    if (v.is_string()) number = ParseDouble(v.get<std::string>());
-    if (!number || !std::isfinite(*number)) {
-      return Fail(n, path, fmt::format("'{}' must be a number, not '{}'", key, n.IsScalar() ? n.Scalar() : "..."));
-    }
-    *out = *number;
-    if (is_integer) *is_integer = v.is_number_integer();
-    return true;
-  }
-
-  bool ReadInteger(const YAML::Node& n, std::string_view path, std::string_view key, int64_t lowest, int64_t* out) {
-    const nlohmann::json v = n.IsScalar() ? ToJson(n) : nlohmann::json();
-    if (!v.is_number_integer()) {
-      return Fail(n, path,
-                  fmt::format("'{}' must be a whole number, not '{}'", key, n.IsScalar() ? n.Scalar() : "..."));
-    }
-    if (v.get<int64_t>() < lowest) return Fail(n, path, fmt::format("'{}' must be at least {}", key, lowest));
-    *out = v.get<int64_t>();
-    return true;
-  }
-
-  // true/false (and YAML 1.1's yes/no, on/off).
-  bool ReadBool(const YAML::Node& n, std::string_view path, std::string_view key, bool* out) {
-    const nlohmann::json v = n.IsScalar() ? ToJson(n) : nlohmann::json();
-    if (!v.is_boolean()) {
-      return Fail(n, path, fmt::format("'{}' must be true or false, not '{}'", key, n.IsScalar() ? n.Scalar() : "..."));
-    }
-    *out = v.get<bool>();
-    return true;
-  }
-
   bool ParseTop(const YAML::Node& root) {
     if (!root.IsDefined() || root.IsNull()) return Fail(YAML::Mark::null_mark(), "", "the sweep spec is empty");
     if (!ExpectMap(root, "", "keys (program, method, parameters, ...)")) return false;
@@ -268,7 +142,11 @@ class Parser {
       spec_.run_cap = cap;
       run_cap_mark_ = root["run_cap"].Mark();
     }
-    if (root["saturate"] && !ParseSaturate(root["saturate"])) return false;
+    if (const YAML::Node saturate = root["saturate"]) {
+      auto parsed = ParseSaturateSpec(saturate, source_, &runs_mark_);
+      if (!parsed) return Fail(parsed.error());
+      spec_.saturate = std::move(*parsed);
+    }
     if (root["early_terminate"] && !ParseEarlyTerminate(root["early_terminate"])) return false;
     return CheckPlan();
   }
@@ -331,14 +209,14 @@ class Parser {
       if (key != "distribution" && std::find(takes.begin(), takes.end(), key) == takes.end()) {
         return Fail(kv.first, path,
                     fmt::format("'{}' does not apply to distribution '{}' (it takes {})", key,
-                                DistributionName(p.distribution), Join(takes, ", ")));
+                                DistributionName(p.distribution), JoinWith(takes, ", ")));
       }
     }
     bool ok = true;
     switch (p.distribution) {
       case Distribution::kConstant:
         if (!n["value"]) return Fail(n, path, "'constant' needs 'value'");
-        p.values = {ToJson(n["value"])};
+        p.values = {YamlToJson(n["value"])};
         break;
       case Distribution::kCategorical: ok = ReadCategorical(n, path, &p); break;
       case Distribution::kNormal:
@@ -387,7 +265,7 @@ class Parser {
       if (name == "inv_log_uniform" || name == "inv_log_uniform_values" || name == "beta" || name == "q_beta") {
         return Fail(
             d, path,
-            fmt::format("distribution '{}' is not supported (supported: {})", name, Join(DistributionNames(), ", ")));
+            fmt::format("distribution '{}' is not supported (supported: {})", name, JoinWith(DistributionNames(), ", ")));
       }
       return Fail(d, path, fmt::format("unknown distribution '{}'{}", name, DidYouMean(name, DistributionNames())));
     }
@@ -396,7 +274,7 @@ class Parser {
     } else if (n["values"]) {
       *out = Distribution::kCategorical;
     } else if (n["min"] && n["max"]) {
-      const bool integers = ToJson(n["min"]).is_number_integer() && ToJson(n["max"]).is_number_integer();
+      const bool integers = YamlToJson(n["min"]).is_number_integer() && YamlToJson(n["max"]).is_number_integer();
       *out = integers ? Distribution::kIntUniform : Distribution::kUniform;
     } else {
       return Fail(n, path, "needs 'value', 'values', 'min' and 'max', or a 'distribution'");
@@ -409,7 +287,7 @@ class Parser {
     if (!values || !values.IsSequence() || values.size() == 0) {
       return Fail(values ? values : n, path, "'values' must be a non-empty list");
     }
-    for (const auto& v : values) p->values.push_back(ToJson(v));
+    for (const auto& v : values) p->values.push_back(YamlToJson(v));
     const YAML::Node probabilities = n["probabilities"];
     if (!probabilities) {
       p->values = Distinct(p->values);
@@ -468,7 +346,7 @@ class Parser {
       if (!n.IsSequence() || n.size() == 0) return Fail(n, "command", "must be a non-empty list of arguments");
       for (const auto& item : n) {
         if (!item.IsScalar()) return Fail(item, "command", "each item must be a single value, not a list or mapping");
-        const std::string text = PyStr(ToJson(item));
+        const std::string text = PyStr(YamlToJson(item));
         const std::string_view macro = MacroName(text);
         if (!macro.empty() && !StartsWith(macro, "envvar:") &&
             std::find(CommandMacros().begin(), CommandMacros().end(), macro) == CommandMacros().end()) {
@@ -544,217 +422,6 @@ class Parser {
     return true;
   }
 
-  // stage: a path, a list of paths, or a list of {path: P}; stage_policy, stage_dir, stage_cap, stage_verify,
-  // stage_copy_first.
-  bool ParseStage(const YAML::Node& n) {
-    StageOptions& o = spec_.saturate.stage;
-    if (const YAML::Node stage = n["stage"]) {
-      auto add = [&](const YAML::Node& item) {
-        // (YAML::Node's assignment writes into the node it refers to, hence one const binding.)
-        if (item.IsMap() && !CheckKeys(item, "saturate.stage", {"path"})) return false;
-        const YAML::Node path = item.IsMap() ? item["path"] : item;
-        if (!path) return Fail(item, "saturate.stage", "each entry needs a 'path', e.g. {path: /nfs/dataset}");
-        std::string text;
-        if (!ReadString(path, "saturate.stage", &text)) return false;
-        if (text.empty()) return Fail(path, "saturate.stage", "a path to stage is empty");
-        o.paths.push_back(std::move(text));
-        return true;
-      };
-      if (stage.IsSequence()) {
-        for (const auto& item : stage) {
-          if (!add(item)) return false;
-        }
-      } else if (!stage.IsNull() && !add(stage)) {
-        return false;
-      }
-    }
-    if (const YAML::Node policy = n["stage_policy"]) {
-      std::string text;
-      if (!ReadString(policy, "saturate.stage_policy", &text)) return false;
-      auto parsed = ParseStagePolicy(text);
-      if (!parsed) {
-        return Fail(policy, "saturate", fmt::format("unknown stage_policy '{}'; use auto, always or never", text));
-      }
-      o.policy = *parsed;
-    }
-    if (const YAML::Node dir = n["stage_dir"]) {
-      if (!ReadString(dir, "saturate.stage_dir", &o.dir)) return false;
-    }
-    if (const YAML::Node cap = n["stage_cap"]) {
-      std::string text;
-      if (!ReadString(cap, "saturate.stage_cap", &text)) return false;
-      auto bytes = ParseBytes(text);
-      if (!bytes || *bytes == 0) {
-        return Fail(cap, "saturate", fmt::format("'stage_cap' must be a size above 0 like 200GiB or 50G, not '{}'", text));
-      }
-      o.cap_bytes = *bytes;
-    }
-    if (const YAML::Node verify = n["stage_verify"]) {
-      std::string text;
-      if (!ReadString(verify, "saturate.stage_verify", &text)) return false;
-      auto checksums = ParseStageVerify(text);
-      if (!checksums) {
-        return Fail(verify, "saturate", fmt::format("unknown stage_verify '{}'; use sizes or checksums", text));
-      }
-      o.verify_checksums = *checksums;
-    }
-    if (const YAML::Node first = n["stage_copy_first"]) {
-      std::string text;
-      if (!ReadString(first, "saturate.stage_copy_first", &text)) return false;
-      auto seconds = ParseDuration(text);
-      if (!seconds) {
-        return Fail(first, "saturate",
-                    fmt::format("'stage_copy_first' must be a duration like 10s or 2m (0 never holds the first run), "
-                                "not '{}'", text));
-      }
-      o.copy_first_s = *seconds;
-    }
-    return true;
-  }
-
-  bool ParseSaturate(const YAML::Node& n) {
-    if (!ExpectMap(n, "saturate", "settings") || !CheckKeys(n, "saturate", kSaturateKeys)) return false;
-    SaturateOptions& o = spec_.saturate;
-    int64_t integer = 0;
-    if (n["gpus"] && !ParseGpus(n["gpus"])) return false;
-    if (n["max_per_gpu"]) {
-      if (!ReadInteger(n["max_per_gpu"], "saturate", "max_per_gpu", 0, &integer)) return false;
-      o.max_per_gpu = static_cast<int>(std::min<int64_t>(integer, 1024));
-    }
-    if (const YAML::Node margin = n["memory_margin"]) {
-      if (!ReadNumber(margin, "saturate", "memory_margin", &o.memory_margin)) return false;
-      if (o.memory_margin < 0 || o.memory_margin >= 1) {
-        return Fail(margin, "saturate", "'memory_margin' must be a fraction in [0, 1), e.g. 0.1");
-      }
-    }
-    if (const YAML::Node timeout = n["timeout"]) {
-      std::string text;
-      if (!ReadString(timeout, "saturate.timeout", &text)) return false;
-      auto seconds = IsNoLimit(text) ? std::optional<double>(0) : ParseDuration(text);
-      if (!seconds || (*seconds == 0 && !IsNoLimit(text))) {
-        return Fail(timeout, "saturate",
-                    fmt::format("'timeout' must be a duration above 0 and at most 366 days like 30m, 90s or 1h30m, "
-                                "or 'none' for no limit, not '{}'", text));
-      }
-      o.timeout_s = *seconds;
-    }
-    if (n["retries"]) {
-      if (!ReadInteger(n["retries"], "saturate", "retries", 0, &integer)) return false;
-      o.retries = static_cast<int>(std::min<int64_t>(integer, 1000));
-    }
-    if (n["metric_pattern"] && !ParseMetricPattern(n["metric_pattern"])) return false;
-    if (const YAML::Node env = n["env"]) {
-      if (!ExpectMap(env, "saturate.env", "variable names to values") || !CheckUnique(env, "saturate.env")) {
-        return false;
-      }
-      for (const auto& kv : env) {
-        const std::string name = kv.first.Scalar();
-        if (name.empty() || name.find('=') != std::string::npos) {
-          return Fail(kv.first, "saturate.env", fmt::format("'{}' is not a valid variable name", name));
-        }
-        if (!kv.second.IsScalar() && !kv.second.IsNull()) {
-          return Fail(kv.second, "saturate.env", fmt::format("the value of {} must be a single value", name));
-        }
-        o.env[name] = kv.second.IsNull() ? "" : kv.second.Scalar();
-      }
-    }
-    if (n["seed"]) {
-      if (!ReadInteger(n["seed"], "saturate", "seed", 0, &integer)) return false;
-      o.seed = static_cast<uint64_t>(integer);
-    }
-    if (const YAML::Node price = n["price_per_gpu_hour"]) {
-      double value = 0;
-      if (!ReadNumber(price, "saturate", "price_per_gpu_hour", &value)) return false;
-      if (!(value > 0) || !std::isfinite(value)) {
-        return Fail(price, "saturate", "'price_per_gpu_hour' must be a price above 0, e.g. 2.50");
-      }
-      o.price_per_gpu_hour = value;
-    }
-    if (n["runs"]) {
-      if (!ReadInteger(n["runs"], "saturate", "runs", 1, &integer)) return false;
-      o.runs = integer;
-      runs_mark_ = n["runs"].Mark();
-    }
-    if (n["auto"] && !ReadBool(n["auto"], "saturate", "auto", &o.auto_instrumentation)) return false;
-    if (const YAML::Node clock = n["time_budget_runs"]) {
-      std::string text;
-      if (!ReadString(clock, "saturate.time_budget_runs", &text)) return false;
-      if (text != "pack" && text != "one_per_device") {
-        return Fail(clock, "saturate",
-                    fmt::format("'time_budget_runs' is pack or one_per_device (runs that stop on the clock share a "
-                                "device only with pack), not '{}'",
-                                text));
-      }
-      o.pack_clocked = text == "pack";
-    }
-    if (const YAML::Node backend = n["backend"]) {
-      std::string text;
-      if (!ReadString(backend, "saturate.backend", &text)) return false;
-      if (text != "local" && text != "slurm") {
-        return Fail(backend, "saturate", fmt::format("unknown backend '{}'; use local or slurm", text));
-      }
-      o.slurm_backend = text == "slurm";
-    }
-    if (const YAML::Node slurm = n["slurm"]) {
-      auto parsed = ParseSlurmSpec(slurm, source_);
-      if (!parsed) {
-        error_ = parsed.error();
-        return false;
-      }
-      o.slurm = std::move(*parsed);
-    }
-    if (!ParseStage(n)) return false;
-    if (const YAML::Node shape = n["shape"]) {
-      // One name, or a list of names.
-      if (shape.IsScalar()) {
-        o.shape.push_back(shape.Scalar());
-      } else if (shape.IsSequence()) {
-        for (const auto& item : shape) {
-          std::string name;
-          if (!ReadString(item, "saturate.shape", &name)) return false;
-          o.shape.push_back(std::move(name));
-        }
-      } else {
-        return Fail(shape, "saturate", "'shape' must be a parameter name or a list of them, e.g. [batch_size]");
-      }
-    }
-    return true;
-  }
-
-  // "all", one index, a list of indices, or "0,1".
-  bool ParseGpus(const YAML::Node& n) {
-    std::vector<std::string> items;
-    if (n.IsSequence()) {
-      for (const auto& item : n) items.push_back(item.IsScalar() ? item.Scalar() : "?");
-    } else if (n.IsScalar() && n.Scalar() != "all") {
-      items = Split(n.Scalar(), ',');
-    } else if (!n.IsScalar()) {
-      return Fail(n, "saturate", "'gpus' must be \"all\" or a list of GPU indices");
-    }
-    for (const auto& item : items) {
-      auto index = ParseInt(item);
-      if (!index || *index < 0 || *index > 4095) {
-        return Fail(n, "saturate",
-                    fmt::format("'gpus': '{}' is not a GPU index; give \"all\" or indices like [0, 1]", item));
-      }
-      auto& gpus = spec_.saturate.gpus;
-      if (std::find(gpus.begin(), gpus.end(), *index) != gpus.end()) {
-        return Fail(n, "saturate", fmt::format("'gpus' lists GPU {} twice", *index));
-      }
-      gpus.push_back(static_cast<unsigned>(*index));
-    }
-    return true;
-  }
-
-  bool ParseMetricPattern(const YAML::Node& n) {
-    std::string pattern;
-    if (!ReadString(n, "saturate.metric_pattern", &pattern)) return false;
-    auto compiled = MetricPattern::Create(pattern, "'metric_pattern'");
-    if (!compiled) return Fail(n, "saturate", compiled.error().message);
-    spec_.saturate.metric_pattern = pattern;
-    return true;
-  }
-
   // Checks across sections: unique names, a run count for random search, a grid of a plannable size.
   bool CheckPlan() {
     auto& params = spec_.parameters;
@@ -792,9 +459,7 @@ class Parser {
     return true;
   }
 
-  std::string source_;
   Spec spec_;
-  std::optional<Error> error_;
   std::map<std::string, YAML::Mark> parameter_marks_;
   YAML::Mark method_mark_ = YAML::Mark::null_mark();
   YAML::Mark run_cap_mark_ = YAML::Mark::null_mark();
@@ -814,28 +479,6 @@ std::string_view MethodName(Method m) {
 
 std::string_view GoalName(Goal g) { return g == Goal::kMinimize ? "minimize" : "maximize"; }
 
-std::string_view StagePolicyName(StagePolicy p) {
-  switch (p) {
-    case StagePolicy::kAuto: return "auto";
-    case StagePolicy::kAlways: return "always";
-    case StagePolicy::kNever: return "never";
-  }
-  return "auto";
-}
-
-std::optional<bool> ParseStageVerify(std::string_view text) {
-  if (text == "sizes") return false;
-  if (text == "checksums") return true;
-  return std::nullopt;
-}
-
-std::optional<StagePolicy> ParseStagePolicy(std::string_view text) {
-  for (StagePolicy p : {StagePolicy::kAuto, StagePolicy::kAlways, StagePolicy::kNever}) {
-    if (text == StagePolicyName(p)) return p;
-  }
-  return std::nullopt;
-}
-
 Result<Spec> ParseSpec(std::string_view yaml, std::string_view source) {
   if (yaml.size() > kMaxSpecBytes) {
     return UsageError(
@@ -849,9 +492,9 @@ Result<Spec> ParseSpec(std::string_view yaml, std::string_view source) {
       root = YAML::Load(std::string(yaml));
     } catch (const YAML::DeepRecursion& e) {
       return UsageError(fmt::format("{}: the spec nests too deep for the YAML reader; a spec may nest at most {}",
-                                    At(source, e.mark), kMaxSpecDepth));
+                                    SpecPlace(source, e.mark), kMaxSpecDepth));
     } catch (const YAML::Exception& e) {
-      return UsageError(fmt::format("{}: {}", At(source, e.mark), e.msg));
+      return UsageError(fmt::format("{}: {}", SpecPlace(source, e.mark), e.msg));
     }
     size_t nodes = 0;
     if (auto bad = CheckExpansion(root, 0, &nodes, source)) return UsageError(*bad);
@@ -877,7 +520,7 @@ std::vector<std::string> SpecWarnings(const Spec& spec) {
   if (!groups.empty() && std::find(groups.begin(), groups.end(), spec.metric->name) == groups.end()) {
     warnings.push_back(fmt::format("metric '{}' is not a named group of saturate.metric_pattern ({}); it can only "
                                    "come from the saturate Python helper",
-                                   spec.metric->name, Join(groups, ", ")));
+                                   spec.metric->name, JoinWith(groups, ", ")));
   }
   return warnings;
 }

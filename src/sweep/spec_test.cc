@@ -10,11 +10,14 @@
 #include <set>
 
 #include "sweep/plan.h"
+#include "sweep/test_spec.h"
 #include "util/test_mutations.h"
 
 namespace sat::sweep {
 namespace {
 
+using testing::ErrorOf;
+using testing::MustParse;
 using nlohmann::json;
 using Argv = std::vector<std::string>;
 
@@ -28,27 +31,10 @@ CommandContext TestContext() {
   return c;
 }
 
-Spec MustParse(std::string_view yaml) {
-  auto spec = ParseSpec(yaml, "sweep.yaml");
-  EXPECT_TRUE(spec) << spec.error().message;
-  return spec.ok() ? *spec : Spec();
-}
-
 std::vector<RunParams> MustExpand(const Spec& spec, uint64_t seed = 0) {
   auto runs = ExpandRuns(spec, seed);
   EXPECT_TRUE(runs) << runs.error().message;
   return runs.ok() ? *runs : std::vector<RunParams>();
-}
-
-// The error message for `yaml`; fails the test when it parses.
-std::string ErrorOf(std::string_view yaml) {
-  auto spec = ParseSpec(yaml, "sweep.yaml");
-  if (spec) {
-    ADD_FAILURE() << "parsed: " << yaml;
-    return "";
-  }
-  EXPECT_EQ(spec.error().exit_code, kExitUsage);
-  return spec.error().message;
 }
 
 const Parameter* Find(const Spec& spec, std::string_view name) {
@@ -610,13 +596,6 @@ TEST(ParseSpecErrors, CommandMetricAndSaturateSection) {
   EXPECT_EQ(ErrorOf(""), "sweep.yaml: the sweep spec is empty");
 }
 
-TEST(ParseSpec, SaturateGpusForms) {
-  const std::string head = "program: t.py\nmethod: grid\nparameters:\n  x: {value: 1}\nsaturate:\n  gpus: ";
-  EXPECT_TRUE(MustParse(head + "all\n").saturate.gpus.empty());
-  EXPECT_EQ(MustParse(head + "\"2,3\"\n").saturate.gpus, (std::vector<unsigned>{2, 3}));
-  EXPECT_EQ(MustParse(head + "1\n").saturate.gpus, (std::vector<unsigned>{1}));
-}
-
 TEST(SpecWarnings, WarnsWhenNoPatternGroupCapturesTheMetric) {
   Spec spec = MustParse(
       "program: t.py\nmethod: grid\nparameters:\n  x: {value: 1}\nmetric: {name: acc}\n"
@@ -663,77 +642,6 @@ TEST(ParseSpec, SeededRandomSpecs) {
       EXPECT_EQ(spec.error().exit_code, kExitUsage) << spec.error().message;
     }
   }
-}
-
-}  // namespace
-}  // namespace sat::sweep
-
-namespace sat::sweep {
-namespace {
-
-TEST(Spec, StageTakesAPathAListOrEntriesWithAPath) {
-  const std::string head = "program: t.py\nmethod: grid\nparameters:\n  lr: {value: 1}\n";
-  EXPECT_TRUE(MustParse(head).saturate.stage.paths.empty());
-  EXPECT_EQ(MustParse(head).saturate.stage.policy, StagePolicy::kAuto);
-  EXPECT_EQ(MustParse(head + "saturate:\n  stage: /nfs/ds\n").saturate.stage.paths,
-            std::vector<std::string>{"/nfs/ds"});
-  const Spec spec = MustParse(head +
-                              "saturate:\n  stage: [{path: /nfs/a}, /nfs/b]\n  stage_policy: always\n"
-                              "  stage_dir: /scratch/me\n  stage_cap: 20GiB\n");
-  EXPECT_EQ(spec.saturate.stage.paths, (std::vector<std::string>{"/nfs/a", "/nfs/b"}));
-  EXPECT_EQ(spec.saturate.stage.policy, StagePolicy::kAlways);
-  EXPECT_EQ(spec.saturate.stage.dir, "/scratch/me");
-  EXPECT_EQ(spec.saturate.stage.cap_bytes, 20ull << 30);
-}
-
-TEST(Spec, StageErrorsNameTheSetting) {
-  const std::string head = "program: t.py\nmethod: grid\nparameters:\n  lr: {value: 1}\nsaturate:\n";
-  EXPECT_EQ(ErrorOf(head + "  stage_policy: sometimes\n"),
-            "sweep.yaml:6:17: saturate: unknown stage_policy 'sometimes'; use auto, always or never");
-  EXPECT_NE(ErrorOf(head + "  stage_cap: lots\n").find("'stage_cap' must be a size above 0"), std::string::npos);
-  EXPECT_NE(ErrorOf(head + "  stage: [{paht: /x}]\n").find("paht"), std::string::npos);
-  EXPECT_NE(ErrorOf(head + "  stage: [{}]\n").find("needs a 'path'"), std::string::npos);
-  EXPECT_NE(ErrorOf(head + "  stage: ['']\n").find("empty"), std::string::npos);
-  EXPECT_EQ(ErrorOf(head + "  stage_verify: hashes\n"),
-            "sweep.yaml:6:17: saturate: unknown stage_verify 'hashes'; use sizes or checksums");
-  EXPECT_NE(ErrorOf(head + "  stage_copy_first: soon\n").find("'stage_copy_first' must be a duration like 10s"),
-            std::string::npos);
-}
-
-TEST(Spec, StageCopyFirstIsADuration) {
-  const std::string head = "program: t.py\nmethod: grid\nparameters:\n  lr: {value: 1}\nsaturate:\n  stage: /d\n";
-  auto plain = ParseSpec(head, "sweep.yaml");
-  ASSERT_TRUE(plain) << plain.error().message;
-  EXPECT_EQ(plain->saturate.stage.copy_first_s, 10);
-  auto longer = ParseSpec(head + "  stage_copy_first: 2m\n", "sweep.yaml");
-  ASSERT_TRUE(longer) << longer.error().message;
-  EXPECT_EQ(longer->saturate.stage.copy_first_s, 120);
-  auto never = ParseSpec(head + "  stage_copy_first: 0\n", "sweep.yaml");
-  ASSERT_TRUE(never) << never.error().message;
-  EXPECT_EQ(never->saturate.stage.copy_first_s, 0);
-}
-
-TEST(Spec, StageVerifyIsSizesUnlessChecksumsAreAsked) {
-  const std::string head = "program: t.py\nmethod: grid\nparameters:\n  lr: {value: 1}\nsaturate:\n  stage: /d\n";
-  auto plain = ParseSpec(head, "sweep.yaml");
-  ASSERT_TRUE(plain) << plain.error().message;
-  EXPECT_FALSE(plain->saturate.stage.verify_checksums);
-  auto checked = ParseSpec(head + "  stage_verify: checksums\n", "sweep.yaml");
-  ASSERT_TRUE(checked) << checked.error().message;
-  EXPECT_TRUE(checked->saturate.stage.verify_checksums);
-}
-
-TEST(Spec, TimeBudgetRunsPackOrOnePerDevice) {
-  const std::string head = "program: t.py\nmethod: grid\nparameters:\n  lr: {value: 1}\nsaturate:\n";
-  auto packed = ParseSpec(head + "  time_budget_runs: pack\n", "sweep.yaml");
-  ASSERT_TRUE(packed) << packed.error().message;
-  EXPECT_TRUE(packed->saturate.pack_clocked);
-  auto alone = ParseSpec(head + "  time_budget_runs: one_per_device\n", "sweep.yaml");
-  ASSERT_TRUE(alone) << alone.error().message;
-  EXPECT_FALSE(alone->saturate.pack_clocked);
-  EXPECT_EQ(ErrorOf(head + "  time_budget_runs: squeeze\n"),
-            "sweep.yaml:6:21: saturate: 'time_budget_runs' is pack or one_per_device (runs that stop on the clock "
-            "share a device only with pack), not 'squeeze'");
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include "sweep/export.h"
 #include "util/strings.h"
+#include "util/text_table.h"
 #include "util/utf8.h"
 
 namespace sat::sweep {
@@ -109,7 +110,8 @@ std::string ResultsTable(const std::vector<RunRecord>& runs, const std::optional
   const bool energy = std::any_of(runs.begin(), runs.end(), [](const RunRecord& r) { return r.measurements.energy_j; });
   if (energy) header.emplace_back("J/sample");
 
-  std::vector<std::vector<std::string>> rows;
+  const size_t columns = header.size();
+  std::vector<std::vector<std::string>> rows = {std::move(header)};
   const size_t shown = max_rows == 0 ? runs.size() : std::min(runs.size(), max_rows);
   for (size_t i = 0; i < shown; ++i) {
     const RunRecord& r = runs[i];
@@ -129,22 +131,7 @@ std::string ResultsTable(const std::vector<RunRecord>& runs, const std::optional
     if (energy) row.push_back(Optional(JoulesPerSample(m), "{:.4g}"));
     rows.push_back(std::move(row));
   }
-  std::vector<size_t> widths(header.size());
-  for (size_t c = 0; c < header.size(); ++c) {
-    widths[c] = header[c].size();
-    for (const auto& row : rows) widths[c] = std::max(widths[c], row[c].size());
-  }
-  auto line = [&](const std::vector<std::string>& cells) {
-    std::string out;
-    for (size_t c = 0; c < cells.size(); ++c) {
-      if (c > 0) out += "  ";
-      out += fmt::format("{:<{}}", cells[c], c + 1 == cells.size() ? 0 : widths[c]);
-    }
-    while (!out.empty() && out.back() == ' ') out.pop_back();
-    return out + "\n";
-  };
-  std::string out = line(header);
-  for (const auto& row : rows) out += line(row);
+  std::string out = TextTable(std::vector<TextColumn>(columns), rows);
   if (shown < runs.size()) out += fmt::format("... {} more (--all shows every run)\n", runs.size() - shown);
   return out;
 }

@@ -9,6 +9,7 @@
 #include "tune/flops.h"
 #include "tune/global_batch.h"
 #include "util/strings.h"
+#include "util/text_table.h"
 
 namespace sat::tune {
 namespace {
@@ -121,19 +122,18 @@ std::string ConsoleReport(const TuneResult& r) {
                               r.trials_cached, Duration(r.wall_s), Duration(r.budget_s),
                               r.stop_reason.empty() ? "" : " (" + r.stop_reason + ")");
 
-  // The trial table, columns sized to their contents.
-  std::vector<TrialRow> rows = TrialRows(r);
-  size_t w_settings = 8, w_step = 4, w_result = 6;
-  for (const auto& row : rows) {
-    w_settings = std::max(w_settings, row.settings.size());
-    w_step = std::max(w_step, row.step.size());
-    w_result = std::max(w_result, row.result.size());
+  // The trial table (util/text_table.h); the fixed columns keep their widths when their cells are narrower.
+  using Align = TextColumn::Align;
+  const std::vector<TextColumn> columns = {{Align::kRight, 3}, {Align::kLeft},      {Align::kLeft, 7},
+                                           {Align::kLeft},     {Align::kRight, 10}, {Align::kRight, 6},
+                                           {Align::kLeft},     {Align::kRight, 7}};
+  std::vector<std::vector<std::string>> cells = {
+      {"#", "step", "mode", "settings", "samples/s", "±95%", "result", "time"}};
+  for (const auto& row : TrialRows(r)) {
+    cells.push_back({std::to_string(row.id), row.step, row.mode, row.settings, row.rate, row.interval, row.result,
+                     row.time});
   }
-  o += fmt::format("{:>3}  {:<{}}  {:<7}  {:<{}}  {:>10}  {:>6}  {:<{}}  {:>7}\n", "#", "step", w_step, "mode",
-                   "settings", w_settings, "samples/s", "±95%", "result", w_result, "time");
-  for (const auto& row : rows)
-    o += fmt::format("{:>3}  {:<{}}  {:<7}  {:<{}}  {:>10}  {:>6}  {:<{}}  {:>7}\n", row.id, row.step, w_step, row.mode,
-                     row.settings, w_settings, row.rate, row.interval, row.result, w_result, row.time);
+  o += TextTable(columns, cells);
 
   if (!s.decisions.empty()) {
     o += "\nWhy:\n";

@@ -27,6 +27,11 @@ std::string ValidUtf8(std::string_view s);
 // escapes ("\x1b", "\x9b", "\xff"); printable text, multi-byte characters included, is unchanged. A script's escape sequences then cannot move the cursor, retitle the window or hide text.
 std::string VisibleText(std::string_view s);
 
+// The columns `s` takes on a terminal: one per character, none for a combining mark or a zero-width character,
+// two for an East Asian wide or fullwidth character (CJK, Hangul, fullwidth forms, most emoji); a malformed byte
+// is one character (U+FFFD). Control characters count one (callers show them with VisibleText first).
+size_t DisplayWidth(std::string_view s);
+
 // At most `max_bytes` of `s` cut on a character boundary, with "..." after it when something was cut.
 std::string ClipText(std::string_view s, size_t max_bytes);
 

@@ -1,4 +1,4 @@
-// libFuzzer target: the staging store's own files read back (stage/record.h): a copy's record (<key>.json, with its
+// libFuzzer target: the staging store's own files read back (datastore/record.h): a copy's record (<key>.json, with its
 // manifest) and a partial copy's log. Any bytes must give a value or an error, never a crash or a throw; a record
 // that reads must be written and read again to the same manifest (names that are not UTF-8 included).
 #include <cstddef>
@@ -6,19 +6,19 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "stage/record.h"
+#include "datastore/record.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  auto record = sat::stage::ParseRecord(text);
+  auto record = sat::datastore::ParseRecord(text);
   if (record) {
     (void)record->manifest.Key();
-    auto again = sat::stage::ParseRecord(sat::stage::RecordText(*record));
+    auto again = sat::datastore::ParseRecord(sat::datastore::RecordText(*record));
     if (!again || !(again->manifest == record->manifest) || again->xxh3 != record->xxh3) std::abort();
   }
-  const sat::stage::PartialLog log = sat::stage::ParsePartialLog(text);
+  const sat::datastore::PartialLog log = sat::datastore::ParsePartialLog(text);
   for (const auto& [rel, file] : log.files) {
-    const sat::stage::PartialLog back = sat::stage::ParsePartialLog(sat::stage::PartialLogLine(rel, file));
+    const sat::datastore::PartialLog back = sat::datastore::ParsePartialLog(sat::datastore::PartialLogLine(rel, file));
     if (back.files.size() != 1 || back.files.begin()->first != rel) std::abort();
   }
   return 0;

@@ -1,4 +1,4 @@
-#include "stage/cold_read.h"
+#include "datastore/cold_read.h"
 
 #include <fcntl.h>
 #include <fmt/core.h>
@@ -20,7 +20,7 @@
 #include "util/strings.h"
 #include "util/unique_fd.h"
 
-namespace sat::stage {
+namespace sat::datastore {
 namespace {
 
 namespace fs = std::filesystem;
@@ -184,4 +184,4 @@ Result<ColdReadComparison> CompareColdReads(const std::vector<std::string>& file
   return c;
 }
 
-}  // namespace sat::stage
+}  // namespace sat::datastore

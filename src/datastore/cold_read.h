@@ -17,7 +17,7 @@
 
 #include "util/result.h"
 
-namespace sat::stage {
+namespace sat::datastore {
 
 struct ColdReadOptions {
   size_t max_files = 32;              // files sampled (evenly across the list)
@@ -53,4 +53,4 @@ Result<ColdReadComparison> CompareColdReads(const std::vector<std::string>& file
 // whichever of the two ratios is larger (many small files cost their per-file latency, few large ones their bytes).
 double CopySecondsAtPace(const ColdReadTiming& timing, size_t total_files, uint64_t total_bytes);
 
-}  // namespace sat::stage
+}  // namespace sat::datastore

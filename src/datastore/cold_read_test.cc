@@ -1,4 +1,4 @@
-#include "stage/cold_read.h"
+#include "datastore/cold_read.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace sat::stage {
+namespace sat::datastore {
 namespace {
 
 namespace fs = std::filesystem;
@@ -103,4 +103,4 @@ TEST(CopySecondsAtPace, ScalesByTheLargerOfFilesAndBytes) {
 }
 
 }  // namespace
-}  // namespace sat::stage
+}  // namespace sat::datastore

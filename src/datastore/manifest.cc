@@ -1,4 +1,4 @@
-#include "stage/manifest.h"
+#include "datastore/manifest.h"
 
 #include <dirent.h>
 #include <fmt/format.h>
@@ -16,7 +16,7 @@
 
 #include "util/utf8.h"
 
-namespace sat::stage {
+namespace sat::datastore {
 namespace {
 
 namespace fs = std::filesystem;
@@ -321,4 +321,4 @@ Result<Manifest> ManifestFromJson(const nlohmann::json& j) {
   }
 }
 
-}  // namespace sat::stage
+}  // namespace sat::datastore

@@ -1,6 +1,6 @@
 // What a staged dataset is made of: every file, folder and link under a source path, with the sizes and
 // modification times that decide whether a copy of it is still the same data. A manifest's key names the copy in
-// the store (stage/store.h): the same path with the same files, sizes and mtimes gives the same key on every
+// the store (datastore/store.h): the same path with the same files, sizes and mtimes gives the same key on every
 // machine, so a later sweep of the same data finds the copy an earlier one made.
 //
 // Links inside the dataset are kept as links (made relative, so the copy's links point into the copy); a link
@@ -21,7 +21,7 @@
 
 #include "util/result.h"
 
-namespace sat::stage {
+namespace sat::datastore {
 
 struct Entry {
   enum class Type { kFile, kDir, kLink };
@@ -62,4 +62,4 @@ nlohmann::json ManifestToJson(const Manifest& m);
 // of an older saturate (no modes) reads with modes 0, so it matches no listing and its copy is made again.
 Result<Manifest> ManifestFromJson(const nlohmann::json& j);
 
-}  // namespace sat::stage
+}  // namespace sat::datastore

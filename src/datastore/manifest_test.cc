@@ -1,4 +1,4 @@
-#include "stage/manifest.h"
+#include "datastore/manifest.h"
 
 #include <gtest/gtest.h>
 #include <fmt/format.h>
@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
-namespace sat::stage {
+namespace sat::datastore {
 namespace {
 
 namespace fs = std::filesystem;
@@ -117,4 +117,4 @@ TEST_F(ManifestTest, AnUnreadableFolderIsNamed) {
 }
 
 }  // namespace
-}  // namespace sat::stage
+}  // namespace sat::datastore

@@ -1,4 +1,4 @@
-#include "stage/record.h"
+#include "datastore/record.h"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 
 #include "util/json_text.h"
 
-namespace sat::stage {
+namespace sat::datastore {
 namespace {
 
 constexpr std::string_view kLogHeader = "saturate partial copy ";
@@ -142,4 +142,4 @@ PartialLog ParsePartialLog(std::string_view text) {
   return log;
 }
 
-}  // namespace sat::stage
+}  // namespace sat::datastore

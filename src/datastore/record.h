@@ -1,8 +1,8 @@
-// The store's own bookkeeping as text (stage/store.h): a finished copy's record, `<key>.json`, and the log of a copy
+// The store's own bookkeeping as text (datastore/store.h): a finished copy's record, `<key>.json`, and the log of a copy
 // in progress, `<key>.partial.log`. Pure functions over strings, so that a fuzz target (fuzz/store_record.cc) can
 // throw any bytes at them: every text reads as a value or an error, never an exception.
 //
-// A record is what lets the store trust, reuse and evict a copy: its manifest (stage/manifest.h) must give the
+// A record is what lets the store trust, reuse and evict a copy: its manifest (datastore/manifest.h) must give the
 // key its file is named by, and the copy on disk must match it (sizes, times, modes; checksums when asked).
 #pragma once
 
@@ -13,10 +13,10 @@
 #include <string_view>
 #include <vector>
 
-#include "stage/manifest.h"
+#include "datastore/manifest.h"
 #include "util/result.h"
 
-namespace sat::stage {
+namespace sat::datastore {
 
 struct Record {
   Manifest manifest;
@@ -51,4 +51,4 @@ std::string PartialLogLine(const std::string& rel, const LoggedFile& f);
 // copied again.
 PartialLog ParsePartialLog(std::string_view text);
 
-}  // namespace sat::stage
+}  // namespace sat::datastore

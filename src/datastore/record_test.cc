@@ -1,10 +1,10 @@
-#include "stage/record.h"
+#include "datastore/record.h"
 
 #include <gtest/gtest.h>
 
 #include "util/test_mutations.h"
 
-namespace sat::stage {
+namespace sat::datastore {
 namespace {
 
 Manifest Sample() {
@@ -95,4 +95,4 @@ TEST(StoreRecord, SeededRandomRecordsAndLogs) {
 }
 
 }  // namespace
-}  // namespace sat::stage
+}  // namespace sat::datastore

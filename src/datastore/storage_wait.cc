@@ -1,4 +1,4 @@
-#include "stage/storage_wait.h"
+#include "datastore/storage_wait.h"
 
 #include <fmt/core.h>
 #include <linux/magic.h>
@@ -11,7 +11,7 @@
 #include "util/sqlite.h"
 #include "util/strings.h"
 
-namespace sat::stage {
+namespace sat::datastore {
 namespace {
 
 // A local copy saves the source's read overhead, never more than this much of the loader's CPU.
@@ -288,4 +288,4 @@ std::optional<double> MoreReadersEstimate(const LoaderActivity& loader, double r
   return std::min(loader.samples_per_s * readers / now, busy / cpu_s);
 }
 
-}  // namespace sat::stage
+}  // namespace sat::datastore

@@ -1,7 +1,7 @@
 // Whether a loader waits on storage, and whether a local copy of its data would help: the one rule behind probe's
 // verdict (probe/verdict.h names storage by it), probe's local-copy what-if (probe/local_copy.h) and a sweep's
 // `stage_policy: auto` (sweep/staging.h copies the data by it). Pure functions over plain evidence, so the rule is
-// tested on scripted evidence (stage/test_storage_cases.h, shared by the stage, probe and sweep tests); MountKindAt
+// tested on scripted evidence (datastore/test_storage_cases.h, shared by the stage, probe and sweep tests); MountKindAt
 // alone reads the system.
 //
 // The evidence holds whatever state the kernel shows a waiting reader in. A read from a local disk, or through the
@@ -12,7 +12,7 @@
 //   cpu      their CPU time over their wall time (the sampler's tree CPU): what they did themselves. Prep is never
 //            more than this, and at least 1 - this of their time was spent waiting on something;
 //   blocked  their share in state 'D' (each sampler tick), read as fetching directly;
-//   cold     a sample of the dataset's own files read cold on the mount (stage/cold_read.h): the time a read of
+//   cold     a sample of the dataset's own files read cold on the mount (datastore/cold_read.h): the time a read of
 //            `files_per_sample` files keeps a reader off the CPU, times the samples per second, is the share of
 //            the loading processes' time that reading alone accounts for (as far as the page cache did not hold
 //            the data: probe's residency sample, else a local disk's read_bytes against rchar, else none on a
@@ -36,9 +36,9 @@
 #include <string>
 #include <string_view>
 
-#include "stage/cold_read.h"
+#include "datastore/cold_read.h"
 
-namespace sat::stage {
+namespace sat::datastore {
 
 inline constexpr double kFetchBoundShare = 0.3;     // fetch >= 30% of the loader's time and more than prep: storage
 inline constexpr double kLoopWaitShare = 0.25;      // a loop waiting for data less than this: its loader keeps up
@@ -152,4 +152,4 @@ std::optional<double> TrainingOnCopyEstimate(const StorageEvidence& e, const Sto
 // reads at once), at most every core busy at the CPU a sample costs. nullopt without the rate or CPU.
 std::optional<double> MoreReadersEstimate(const LoaderActivity& loader, double readers, unsigned cores);
 
-}  // namespace sat::stage
+}  // namespace sat::datastore

@@ -1,11 +1,11 @@
-#include "stage/storage_wait.h"
+#include "datastore/storage_wait.h"
 
 #include <gtest/gtest.h>
 
-#include "stage/test_loader_activity.h"
-#include "stage/test_storage_cases.h"
+#include "datastore/test_loader_activity.h"
+#include "datastore/test_storage_cases.h"
 
-namespace sat::stage {
+namespace sat::datastore {
 namespace {
 
 using fixtures::Evidence;
@@ -255,4 +255,4 @@ TEST(EstimateLocalCopy, NoMoreCoresThanTheMachineHas) {
 }
 
 }  // namespace
-}  // namespace sat::stage
+}  // namespace sat::datastore

@@ -1,4 +1,4 @@
-#include "stage/store.h"
+#include "datastore/store.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -20,17 +20,17 @@
 #include <thread>
 #include <vector>
 
-#include "stage/record.h"
-#include "stage/store_folder.h"
-#include "stage/store_room.h"
-#include "stage/tree_at.h"
+#include "datastore/record.h"
+#include "datastore/store_folder.h"
+#include "datastore/store_room.h"
+#include "datastore/tree_at.h"
 #include "util/atomic_file.h"
 #include "util/cache_home.h"
 #include "util/strings.h"
 #include "util/unique_fd.h"
 #include "util/utf8.h"
 
-namespace sat::stage {
+namespace sat::datastore {
 
 const char* PhaseName(Progress::Phase p) {
   switch (p) {
@@ -149,7 +149,7 @@ class StoreImpl {
 
   std::string source_;
   const StoreOptions& o_;
-  UniqueFd root_;  // the store folder, checked (stage/store_folder.h); every store file is reached through it
+  UniqueFd root_;  // the store folder, checked (datastore/store_folder.h); every store file is reached through it
   Clock::time_point t0_;
   double copy_s_ = 0;
   std::atomic<uint64_t> bytes_done_{0}, copied_{0};
@@ -712,4 +712,4 @@ std::string DefaultStoreRoot() {
   return "";
 }
 
-}  // namespace sat::stage
+}  // namespace sat::datastore

@@ -1,7 +1,7 @@
-// The per-node store of staged datasets: one local copy of each dataset (stage/manifest.h), made once and shared by
+// The per-node store of staged datasets: one local copy of each dataset (datastore/manifest.h), made once and shared by
 // every run, sweep and Slurm job on the node that reads it.
 //
-// Whose it is (stage/store_folder.h): the store folder is this user's alone, and saturate's alone. It must not be a
+// Whose it is (datastore/store_folder.h): the store folder is this user's alone, and saturate's alone. It must not be a
 // link, must belong to this user, have mode 0700 and hold the marker `.saturate-store` that saturate writes when it
 // makes a store in an empty folder; anything else (another user's folder at the default name on a shared scratch,
 // `--stage-dir ~/proj`) is refused (exit 2) before anything in it is read or touched.
@@ -10,7 +10,7 @@
 //   .saturate-store     the marker
 //   <key>.data/<name>   the copy, complete and verified (<name>: the source's own base name); read-only: files and
 //                       folders keep the source's permissions less every write bit, <key>.data itself is 0500
-//   <key>.json          its record (stage/record.h): manifest and per-file XXH3; written last, so a copy without
+//   <key>.json          its record (datastore/record.h): manifest and per-file XXH3; written last, so a copy without
 //                       it is not complete. A record names its copy: its manifest's Key() is <key>
 //   <key>.partial/      a copy being made; <key>.partial.log (its first line names <key>) lists the files in it
 //                       that are whole (path, size, mtime, checksum), so a copy killed half way resumes from there
@@ -18,7 +18,7 @@
 //   <key>.use           flock(LOCK_SH) by every Lease: a copy in use is never evicted; its mtime is the last use
 // The kernel drops both locks when their holder dies (kill -9 included), so a dead saturate never blocks the store.
 // The source, the copies and the store's files are reached through folder descriptors with O_NOFOLLOW at each
-// component (stage/tree_at.h): no link is followed, in the store or in a source swapped after its listing. (Two
+// component (datastore/tree_at.h): no link is followed, in the store or in a source swapped after its listing. (Two
 // things go by path below the checked folder, which no one else can write: the record's atomic write, and the
 // listing of a copy at reuse, which lstats and never follows.)
 //
@@ -38,7 +38,7 @@
 // each folder before the rename (no machine-wide sync); then the partial folder is renamed into place. Nothing
 // half-made is ever handed to a run.
 //
-// Names need not be UTF-8: they are copied as bytes and recorded exactly (stage/manifest.h).
+// Names need not be UTF-8: they are copied as bytes and recorded exactly (datastore/manifest.h).
 //
 // Threads: Acquire blocks (on the lock and the copy) and may be called from any thread; on_progress is called
 // from the copying threads, one call at a time. No exception leaves the store or its threads: an unexpected one is
@@ -51,10 +51,10 @@
 #include <string>
 #include <vector>
 
-#include "stage/manifest.h"
+#include "datastore/manifest.h"
 #include "util/result.h"
 
-namespace sat::stage {
+namespace sat::datastore {
 
 struct Progress {
   enum class Phase { kScanning, kWaiting, kCopying, kVerifying, kDone };
@@ -117,7 +117,7 @@ class Lease {
 };
 
 // The local copy of `source`, made if the store has none (or has one that differs). Errors: the source's (exit 2,
-// stage/manifest.h); a store folder that is not this user's own store, is a link, cannot be made, or lies inside the
+// datastore/manifest.h); a store folder that is not this user's own store, is a link, cannot be made, or lies inside the
 // source (exit 2, naming it and what to do); not enough room even after evicting what nobody uses ("takes X on disk
 // ... Y free": exit 1, before anything is copied or evicted); the free space falling below the reserve during the
 // copy (exit 1); a source that kept changing for max_tries copies; a copy that differs and is in use; an interrupt
@@ -134,4 +134,4 @@ Result<std::optional<Lease>> FindCopy(const std::string& source, const StoreOpti
 // Empty when none of them is there.
 std::string DefaultStoreRoot();
 
-}  // namespace sat::stage
+}  // namespace sat::datastore

@@ -1,4 +1,4 @@
-#include "stage/store_folder.h"
+#include "datastore/store_folder.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -12,11 +12,11 @@
 #include <string_view>
 #include <vector>
 
-#include "stage/manifest.h"
-#include "stage/tree_at.h"
+#include "datastore/manifest.h"
+#include "datastore/tree_at.h"
 #include "util/utf8.h"
 
-namespace sat::stage {
+namespace sat::datastore {
 namespace {
 
 constexpr std::string_view kMarkerText =
@@ -167,4 +167,4 @@ std::optional<std::string> ReadStoreFile(int dir_fd, const std::string& name) {
 }
 
 
-}  // namespace sat::stage
+}  // namespace sat::datastore

@@ -1,4 +1,4 @@
-// The store folder itself (stage/store.h): whose it is, and whether it is a store at all. A store holds copies of
+// The store folder itself (datastore/store.h): whose it is, and whether it is a store at all. A store holds copies of
 // the user's data that runs read instead of the data, and saturate deletes in it to make room, so it must be a
 // folder this user alone can write, made by saturate for that:
 //  - not a link (a link planted at a shared default name, $TMPDIR/saturate-stage-<uid>, would point the store and
@@ -18,7 +18,7 @@
 #include "util/result.h"
 #include "util/unique_fd.h"
 
-namespace sat::stage {
+namespace sat::datastore {
 
 inline constexpr char kStoreMarker[] = ".saturate-store";
 
@@ -35,4 +35,4 @@ Result<UniqueFd> OpenStoreFile(int root_fd, const std::string& name, const std::
 // or not a regular file.
 std::optional<std::string> ReadStoreFile(int dir_fd, const std::string& name);
 
-}  // namespace sat::stage
+}  // namespace sat::datastore

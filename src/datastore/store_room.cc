@@ -1,4 +1,4 @@
-#include "stage/store_room.h"
+#include "datastore/store_room.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -9,13 +9,13 @@
 #include <algorithm>
 #include <map>
 
-#include "stage/record.h"
-#include "stage/store_folder.h"
-#include "stage/tree_at.h"
+#include "datastore/record.h"
+#include "datastore/store_folder.h"
+#include "datastore/tree_at.h"
 #include "util/strings.h"
 #include "util/unique_fd.h"
 
-namespace sat::stage {
+namespace sat::datastore {
 namespace {
 
 std::optional<uint64_t> StatvfsFree(const std::string& dir) {
@@ -148,4 +148,4 @@ Status MakeRoom(int root_fd, const StoreOptions& o, const std::string& source, c
                            o.root, room, enough ? "" : " and nothing evicted")};
 }
 
-}  // namespace sat::stage
+}  // namespace sat::datastore

@@ -1,8 +1,8 @@
-// Room in the store (stage/store.h) for one more copy: what a copy takes on disk, counted in blocks, against the
+// Room in the store (datastore/store.h) for one more copy: what a copy takes on disk, counted in blocks, against the
 // store's cap and its filesystem's free space less the reserve; and when it does not fit, the eviction of the least
 // recently used copies nobody holds. Only copies the store's own records name are ever evicted.
 //
-// Locking (the layout in stage/store.h): a copy is evicted only under its key's lock and an exclusive hold of its
+// Locking (the layout in datastore/store.h): a copy is evicted only under its key's lock and an exclusive hold of its
 // use file, both taken without waiting, so a copy being made, checked or read is never a victim.
 #pragma once
 
@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "stage/manifest.h"
-#include "stage/store.h"
+#include "datastore/manifest.h"
+#include "datastore/store.h"
 #include "util/result.h"
 
-namespace sat::stage {
+namespace sat::datastore {
 
 // The free bytes of the store's filesystem: options.free_bytes's answer, else statvfs's; nullopt when unknown.
 std::optional<uint64_t> StoreFreeBytes(const StoreOptions& options);
@@ -29,4 +29,4 @@ std::optional<uint64_t> StoreFreeBytes(const StoreOptions& options);
 Status MakeRoom(int root_fd, const StoreOptions& options, const std::string& source, const std::string& key,
                 const Manifest& m, std::vector<std::string>* warnings);
 
-}  // namespace sat::stage
+}  // namespace sat::datastore

@@ -1,4 +1,4 @@
-#include "stage/store.h"
+#include "datastore/store.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -14,7 +14,7 @@
 #include <sstream>
 #include <thread>
 
-namespace sat::stage {
+namespace sat::datastore {
 namespace {
 
 namespace fs = std::filesystem;
@@ -348,9 +348,9 @@ TEST_F(StoreTest, AStoreFolderThatIsAFileIsRefused) {
 }
 
 }  // namespace
-}  // namespace sat::stage
+}  // namespace sat::datastore
 
-namespace sat::stage {
+namespace sat::datastore {
 namespace {
 
 TEST_F(StoreTest, FindCopyLooksWithoutCopying) {
@@ -373,11 +373,11 @@ TEST_F(StoreTest, FindCopyLooksWithoutCopying) {
 }
 
 }  // namespace
-}  // namespace sat::stage
+}  // namespace sat::datastore
 
 // Issue 45: the store is the user's own, and saturate's own; what it hands out is the data; what it deletes is
 // what it made; a source swapped after its listing is never followed.
-namespace sat::stage {
+namespace sat::datastore {
 namespace {
 
 constexpr uid_t kNobody = 65534;
@@ -816,4 +816,4 @@ TEST_F(StoreTrustTest, ReadOnlyCopiesAreEvictedAndRemadeByAnOrdinaryUser) {
 }
 
 }  // namespace
-}  // namespace sat::stage
+}  // namespace sat::datastore

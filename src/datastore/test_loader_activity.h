@@ -1,11 +1,11 @@
-// Test fixture: a loader's activity over a stage, for the storage rule's tests (stage/storage_wait.h).
+// Test fixture: a loader's activity over a stage, for the storage rule's tests (datastore/storage_wait.h).
 #pragma once
 
 #include <optional>
 
-#include "stage/storage_wait.h"
+#include "datastore/storage_wait.h"
 
-namespace sat::stage::fixtures {
+namespace sat::datastore::fixtures {
 
 // `rate` samples/s from `processes` loading processes using `cpu` cores, `blocked` of them in state 'D' on average.
 inline LoaderActivity Loader(double rate, double processes, double cpu, double blocked) {
@@ -28,4 +28,4 @@ inline StorageEvidence Evidence(const LoaderActivity& loader, MountKind mount,
   return e;
 }
 
-}  // namespace sat::stage::fixtures
+}  // namespace sat::datastore::fixtures

@@ -1,4 +1,4 @@
-// Test fixture: scripted loaders for the storage rule (stage/storage_wait.h), one per combination of evidence the rule
+// Test fixture: scripted loaders for the storage rule (datastore/storage_wait.h), one per combination of evidence the rule
 // must tell apart. The stage tests pin the rule on them; probe's verdict tests and the sweep's staging tests run
 // the same cases through their own readings (a probe stage's telemetry, a sweep run's tree readings) and must reach
 // the same finding, so the two homes that once disagreed cannot drift apart again.
@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "stage/storage_wait.h"
+#include "datastore/storage_wait.h"
 
-namespace sat::stage::fixtures {
+namespace sat::datastore::fixtures {
 
 struct Tick {
   double cpu_cores = 0;  // the run's tree
@@ -169,4 +169,4 @@ inline std::vector<StorageCase> StorageCases() {
   return cases;
 }
 
-}  // namespace sat::stage::fixtures
+}  // namespace sat::datastore::fixtures

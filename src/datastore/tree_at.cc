@@ -1,4 +1,4 @@
-#include "stage/tree_at.h"
+#include "datastore/tree_at.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -7,7 +7,7 @@
 
 #include <cerrno>
 
-namespace sat::stage {
+namespace sat::datastore {
 namespace {
 
 constexpr int kFolderFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
@@ -112,4 +112,4 @@ void MakeFoldersWritable(int fd) {
   }
 }
 
-}  // namespace sat::stage
+}  // namespace sat::datastore

@@ -1,7 +1,7 @@
 // File trees reached through folder descriptors, never through a link. Every component of a path is opened with
 // openat(O_NOFOLLOW | O_DIRECTORY), so a folder swapped for a link after it was listed (to /dev, to another user's
 // files, to the user's project) is an error (ELOOP, ENOTDIR), not a place saturate reads, writes or deletes. The
-// store (stage/store.h) reaches the source, its copies and its own folder only through these.
+// store (datastore/store.h) reaches the source, its copies and its own folder only through these.
 #pragma once
 
 #include <cstdint>
@@ -12,7 +12,7 @@
 
 #include "util/unique_fd.h"
 
-namespace sat::stage {
+namespace sat::datastore {
 
 // The folder `rel` ('/'-separated; "" for `base_fd` itself) below the folder `base_fd`; `create` makes the missing
 // ones (0700). Invalid (with errno) on failure; an empty, "." or ".." component is EINVAL.
@@ -38,4 +38,4 @@ uint64_t AllocatedBytesAt(int parent_fd, const std::string& name);
 // Gives the owner rwx on the folder `fd` and every folder under it, so that a copy made read-only can be resumed.
 void MakeFoldersWritable(int fd);
 
-}  // namespace sat::stage
+}  // namespace sat::datastore

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <filesystem>
 
-#include "stage/manifest.h"
+#include "datastore/manifest.h"
 #include "util/strings.h"
 
 namespace sat::probe {
@@ -50,7 +50,7 @@ std::string FormatRoughDuration(double seconds) {
   return fmt::format("{:.1f} h", seconds / 3600);
 }
 
-Result<LocalCopyWhatIf> LocalCopyFrom(const LocalCopyInputs& in, const stage::ColdReadComparison& reads) {
+Result<LocalCopyWhatIf> LocalCopyFrom(const LocalCopyInputs& in, const datastore::ColdReadComparison& reads) {
   if (!(in.loader.samples_per_s > 0) || !in.loader.cpu_cores) {
     return Error{"the loader stage measured no rate and CPU on the source to start from"};
   }
@@ -58,7 +58,7 @@ Result<LocalCopyWhatIf> LocalCopyFrom(const LocalCopyInputs& in, const stage::Co
   w.reads = reads;
   w.loader_now = in.loader.samples_per_s;
   // The CPU a sample's reads cost the reader, from each place.
-  auto cpu_per_sample = [&](const stage::ColdReadTiming& t) {
+  auto cpu_per_sample = [&](const datastore::ColdReadTiming& t) {
     return t.files > 0 ? in.files_per_sample * t.cpu_seconds / static_cast<double>(t.files) : 0.0;
   };
   const ReadCpuPerSample read_cpu{cpu_per_sample(w.reads.source), cpu_per_sample(w.reads.local)};
@@ -68,11 +68,11 @@ Result<LocalCopyWhatIf> LocalCopyFrom(const LocalCopyInputs& in, const stage::Co
 
   // The whole data folder: what a copy would move.
   w.root = DataRoot(in.files, in.path_arguments);
-  Result<stage::Manifest> manifest = stage::ScanSource(w.root);
+  Result<datastore::Manifest> manifest = datastore::ScanSource(w.root);
   if (manifest) {
     w.total_bytes = manifest->total_bytes;
     w.total_files = manifest->file_count;
-    w.copy_s = stage::CopySecondsAtPace(w.reads.source, manifest->file_count, manifest->total_bytes);
+    w.copy_s = datastore::CopySecondsAtPace(w.reads.source, manifest->file_count, manifest->total_bytes);
     w.fits_in_memory = in.mem_available_bytes && static_cast<double>(manifest->total_bytes) <=
                                                      kFitsInMemoryShare * static_cast<double>(*in.mem_available_bytes);
   } else {
@@ -96,8 +96,8 @@ std::string LocalCopyText(const LocalCopyWhatIf& w) {
                                                   FormatRate(w.loader_now))
                                     : "";
   parts.push_back(fmt::format("the loader alone would reach ~{} ({}){}", FormatRate(w.Headline()), other, vs));
-  const stage::ColdReadComparison& r = w.reads;
-  auto each = [](const stage::ColdReadTiming& t) {
+  const datastore::ColdReadComparison& r = w.reads;
+  auto each = [](const datastore::ColdReadTiming& t) {
     return t.files > 0 ? fmt::format("{:.1f} ms", t.seconds * 1000 / static_cast<double>(t.files)) : std::string("?");
   };
   std::string basis = fmt::format("cold reads of {} ({}): {} each from the source, {} from a copy in {}",
@@ -107,7 +107,7 @@ std::string LocalCopyText(const LocalCopyWhatIf& w) {
 }
 
 nlohmann::ordered_json LocalCopyJson(const LocalCopyWhatIf& w) {
-  auto timing = [](const stage::ColdReadTiming& t) {
+  auto timing = [](const datastore::ColdReadTiming& t) {
     return nlohmann::ordered_json{
         {"files", t.files}, {"bytes", t.bytes}, {"seconds", t.seconds}, {"cpu_seconds", t.cpu_seconds}};
   };

@@ -1,6 +1,6 @@
 // probe's local-copy what-if: what the loader alone would reach reading a local copy of the run's data, and what
-// the copy costs, measured on a sample of the run's own files (stage/cold_read.h: each read cold from where it
-// lives and from a local copy) and the loader stage's CPU per sample (stage::EstimateLocalCopy).
+// the copy costs, measured on a sample of the run's own files (datastore/cold_read.h: each read cold from where it
+// lives and from a local copy) and the loader stage's CPU per sample (datastore::EstimateLocalCopy).
 //
 // "a local copy of 12.4 GiB takes ~2 min on this link; the loader alone would reach ~1,840 samples/s (~610 while
 // the copy is read cold), 9.2x today's": the copy's time is the whole data folder at the sample's cold read pace;
@@ -15,26 +15,26 @@
 #include <string>
 #include <vector>
 
-#include "stage/cold_read.h"
-#include "stage/storage_wait.h"
+#include "datastore/cold_read.h"
+#include "datastore/storage_wait.h"
 #include "util/result.h"
 
 namespace sat::probe {
 
-using stage::LoaderActivity;
+using datastore::LoaderActivity;
 
-// The estimates are the storage rule's (stage/storage_wait.h: EstimateLocalCopy).
-using stage::EstimateLocalCopy;
-using stage::LocalCopyEstimate;
-using stage::ReadCpuPerSample;
+// The estimates are the storage rule's (datastore/storage_wait.h: EstimateLocalCopy).
+using datastore::EstimateLocalCopy;
+using datastore::LocalCopyEstimate;
+using datastore::ReadCpuPerSample;
 
 struct LocalCopyWhatIf {
-  stage::ColdReadComparison reads;  // the sample, cold from the source and from a local copy
+  datastore::ColdReadComparison reads;  // the sample, cold from the source and from a local copy
   std::string root;                 // the data's folder: the path argument holding the files, else their common folder
-  std::optional<uint64_t> total_bytes;  // of everything under root (stage/manifest.h ScanSource); nullopt: not listed
+  std::optional<uint64_t> total_bytes;  // of everything under root (datastore/manifest.h ScanSource); nullopt: not listed
   std::optional<size_t> total_files;
   std::string total_why_not;            // why root could not be listed
-  std::optional<double> copy_s;         // the whole root at the sample's source pace (stage::CopySecondsAtPace)
+  std::optional<double> copy_s;         // the whole root at the sample's source pace (datastore::CopySecondsAtPace)
   double loader_now = 0;                // the loader stage's samples/s on the source
   LocalCopyEstimate estimate;
   bool fits_in_memory = false;          // total_bytes under half the host's available memory
@@ -50,9 +50,9 @@ struct LocalCopyInputs {
   std::optional<uint64_t> mem_available_bytes;
 };
 
-// The what-if from `reads` (stage::CompareColdReads of the run's files, which probe makes once for the storage rule
+// The what-if from `reads` (datastore::CompareColdReads of the run's files, which probe makes once for the storage rule
 // and this), listing the data's folder for the copy's size. Error: the loader stage measured no rate or CPU.
-Result<LocalCopyWhatIf> LocalCopyFrom(const LocalCopyInputs& in, const stage::ColdReadComparison& reads);
+Result<LocalCopyWhatIf> LocalCopyFrom(const LocalCopyInputs& in, const datastore::ColdReadComparison& reads);
 
 // The data's folder for `files`: the first of `path_arguments` that is a folder holding every one of them, else
 // their deepest common folder; "" for no files.

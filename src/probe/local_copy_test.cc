@@ -7,14 +7,14 @@
 #include <fstream>
 
 #include "probe/test_results.h"
-#include "stage/test_loader_activity.h"
+#include "datastore/test_loader_activity.h"
 
 namespace sat::probe {
 namespace {
 
 namespace fs = std::filesystem;
 
-using stage::fixtures::Loader;
+using datastore::fixtures::Loader;
 
 TEST(DataRoot, APathArgumentHoldingEveryFileWins) {
   std::string dir = (fs::path(testing::TempDir()) / ("data_root_" + std::to_string(::getpid()))).string();

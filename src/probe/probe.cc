@@ -53,7 +53,7 @@ std::vector<std::string> ExistingPathArguments(const std::vector<std::string>& a
 }
 
 // Where the local-copy what-if may put its sample's copy: the user's cache, $TMPDIR, /tmp; none on a network
-// filesystem (stage/cold_read.h refuses the data's own filesystem and tmpfs itself).
+// filesystem (datastore/cold_read.h refuses the data's own filesystem and tmpfs itself).
 std::vector<std::string> LocalCopyFolders(const std::string& proc_root) {
   std::vector<std::string> candidates;
   if (std::optional<std::string> cache = SaturateCacheDir(CacheHomesOfThisProcess())) {
@@ -71,7 +71,7 @@ std::vector<std::string> LocalCopyFolders(const std::string& proc_root) {
   return out;
 }
 
-// Cold reads of a sample of the run's data files (stage/cold_read.h: the storage rule's evidence), then the
+// Cold reads of a sample of the run's data files (datastore/cold_read.h: the storage rule's evidence), then the
 // local-copy what-if (probe/local_copy.h) from them, into result.storage; or why there is none.
 void AddColdReadsAndLocalCopy(ProbeResult& r, const std::vector<std::string>& path_arguments, unsigned cores,
                               std::optional<uint64_t> mem_available, const std::string& proc_root) {
@@ -79,9 +79,9 @@ void AddColdReadsAndLocalCopy(ProbeResult& r, const std::vector<std::string>& pa
     r.storage.local_copy_why_not = "no data file of the run was seen";
     return;
   }
-  stage::ColdReadOptions options;
+  datastore::ColdReadOptions options;
   options.local_dirs = LocalCopyFolders(proc_root);
-  Result<stage::ColdReadComparison> reads = stage::CompareColdReads(r.storage.files.paths, options);
+  Result<datastore::ColdReadComparison> reads = datastore::CompareColdReads(r.storage.files.paths, options);
   if (!reads) {
     r.storage.local_copy_why_not = reads.error().message;
     return;

@@ -15,7 +15,7 @@
 #include "core/trace_summary.h"
 #include "core/what_if.h"
 #include "probe/local_copy.h"
-#include "stage/cold_read.h"
+#include "datastore/cold_read.h"
 #include "telemetry/page_cache.h"
 
 namespace sat::probe {
@@ -48,9 +48,9 @@ struct StorageFindings {
   std::optional<telemetry::ResidencySample> page_cache_before_run;
   // A sample of the data files just before the loader stage (the full stage read them first, as training does).
   std::optional<telemetry::ResidencySample> page_cache;
-  // A sample of the data files read cold from their mount and from a local copy (stage/cold_read.h), when due
+  // A sample of the data files read cold from their mount and from a local copy (datastore/cold_read.h), when due
   // (LocalCopyDue): the storage rule's evidence and the local-copy what-if's.
-  std::optional<stage::ColdReadComparison> cold_reads;
+  std::optional<datastore::ColdReadComparison> cold_reads;
   std::optional<LocalCopyWhatIf> local_copy;
   std::string local_copy_why_not;            // the what-if was due but not measured (the cold reads' error, or why)
   std::vector<core::DataLocation> write_locations;  // of `files.writes`

@@ -30,8 +30,8 @@ constexpr double kMiB = 1024.0 * 1024.0;
 
 // "network", "FUSE" (every read a round trip to a user-space daemon) or "local".
 std::string_view MountWord(const core::DataLocation& loc) {
-  const stage::MountKind kind = stage::MountKindOfType(loc.fs_type, loc.network);
-  return kind == stage::MountKind::kNetwork ? "network" : kind == stage::MountKind::kFuse ? "FUSE" : "local";
+  const datastore::MountKind kind = datastore::MountKindOfType(loc.fs_type, loc.network);
+  return kind == datastore::MountKind::kNetwork ? "network" : kind == datastore::MountKind::kFuse ? "FUSE" : "local";
 }
 
 // One line of text: line breaks inside it become spaces.

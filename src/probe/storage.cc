@@ -48,15 +48,15 @@ std::string SplitText(const LoaderTimeSplit& s) {
   if (s.cpu_s_per_sample) per_sample.push_back(fmt::format("{:.2f} ms of CPU", *s.cpu_s_per_sample * 1000));
   if (s.bytes_per_sample) per_sample.push_back(FormatBytes(*s.bytes_per_sample) + " read");
   std::string tail = per_sample.empty() ? "" : fmt::format(" ({} per sample)", JoinNonEmpty(per_sample, " and "));
-  return stage::SplitClause(s) + tail;
+  return datastore::SplitClause(s) + tail;
 }
 
-std::string_view BasisName(stage::FetchBasis b) {
+std::string_view BasisName(datastore::FetchBasis b) {
   switch (b) {
-    case stage::FetchBasis::kBlocked: return "blocked";
-    case stage::FetchBasis::kColdReads: return "cold_reads";
-    case stage::FetchBasis::kOffCpuOnMount: return "off_cpu_on_mount";
-    case stage::FetchBasis::kNone: break;
+    case datastore::FetchBasis::kBlocked: return "blocked";
+    case datastore::FetchBasis::kColdReads: return "cold_reads";
+    case datastore::FetchBasis::kOffCpuOnMount: return "off_cpu_on_mount";
+    case datastore::FetchBasis::kNone: break;
   }
   return "none";
 }
@@ -79,16 +79,16 @@ bool Judgeable(const core::StageResult& s) { return core::StageMeasured(s) && En
 
 std::optional<LoaderTimeSplit> SplitOf(const ProbeResult& r, const core::StageResult& s) {
   if (!Judgeable(s)) return std::nullopt;
-  return stage::JudgeStorageWait(StorageEvidenceOf(r, s)).split;
+  return datastore::JudgeStorageWait(StorageEvidenceOf(r, s)).split;
 }
 
-ordered_json ColdTimingJson(const stage::ColdReadTiming& t) {
+ordered_json ColdTimingJson(const datastore::ColdReadTiming& t) {
   return {{"files", t.files}, {"bytes", t.bytes}, {"seconds", t.seconds}, {"cpu_seconds", t.cpu_seconds}};
 }
 
 // "32 files (1.9 MiB) read cold: 45.1 ms each from the mount, 0.2 ms from a copy in /root/.cache/saturate".
-std::string ColdReadsText(const stage::ColdReadComparison& c) {
-  auto each = [](const stage::ColdReadTiming& t) {
+std::string ColdReadsText(const datastore::ColdReadComparison& c) {
+  auto each = [](const datastore::ColdReadTiming& t) {
     return t.files > 0 ? fmt::format("{:.1f} ms", t.seconds * 1000 / static_cast<double>(t.files)) : std::string("?");
   };
   return fmt::format("{} file{} ({}) read cold: {} each from the mount, {} from a copy in {}", c.source.files,
@@ -106,10 +106,10 @@ std::string WhereText(const core::DataLocation& loc) {
 std::string DataPlace(const ProbeResult& r) {
   if (r.data_locations.empty() || r.data_locations.front().mount_point.empty()) return "storage";
   const core::DataLocation& loc = r.data_locations.front();
-  const stage::MountKind kind = stage::MountKindOfType(loc.fs_type, loc.network);
+  const datastore::MountKind kind = datastore::MountKindOfType(loc.fs_type, loc.network);
   return fmt::format("{} ({}, {})", loc.mount_point, loc.fs_type,
-                     kind == stage::MountKind::kNetwork ? "network filesystem"
-                     : kind == stage::MountKind::kFuse  ? "FUSE"
+                     kind == datastore::MountKind::kNetwork ? "network filesystem"
+                     : kind == datastore::MountKind::kFuse  ? "FUSE"
                                                         : "local");
 }
 
@@ -129,14 +129,14 @@ ordered_json DataLocationsJson(const std::vector<core::DataLocation>& locations)
 }
 
 std::string FetchStallCause(const ProbeResult& r, const LoaderTimeSplit& split) {
-  const std::string basis = stage::FetchBasisText(split);
+  const std::string basis = datastore::FetchBasisText(split);
   return fmt::format("fetch stalls: the loader waits on {} {} of its time{}", DataPlace(r), FormatShare(split.fetch),
                      basis.empty() ? "" : " (" + basis + ")");
 }
 
 std::string StorageNext(const ProbeResult& r, const StorageWait& wait) {
   if (wait.copy_helps && r.storage.local_copy) return LocalCopyNext(*r.storage.local_copy);
-  if (!wait.copy_helps && wait.copy_time_ratio && *wait.copy_time_ratio <= stage::kCopyFasterRatio &&
+  if (!wait.copy_helps && wait.copy_time_ratio && *wait.copy_time_ratio <= datastore::kCopyFasterRatio &&
       wait.split && wait.split->copy_saves) {
     return fmt::format("faster storage, or cheaper reads (a local copy would save only {} of the loader's time)",
                        FormatShare(*wait.split->copy_saves));
@@ -145,7 +145,7 @@ std::string StorageNext(const ProbeResult& r, const StorageWait& wait) {
     return fmt::format("faster storage (a local copy read its files in {} of the time: no faster)",
                        FormatShare(*wait.copy_time_ratio));
   }
-  if (!wait.copy_helps && wait.mount == stage::MountKind::kLocal) return "a faster drive (the data is on a local one)";
+  if (!wait.copy_helps && wait.mount == datastore::MountKind::kLocal) return "a faster drive (the data is on a local one)";
   return "stage the data on a local disk / faster storage";
 }
 
@@ -269,7 +269,7 @@ StorageEvidence StorageEvidenceOf(const ProbeResult& r, const core::StageResult&
   e.loader = LoaderActivityOf(s);
   if (!r.data_locations.empty()) {
     const core::DataLocation& loc = r.data_locations.front();
-    e.mount = stage::MountKindOfType(loc.fs_type, loc.network);
+    e.mount = datastore::MountKindOfType(loc.fs_type, loc.network);
   }
   e.cold = r.storage.cold_reads;
   if (s.data_opens > 0 && s.totals.samples > 0) {
@@ -289,7 +289,7 @@ StorageWait StorageWaitOf(const ProbeResult& r, const core::StageResult** stage_
   if (stage_out != nullptr) *stage_out = nullptr;
   for (const core::StageResult* s : {&r.loader, &r.full}) {
     if (!Judgeable(*s)) continue;
-    StorageWait w = stage::JudgeStorageWait(StorageEvidenceOf(r, *s));
+    StorageWait w = datastore::JudgeStorageWait(StorageEvidenceOf(r, *s));
     if (!w.split && w.finding != StorageFinding::kKeepsUp) continue;
     if (stage_out != nullptr) *stage_out = s;
     return w;
@@ -299,8 +299,8 @@ StorageWait StorageWaitOf(const ProbeResult& r, const core::StageResult** stage_
 
 bool LocalCopyDue(const ProbeResult& r) {
   for (const core::DataLocation& loc : r.data_locations) {
-    const stage::MountKind kind = stage::MountKindOfType(loc.fs_type, loc.network);
-    if (kind == stage::MountKind::kNetwork || kind == stage::MountKind::kFuse) return true;
+    const datastore::MountKind kind = datastore::MountKindOfType(loc.fs_type, loc.network);
+    if (kind == datastore::MountKind::kNetwork || kind == datastore::MountKind::kFuse) return true;
   }
   return StorageWaitOf(r).finding == StorageFinding::kStorage;
 }
@@ -312,7 +312,7 @@ std::optional<MoreReaders> MoreReadersWhatIf(const ProbeResult& r) {
   const int64_t now = StageWorkers(r.full).value_or(StageWorkers(*from).value_or(0));
   std::optional<int64_t> next = MoreWorkers(now, r.machine.cpu_count);
   if (!next) return std::nullopt;
-  std::optional<double> rate = stage::MoreReadersEstimate(LoaderActivityOf(*from), static_cast<double>(*next),
+  std::optional<double> rate = datastore::MoreReadersEstimate(LoaderActivityOf(*from), static_cast<double>(*next),
                                                           r.machine.cpu_count);
   if (!rate) return std::nullopt;
   return MoreReaders{*next, *rate};
@@ -330,7 +330,7 @@ std::vector<std::string> StorageLines(const ProbeResult& r) {
   const StorageWait wait = StorageWaitOf(r);
   if (!splits.empty()) {
     lines.push_back("loader time: " + JoinNonEmpty(splits, "; ") +
-                    (wait.split ? ": " + stage::FindingText(wait) : std::string()));
+                    (wait.split ? ": " + datastore::FindingText(wait) : std::string()));
   }
   std::vector<std::string> cache;
   if (st.page_cache_before_run) {
@@ -374,7 +374,7 @@ ordered_json StorageJson(const ProbeResult& r) {
           {"page_cache_before_run", ResidencyJson(st.page_cache_before_run)},
           {"page_cache", ResidencyJson(st.page_cache)},
           {"loader_time", {{"loader", SplitJson(SplitOf(r, r.loader))}, {"full", SplitJson(SplitOf(r, r.full))}}},
-          {"finding", stage::StorageFindingName(wait.finding)},
+          {"finding", datastore::StorageFindingName(wait.finding)},
           {"fetch_bound", wait.finding == StorageFinding::kStorage},
           {"copy_helps", wait.copy_helps},
           {"more_readers", more ? ordered_json{{"workers", more->workers}, {"samples_per_s", more->samples_per_s}}

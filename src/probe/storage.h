@@ -1,6 +1,6 @@
 // What probe finds about the storage a run reads and writes: which files its loader really opens, how much of them
 // the page cache held, cold reads of a sample of them on their mount, whether the loader waits on storage and a local
-// copy would help (the storage rule, stage/storage_wait.h, on probe's readings), the local-copy and more-workers
+// copy would help (the storage rule, datastore/storage_wait.h, on probe's readings), the local-copy and more-workers
 // what-ifs (probe/local_copy.h), and where the run writes. The verdict (probe/verdict.h) names storage from these;
 // the report shows them.
 //
@@ -19,16 +19,16 @@
 #include "core/stage.h"
 #include "probe/local_copy.h"
 #include "probe/probe_result.h"
-#include "stage/cold_read.h"
-#include "stage/storage_wait.h"
+#include "datastore/cold_read.h"
+#include "datastore/storage_wait.h"
 #include "telemetry/page_cache.h"
 
 namespace sat::probe {
 
-using stage::LoaderTimeSplit;
-using stage::StorageEvidence;
-using stage::StorageFinding;
-using stage::StorageWait;
+using datastore::LoaderTimeSplit;
+using datastore::StorageEvidence;
+using datastore::StorageFinding;
+using datastore::StorageWait;
 
 inline constexpr size_t kResidencySampleFiles = 64;
 // Files listed under the command line's data paths for the reading before the run.
@@ -46,7 +46,7 @@ DataFiles DataFilesOf(const ProbeResult& result, const std::vector<std::string>&
 // in directory order, links not followed, unreadable parts skipped), for the page cache before the run reads them.
 std::vector<std::string> ArgumentDataFiles(const std::vector<std::string>& path_arguments, size_t max_files);
 
-// What `stage` showed of its loader (stage/storage_wait.h), over its steady part. A full stage without workers is
+// What `stage` showed of its loader (datastore/storage_wait.h), over its steady part. A full stage without workers is
 // the trainer loading for itself (in_trainer), its data wait the loader's time.
 LoaderActivity LoaderActivityOf(const core::StageResult& stage);
 // The storage rule's evidence from `stage`: its loader, the mount holding most of the data files, the cold reads,

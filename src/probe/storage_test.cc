@@ -87,7 +87,7 @@ TEST(StorageWaitOf, TheLoaderStageFirstThenTheFullStage) {
   ASSERT_TRUE(w.split.has_value());
   EXPECT_EQ(from, &r.loader);
   EXPECT_DOUBLE_EQ(w.split->fetch, 0.9);
-  EXPECT_EQ(w.split->basis, stage::FetchBasis::kBlocked);
+  EXPECT_EQ(w.split->basis, datastore::FetchBasis::kBlocked);
   EXPECT_DOUBLE_EQ(w.split->prep, 0.05);
   EXPECT_DOUBLE_EQ(*w.split->bytes_per_sample, 4096);
   EXPECT_EQ(w.finding, StorageFinding::kStorage);
@@ -113,11 +113,11 @@ TEST(StorageWaitOf, TheLoaderStageFirstThenTheFullStage) {
   EXPECT_TRUE(LocalCopyDue(r));
   w = StorageWaitOf(r);
   EXPECT_EQ(w.finding, StorageFinding::kStorage);
-  EXPECT_EQ(w.split->basis, stage::FetchBasis::kOffCpuOnMount);
+  EXPECT_EQ(w.split->basis, datastore::FetchBasis::kOffCpuOnMount);
   // With them, what they account for: 32 files at 21 ms each, one a sample, at 39 samples/s in 95% of the loop.
   r.storage.cold_reads = ExampleLocalCopy().reads;
   w = StorageWaitOf(r);
-  EXPECT_EQ(w.split->basis, stage::FetchBasis::kColdReads);
+  EXPECT_EQ(w.split->basis, datastore::FetchBasis::kColdReads);
   EXPECT_NEAR(w.split->fetch, 0.021 * 39 / 0.95, 1e-9);
   EXPECT_TRUE(w.copy_helps);
   r.data_locations = {{"/nfs/a.bin", 10, "/nfs", "nfs4", "server:/x", true}};

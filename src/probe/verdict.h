@@ -22,7 +22,7 @@
 //      or when full waits for data at least kDataWaitBoundShare of each step; step overhead is "bound" when
 //      named phases that are neither compute nor copies (metrics, logging, checkpoints) take at least
 //      kOverheadBoundShare. When both hold, the larger share of the step wins (what removing it would save).
-//      The loader's cause: first, the storage rule (stage/storage_wait.h, on the loader stage, else the full stage:
+//      The loader's cause: first, the storage rule (datastore/storage_wait.h, on the loader stage, else the full stage:
 //      its CPU against its wait, its processes in 'D', cold reads of its files, the mount): a loader waiting on
 //      storage makes the bottleneck "storage", naming the filesystem, its kind and the evidence, and as next steps
 //      the local copy's what-if (or faster storage, where a local copy reads as slowly) and, where each reader

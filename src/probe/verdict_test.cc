@@ -7,7 +7,7 @@
 
 #include "probe/storage.h"
 #include "probe/test_results.h"
-#include "stage/test_storage_cases.h"
+#include "datastore/test_storage_cases.h"
 
 namespace sat::probe {
 namespace {
@@ -149,13 +149,13 @@ TEST(Decide, FetchStallsPointAtTheMeasuredLocalCopyAndAtMoreWorkers) {
                             "samples/s");
 }
 
-// The storage rule's scripted loaders (stage/test_storage_cases.h) through probe: its full stage's telemetry made of
+// The storage rule's scripted loaders (datastore/test_storage_cases.h) through probe: its full stage's telemetry made of
 // the same ticks, the data on the case's mount and its cold reads. Probe must find what the rule finds, and name
 // storage exactly where the rule does.
-class ProbeStorageCases : public testing::TestWithParam<stage::fixtures::StorageCase> {};
+class ProbeStorageCases : public testing::TestWithParam<datastore::fixtures::StorageCase> {};
 
 TEST_P(ProbeStorageCases, TheVerdictFollowsTheRule) {
-  const stage::fixtures::StorageCase& c = GetParam();
+  const datastore::fixtures::StorageCase& c = GetParam();
   ProbeResult r = Probe(false);
   r.helper = true;
   r.full = Measured(core::StageKind::kFull, c.samples_per_s);
@@ -163,7 +163,7 @@ TEST_P(ProbeStorageCases, TheVerdictFollowsTheRule) {
   r.loader = Skipped(core::StageKind::kLoader, "the budget was spent");
   r.compute = Skipped(core::StageKind::kCompute, "the budget was spent");
   std::vector<double> cpu_pct, blocked;
-  for (const stage::fixtures::Tick& t : c.ticks) {
+  for (const datastore::fixtures::Tick& t : c.ticks) {
     cpu_pct.push_back(t.cpu_cores * 100);
     blocked.push_back(t.blocked);
   }
@@ -175,23 +175,23 @@ TEST_P(ProbeStorageCases, TheVerdictFollowsTheRule) {
   r.full.telemetry.cpu_count = c.cores;
   r.data_locations = {{"/data/f1.bin", 64, "/data", c.fs_type, "dev", c.network}};
   r.storage.cold_reads = c.cold;
-  ASSERT_EQ(LocalCopyDue(r), c.fs_type != "ext4" || c.finding == stage::StorageFinding::kStorage);
+  ASSERT_EQ(LocalCopyDue(r), c.fs_type != "ext4" || c.finding == datastore::StorageFinding::kStorage);
   const Verdict v = Decide(r);
   const nlohmann::ordered_json j = StorageJson(r);
-  EXPECT_EQ(j["finding"], std::string(stage::StorageFindingName(c.finding))) << j.dump();
+  EXPECT_EQ(j["finding"], std::string(datastore::StorageFindingName(c.finding))) << j.dump();
   EXPECT_EQ(j["copy_helps"], c.copy_helps);
-  EXPECT_EQ(v.bottleneck, c.finding == stage::StorageFinding::kStorage ? "storage" : "loader") << v.cause;
-  if (c.finding == stage::StorageFinding::kCpu) {
+  EXPECT_EQ(v.bottleneck, c.finding == datastore::StorageFinding::kStorage ? "storage" : "loader") << v.cause;
+  if (c.finding == datastore::StorageFinding::kCpu) {
     EXPECT_THAT(v.cause, HasSubstr("CPU"));
   }
-  if (c.finding == stage::StorageFinding::kStorage) {
+  if (c.finding == datastore::StorageFinding::kStorage) {
     EXPECT_THAT(v.cause, HasSubstr("fetch stalls: the loader waits on /data (" + c.fs_type));
     EXPECT_EQ(j["more_readers"].is_null(), !c.more_readers_help);
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Cases, ProbeStorageCases, testing::ValuesIn(stage::fixtures::StorageCases()),
-                         [](const testing::TestParamInfo<stage::fixtures::StorageCase>& info) {
+INSTANTIATE_TEST_SUITE_P(Cases, ProbeStorageCases, testing::ValuesIn(datastore::fixtures::StorageCases()),
+                         [](const testing::TestParamInfo<datastore::fixtures::StorageCase>& info) {
                            return info.param.name;
                          });
 

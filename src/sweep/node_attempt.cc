@@ -149,7 +149,7 @@ nlohmann::json NodeJobToJson(const NodeJob& job) {
           {"warmup_s", job.warmup_s},
           {"window_s", job.window_s},
           {"request", job.request},
-          {"stage", StageOptionsJson(job.stage)}};
+          {"stage", StagingOptionsJson(job.stage)}};
 }
 
 Result<NodeJob> NodeJobFromJson(const nlohmann::json& j) {
@@ -173,7 +173,7 @@ Result<NodeJob> NodeJobFromJson(const nlohmann::json& j) {
     job.window_s = j.value("window_s", 1.0);
     job.request = j.value("request", nlohmann::json::object());
     if (!job.request.is_object()) job.request = nlohmann::json::object();
-    job.stage = StageOptionsFromJson(j.value("stage", nlohmann::json::object()));
+    job.stage = StagingOptionsFromJson(j.value("stage", nlohmann::json::object()));
     if (job.argv.empty()) return Error{"the job has no command"};
     return job;
   } catch (const nlohmann::json::exception& e) {
@@ -266,7 +266,7 @@ Result<int> RunNodeAttempt(const std::string& job_path, const NodeIdentity& who,
   // The data on this node's drive before the run starts; a node that cannot stage it ends the attempt as a start
   // failure, and the run never reads a half copy. Transient (retried) when it is this node's lack (room, a failed
   // copy); a bad path or store folder in the spec fails the run at once, as it would on every node.
-  std::vector<stage::Lease> staged;  // held until the run ends: the copies are not evicted under it
+  std::vector<datastore::Lease> staged;  // held until the run ends: the copies are not evicted under it
   if (!job.stage.paths.empty()) {
     auto staging = StageOnNode(job.stage, &staged);
     if (!staging) {

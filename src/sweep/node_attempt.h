@@ -51,7 +51,7 @@ struct NodeJob {
   // or an MPS share; 0 without a GPU), which its GPUs' energy is charged by.
   nlohmann::json request = nlohmann::json::object();
   // Data to stage on the node before the run starts (sweep/staging.h StageOnNode); no paths: none.
-  StageOptions stage;
+  StagingOptions stage;
 };
 nlohmann::json NodeJobToJson(const NodeJob& job);
 Result<NodeJob> NodeJobFromJson(const nlohmann::json& j);

@@ -168,7 +168,7 @@ class SaturateParser : public SpecReader {
   // stage: a path, a list of paths, or a list of {path: P}; stage_policy, stage_dir, stage_cap, stage_verify,
   // stage_copy_first.
   bool ParseStage(const YAML::Node& n) {
-    StageOptions& o = options_.stage;
+    StagingOptions& o = options_.stage;
     if (const YAML::Node stage = n["stage"]) {
       auto add = [&](const YAML::Node& item) {
         // (YAML::Node's assignment writes into the node it refers to, hence one const binding.)

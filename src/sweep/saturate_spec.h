@@ -40,10 +40,10 @@ std::optional<StagePolicy> ParseStagePolicy(std::string_view text);
 // `stage_verify`: "checksums" -> true, "sizes" -> false, else nullopt.
 std::optional<bool> ParseStageVerify(std::string_view text);
 
-struct StageOptions {
+struct StagingOptions {
   std::vector<std::string> paths;  // files or folders the runs read, as given; empty: nothing is staged
   StagePolicy policy = StagePolicy::kAuto;
-  std::string dir;         // the node's store (stage/store.h); empty: stage::DefaultStoreRoot()
+  std::string dir;         // the node's store (datastore/store.h); empty: datastore::DefaultStoreRoot()
   uint64_t cap_bytes = 0;  // the store's size at most; 0: free space decides
   // `stage_verify: checksums`: a copy found in the store is read back against its checksums before runs use it;
   // `sizes` (the default) compares its listing (sizes, mtimes, modes) with the data's.
@@ -80,7 +80,7 @@ struct SaturateOptions {
   std::string backend = "local";
   std::string backend_at;  // "FILE:LINE:COLUMN" of `backend` in the spec, for errors; empty when not given
   SlurmSpec slurm;
-  StageOptions stage;
+  StagingOptions stage;
 };
 
 

@@ -38,12 +38,12 @@ std::optional<std::string> SwapPath(const std::string& item, const std::string& 
 }
 
 // Each path listed (its size and files), not yet copied; `sample` (may be null) gets up to kSampleListed files of the
-// first, evenly across it, small enough for the cold reads. Errors: stage::ScanSource's (exit 2, naming the path).
+// first, evenly across it, small enough for the cold reads. Errors: datastore::ScanSource's (exit 2, naming the path).
 Result<std::vector<StagedSource>> ListSources(const std::vector<std::string>& paths,
                                              std::vector<std::string>* sample = nullptr) {
   std::vector<StagedSource> sources;
   for (const std::string& given : paths) {
-    auto manifest = stage::ScanSource(given);
+    auto manifest = datastore::ScanSource(given);
     if (!manifest) return manifest.error();
     StagedSource source;
     source.given = StripSlashes(given);
@@ -52,8 +52,8 @@ Result<std::vector<StagedSource>> ListSources(const std::vector<std::string>& pa
     source.files = manifest->file_count;
     if (sample != nullptr && sources.empty()) {
       std::vector<std::string> files;
-      for (const stage::Entry& e : manifest->entries) {
-        if (e.type != stage::Entry::Type::kFile || e.size > kColdReadLargestFile) continue;
+      for (const datastore::Entry& e : manifest->entries) {
+        if (e.type != datastore::Entry::Type::kFile || e.size > kColdReadLargestFile) continue;
         files.push_back(manifest->single_file ? manifest->source : manifest->source + "/" + e.rel);
       }
       *sample = telemetry::EvenSample(files, kSampleListed);
@@ -76,9 +76,9 @@ std::optional<dev_t> DeviceOf(std::string path) {
 }
 
 // The store folder: the spec's (or --stage-dir), else the default of this machine.
-Result<std::string> StoreRoot(const StageOptions& options) {
+Result<std::string> StoreRoot(const StagingOptions& options) {
   if (!options.dir.empty()) return options.dir;
-  std::string root = stage::DefaultStoreRoot();
+  std::string root = datastore::DefaultStoreRoot();
   if (root.empty()) {
     return UsageError("staging needs a folder for the copies: give --stage-dir or saturate.stage_dir (this user has "
                       "no cache folder: neither XDG_CACHE_HOME nor HOME is set, and no home in the password database)");
@@ -88,9 +88,9 @@ Result<std::string> StoreRoot(const StageOptions& options) {
 
 }  // namespace
 
-stage::StorageEvidence EvidenceOf(const FetchSignals& s, stage::MountKind mount,
-                                  const std::optional<stage::ColdReadComparison>& cold) {
-  stage::StorageEvidence e;
+datastore::StorageEvidence EvidenceOf(const FetchSignals& s, datastore::MountKind mount,
+                                  const std::optional<datastore::ColdReadComparison>& cold) {
+  datastore::StorageEvidence e;
   e.loader.samples_per_s = s.samples_per_s;
   // Workers load; without (fewer than half a worker on average) the trainer loads within its data wait.
   e.loader.in_trainer = s.workers < 0.5;
@@ -104,10 +104,10 @@ stage::StorageEvidence EvidenceOf(const FetchSignals& s, stage::MountKind mount,
   return e;
 }
 
-std::string JudgementText(const FetchSignals& s, const stage::StorageWait& w) {
+std::string JudgementText(const FetchSignals& s, const datastore::StorageWait& w) {
   std::string text = fmt::format("the first run waited for data {} of its loop time", FormatShare(s.wait_share));
-  if (w.split) text += "; its loading: " + stage::SplitClause(*w.split);
-  return text + ": " + stage::FindingText(w);
+  if (w.split) text += "; its loading: " + datastore::SplitClause(*w.split);
+  return text + ": " + datastore::FindingText(w);
 }
 
 RestartChoice ChooseRestart(const RunProgress& p, double copy_rate) {
@@ -134,7 +134,7 @@ RestartChoice ChooseRestart(const RunProgress& p, double copy_rate) {
   return c;
 }
 
-Result<std::unique_ptr<Stager>> Stager::Start(const StageOptions& options, const StagerSeams& seams) {
+Result<std::unique_ptr<Stager>> Stager::Start(const StagingOptions& options, const StagerSeams& seams) {
   std::unique_ptr<Stager> stager(new Stager());
   stager->start_t_ = telemetry::MonotonicSeconds();
   stager->options_ = options;
@@ -158,12 +158,12 @@ Result<std::unique_ptr<Stager>> Stager::Start(const StageOptions& options, const
       break;
     case StagePolicy::kAuto: {
       // Copies the store has already cost nothing: use them.
-      stage::StoreOptions store;
+      datastore::StoreOptions store;
       store.root = stager->root_;
       store.verify_checksums = options.verify_checksums;
-      std::vector<stage::Lease> found;
+      std::vector<datastore::Lease> found;
       for (const StagedSource& s : stager->sources_) {
-        auto lease = stage::FindCopy(s.given, store);
+        auto lease = datastore::FindCopy(s.given, store);
         if (!lease) return lease.error();
         if (!*lease) break;
         found.push_back(std::move(**lease));
@@ -190,14 +190,14 @@ Result<std::unique_ptr<Stager>> Stager::Start(const StageOptions& options, const
       // Data in memory (tmpfs, ramfs) reads faster than a copy on a drive would; judging a first run alone costs
       // its whole life (its loader never waits on storage, so it is judged at its end).
       const bool in_memory = std::all_of(stager->sources_.begin(), stager->sources_.end(),
-                                         [](const StagedSource& s) { return stage::InMemoryAt(s.resolved); });
+                                         [](const StagedSource& s) { return datastore::InMemoryAt(s.resolved); });
       if (in_memory && !seams.same_filesystem_ok) {
         stager->judged_ = true;
         stager->decision_ = "source";
         stager->reason_ = "the data is in memory (tmpfs or ramfs): a copy on a drive would not read faster";
         break;
       }
-      stager->mount_ = seams.mount.value_or(stage::MountKindAt(stager->sources_.front().resolved));
+      stager->mount_ = seams.mount.value_or(datastore::MountKindAt(stager->sources_.front().resolved));
       if (seams.cold_reads) stager->BeginColdReads();
       break;
     }
@@ -218,11 +218,11 @@ void Stager::BeginColdReads() {
     std::error_code ec;
     std::filesystem::create_directories(std::filesystem::path(root_).parent_path(), ec);
     (void)::mkdir(root_.c_str(), 0700);
-    stage::ColdReadOptions o;
+    datastore::ColdReadOptions o;
     o.max_files = kColdReadFiles;
     o.max_bytes = kColdReadBytes;
     o.local_dirs = {root_};
-    Result<stage::ColdReadComparison> reads = seams_.cold_reads(sample_files_, o);
+    Result<datastore::ColdReadComparison> reads = seams_.cold_reads(sample_files_, o);
     std::lock_guard<std::mutex> lock(mu_);
     cold_ = std::move(reads);
   });
@@ -245,7 +245,7 @@ void Stager::BeginCopy(const std::string& why) {
 
 void Stager::CopyAll() {
   {  // every source in turn, each a lease on its copy; the first error ends it
-    stage::StoreOptions store;
+    datastore::StoreOptions store;
     store.root = root_;
     store.cap_bytes = options_.cap_bytes;
     store.verify_checksums = options_.verify_checksums;
@@ -258,7 +258,7 @@ void Stager::CopyAll() {
       total += s.bytes;
       files_total += s.files;
     }
-    store.on_progress = [&](const stage::Progress& p) {
+    store.on_progress = [&](const datastore::Progress& p) {
       std::lock_guard<std::mutex> lock(mu_);
       progress_ = p;
       progress_.bytes_done += before;
@@ -266,13 +266,13 @@ void Stager::CopyAll() {
       progress_.bytes_total = std::max(total, before + p.bytes_total);
       progress_.files_total = std::max(files_total, files_before + p.files_total);
       progress_.elapsed_s = telemetry::MonotonicSeconds() - copy_t0_;
-      if (p.phase == stage::Progress::Phase::kDone && before + p.bytes_total < total) {
-        progress_.phase = stage::Progress::Phase::kCopying;
+      if (p.phase == datastore::Progress::Phase::kDone && before + p.bytes_total < total) {
+        progress_.phase = datastore::Progress::Phase::kCopying;
       }
     };
-    std::vector<stage::Lease> leases;
+    std::vector<datastore::Lease> leases;
     for (const StagedSource& s : sources_) {
-      auto lease = stage::Acquire(s.given, store);
+      auto lease = datastore::Acquire(s.given, store);
       if (!lease) {
         std::lock_guard<std::mutex> lock(mu_);
         copied_ = lease.error();
@@ -306,11 +306,11 @@ bool Stager::HasNews() const {
          (decision_ == "copying" && copied_.has_value());
 }
 
-bool Stager::SlowMount() const { return mount_ == stage::MountKind::kFuse || mount_ == stage::MountKind::kNetwork; }
+bool Stager::SlowMount() const { return mount_ == datastore::MountKind::kFuse || mount_ == datastore::MountKind::kNetwork; }
 
 bool Stager::MaybeCopyAtOnce() {
   if (judged_ || decision_ != "undecided" || !SlowMount()) return false;
-  std::optional<stage::ColdReadComparison> cold;
+  std::optional<datastore::ColdReadComparison> cold;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!cold_) return false;
@@ -318,10 +318,10 @@ bool Stager::MaybeCopyAtOnce() {
     if (!*cold_) return false;
     cold = **cold_;
   }
-  if (cold->source.files == 0 || cold->local.files == 0 || cold->LocalTimeRatio() > stage::kCopyFasterRatio) {
+  if (cold->source.files == 0 || cold->local.files == 0 || cold->LocalTimeRatio() > datastore::kCopyFasterRatio) {
     return false;
   }
-  auto each = [](const stage::ColdReadTiming& t) { return t.seconds * 1000 / static_cast<double>(t.files); };
+  auto each = [](const datastore::ColdReadTiming& t) { return t.seconds * 1000 / static_cast<double>(t.files); };
   // The whole copy at the sample's pace, its files read as many at once as the store copies them.
   size_t files = 0;
   uint64_t bytes = 0;
@@ -329,13 +329,13 @@ bool Stager::MaybeCopyAtOnce() {
     files += s.files;
     bytes += s.bytes;
   }
-  const double copy_s = stage::CopySecondsAtPace(cold->source, files, bytes) /
-                        static_cast<double>(std::clamp<size_t>(files, 1, stage::StoreOptions{}.threads));
+  const double copy_s = datastore::CopySecondsAtPace(cold->source, files, bytes) /
+                        static_cast<double>(std::clamp<size_t>(files, 1, datastore::StoreOptions{}.threads));
   // The first run was held for the cold reads unless they outlasted kColdReadHoldS (MayStart).
   copy_first_ = copy_s <= options_.copy_first_s && !ColdHoldOver();
   BeginCopy(fmt::format("the cold reads of {} of its files took {:.1f} ms each on the {} mount against {:.2f} ms from "
                         "the store's drive: {}",
-                        cold->source.files, each(cold->source), stage::MountKindName(mount_), each(cold->local),
+                        cold->source.files, each(cold->source), datastore::MountKindName(mount_), each(cold->local),
                         copy_first_
                             ? fmt::format("the copy (~{}) is made before the first run starts", FormatDuration(copy_s))
                             : fmt::format("the copy began at once (~{}), while the first run is judged",
@@ -345,7 +345,7 @@ bool Stager::MaybeCopyAtOnce() {
 
 bool Stager::Judge(const FetchSignals& signals, bool final) {
   if (judged_) return true;
-  std::optional<stage::ColdReadComparison> cold;
+  std::optional<datastore::ColdReadComparison> cold;
   std::string cold_why;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -355,10 +355,10 @@ bool Stager::Judge(const FetchSignals& signals, bool final) {
   }
   judged_ = true;
   evidence_ = EvidenceOf(signals, mount_, cold);
-  wait_ = stage::JudgeStorageWait(*evidence_);
+  wait_ = datastore::JudgeStorageWait(*evidence_);
   std::string why = JudgementText(signals, *wait_);
   if (!cold_why.empty()) why += fmt::format(" (no cold reads: {})", cold_why);
-  const bool copy = wait_->finding == stage::StorageFinding::kStorage && wait_->copy_helps;
+  const bool copy = wait_->finding == datastore::StorageFinding::kStorage && wait_->copy_helps;
   if (decision_ == "undecided") {
     if (copy) {
       BeginCopy(why);
@@ -392,9 +392,9 @@ RestartChoice Stager::OnSource(int64_t index, const std::string& key, const RunP
   std::optional<double> copy_rate;
   if (evidence_ && wait_) {
     // What the judgement found a copy saves, at the run's rate now.
-    stage::StorageEvidence now = *evidence_;
+    datastore::StorageEvidence now = *evidence_;
     if (progress.samples_per_s > 0) now.loader.samples_per_s = progress.samples_per_s;
-    copy_rate = stage::TrainingOnCopyEstimate(now, *wait_);
+    copy_rate = datastore::TrainingOnCopyEstimate(now, *wait_);
   }
   if (copy_rate) {
     c = ChooseRestart(progress, *copy_rate);
@@ -409,7 +409,7 @@ RestartChoice Stager::OnSource(int64_t index, const std::string& key, const RunP
 Result<std::optional<std::string>> Stager::Poll() {
   // auto, before the judgement: the cold reads may show a copy worth beginning at once.
   if (MaybeCopyAtOnce()) return std::optional("staging: copying the data to a local drive: " + reason_);
-  std::optional<Result<std::vector<stage::Lease>>> copied;
+  std::optional<Result<std::vector<datastore::Lease>>> copied;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (decision_ != "copying" || !copied_) return std::optional<std::string>();
@@ -429,7 +429,7 @@ Result<std::optional<std::string>> Stager::Poll() {
   std::vector<std::string> parts;
   for (size_t i = 0; i < sources_.size() && i < leases_.size(); ++i) {
     StagedSource& s = sources_[i];
-    const stage::Lease& lease = leases_[i];
+    const datastore::Lease& lease = leases_[i];
     s.local = lease.path();
     s.bytes = lease.bytes();
     s.files = lease.files();
@@ -445,7 +445,7 @@ Result<std::optional<std::string>> Stager::Poll() {
   if (copy_first_) judged_ = true;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    progress_.phase = stage::Progress::Phase::kDone;
+    progress_.phase = datastore::Progress::Phase::kDone;
   }
   return std::optional(fmt::format("staged {}; runs read the local copy", fmt::join(parts, ", ")));
 }
@@ -485,15 +485,15 @@ bool PointAtSources(const std::vector<StagedSource>& sources, bool on_copy, std:
   return on_copy;
 }
 
-Result<NodeStaging> StageOnNode(const StageOptions& options, std::vector<stage::Lease>* leases) {
+Result<NodeStaging> StageOnNode(const StagingOptions& options, std::vector<datastore::Lease>* leases) {
   NodeStaging staging;
   auto sources = ListSources(options.paths);
   if (!sources) return sources.error();
   staging.sources = std::move(*sources);
   bool copy = options.policy == StagePolicy::kAlways;
   for (const StagedSource& source : staging.sources) {
-    const stage::MountKind kind = stage::MountKindAt(source.resolved);
-    if (options.policy == StagePolicy::kAuto && (kind == stage::MountKind::kNetwork || kind == stage::MountKind::kFuse)) {
+    const datastore::MountKind kind = datastore::MountKindAt(source.resolved);
+    if (options.policy == StagePolicy::kAuto && (kind == datastore::MountKind::kNetwork || kind == datastore::MountKind::kFuse)) {
       copy = true;
     }
   }
@@ -502,7 +502,7 @@ Result<NodeStaging> StageOnNode(const StageOptions& options, std::vector<stage::
                                                          : "the data is on a local filesystem of this node";
     return staging;
   }
-  stage::StoreOptions store;
+  datastore::StoreOptions store;
   auto root = StoreRoot(options);
   if (!root) return root.error();
   store.root = std::move(*root);
@@ -511,7 +511,7 @@ Result<NodeStaging> StageOnNode(const StageOptions& options, std::vector<stage::
   store.cancelled = [] { return run::Interrupted(); };
   std::vector<std::string> parts;
   for (StagedSource& s : staging.sources) {
-    auto lease = stage::Acquire(s.given, store);
+    auto lease = datastore::Acquire(s.given, store);
     if (!lease) return lease.error();
     s.local = lease->path();
     s.reused = lease->reused();
@@ -526,14 +526,14 @@ Result<NodeStaging> StageOnNode(const StageOptions& options, std::vector<stage::
   return staging;
 }
 
-nlohmann::json StageOptionsJson(const StageOptions& o) {
+nlohmann::json StagingOptionsJson(const StagingOptions& o) {
   return {{"paths", o.paths},          {"policy", StagePolicyName(o.policy)},  {"dir", o.dir},
           {"cap_bytes", o.cap_bytes}, {"verify_checksums", o.verify_checksums},
           {"copy_first_s", o.copy_first_s}};
 }
 
-StageOptions StageOptionsFromJson(const nlohmann::json& j) {
-  StageOptions o;
+StagingOptions StagingOptionsFromJson(const nlohmann::json& j) {
+  StagingOptions o;
   if (!j.is_object()) return o;
   o.paths = j.value("paths", std::vector<std::string>{});
   o.policy = ParseStagePolicy(j.value("policy", "auto")).value_or(StagePolicy::kAuto);
@@ -588,14 +588,14 @@ nlohmann::json StagingJson(const StagingReport& r) {
   for (const RunOnSource& o : r.on_source) {
     on_source.push_back({{"index", o.index}, {"key", o.key}, {"restarted", o.restarted}, {"why", o.why}});
   }
-  const stage::Progress& p = r.progress;
+  const datastore::Progress& p = r.progress;
   return {{"policy", StagePolicyName(r.policy)},
           {"decision", r.decision},
           {"reason", r.reason},
           {"store", r.store},
           {"sources", std::move(sources)},
           {"progress",
-           {{"phase", stage::PhaseName(p.phase)},
+           {{"phase", datastore::PhaseName(p.phase)},
             {"bytes_done", p.bytes_done},
             {"bytes_total", p.bytes_total},
             {"files_done", p.files_done},
@@ -628,10 +628,10 @@ std::optional<StagingReport> StagingFromJson(const nlohmann::json& j) {
     }
     const auto& p = j.at("progress");
     const std::string phase = p.at("phase").get<std::string>();
-    for (auto ph : {stage::Progress::Phase::kScanning, stage::Progress::Phase::kWaiting,
-                    stage::Progress::Phase::kCopying, stage::Progress::Phase::kVerifying,
-                    stage::Progress::Phase::kDone}) {
-      if (phase == stage::PhaseName(ph)) r.progress.phase = ph;
+    for (auto ph : {datastore::Progress::Phase::kScanning, datastore::Progress::Phase::kWaiting,
+                    datastore::Progress::Phase::kCopying, datastore::Progress::Phase::kVerifying,
+                    datastore::Progress::Phase::kDone}) {
+      if (phase == datastore::PhaseName(ph)) r.progress.phase = ph;
     }
     r.progress.bytes_done = p.at("bytes_done").get<uint64_t>();
     r.progress.bytes_total = p.at("bytes_total").get<uint64_t>();
@@ -665,14 +665,14 @@ std::string StagingText(const StagingReport& r) {
   }
   const std::string what = fmt::format("{} ({} file{}, {})", fmt::join(names, ", "), GroupThousands(files),
                                        files == 1 ? "" : "s", FormatBytes(static_cast<double>(bytes)));
-  const stage::Progress& p = r.progress;
+  const datastore::Progress& p = r.progress;
   if (r.decision == "copying") {
     const double rate = p.elapsed_s > 0 ? p.bytes_done / p.elapsed_s : 0;
     const std::string eta = rate > 0 && p.bytes_total > p.bytes_done
                                 ? fmt::format(", ETA {:.0f} s", (p.bytes_total - p.bytes_done) / rate)
                                 : "";
     return fmt::format("Staging: {} {} of {} ({} of {} files) at {}/s{}, to {}; runs wait for the copy\n",
-                       stage::PhaseName(p.phase), FormatBytes(static_cast<double>(p.bytes_done)),
+                       datastore::PhaseName(p.phase), FormatBytes(static_cast<double>(p.bytes_done)),
                        FormatBytes(static_cast<double>(p.bytes_total)), GroupThousands(p.files_done),
                        GroupThousands(p.files_total), FormatBytes(rate), eta, r.store);
   }

@@ -1,11 +1,11 @@
 // A sweep's data on a local drive: the paths the spec names (`saturate.stage`, `--stage`) copied once into the
-// node's store (stage/store.h), and every run pointed at the copy without a change to its script.
+// node's store (datastore/store.h), and every run pointed at the copy without a change to its script.
 //
 // Whether to copy (StagePolicy): `always` copies before the first run; `never` leaves the runs on the source;
 // `auto` (the default) copies when a copy is already in the store (free); leaves a source on the store's own
 // filesystem in place (a copy would read from the same drive); else reads a sample of the source's files cold (from
 // the source and from a copy in the store's folder, on a thread of its own) while the first run starts on the
-// source alone, and judges the first seconds of that run's training by the storage rule (stage/storage_wait.h, the
+// source alone, and judges the first seconds of that run's training by the storage rule (datastore/storage_wait.h, the
 // one probe's verdict uses): a loader waiting on storage that a local copy reads faster is what a copy cures, a
 // loader busy decoding is not. The copy starts as soon as that is judged. While a copy is made no run starts (they
 // would compete with the copy for the same link); once it is made, a run still on the source is restarted on the
@@ -29,9 +29,9 @@
 #include <thread>
 #include <vector>
 
-#include "stage/cold_read.h"
-#include "stage/storage_wait.h"
-#include "stage/store.h"
+#include "datastore/cold_read.h"
+#include "datastore/storage_wait.h"
+#include "datastore/store.h"
 #include "sweep/spec.h"
 #include "util/result.h"
 
@@ -50,12 +50,12 @@ struct FetchSignals {
 
 // The storage rule's evidence from the first run: its loading processes are its workers (or the trainer itself,
 // without workers, loading within its data wait), on `mount`, with `cold` reads of a sample of the source's files.
-stage::StorageEvidence EvidenceOf(const FetchSignals& s, stage::MountKind mount,
-                                  const std::optional<stage::ColdReadComparison>& cold);
+datastore::StorageEvidence EvidenceOf(const FetchSignals& s, datastore::MountKind mount,
+                                  const std::optional<datastore::ColdReadComparison>& cold);
 // The judgement in a sentence: "the first run waited for data 97% of its loop time; its loading: fetch 96% (cold
 // reads of its files: 44.9 ms a sample), prep 3% (its CPU), other 1%: its loader waits on storage, and a local copy
 // reads 225x faster".
-std::string JudgementText(const FetchSignals& s, const stage::StorageWait& w);
+std::string JudgementText(const FetchSignals& s, const datastore::StorageWait& w);
 
 // When auto judges the first run: after this much of its training (from its first step), this many tree readings in
 // it and a rate (two reports of steps), or once it is measured, or at its end, whichever comes first.
@@ -110,7 +110,7 @@ struct StagingReport {
   std::string decision;  // "undecided", "copying", "staged", "source", "failed"
   std::string reason;    // why, in a sentence
   std::string store;
-  stage::Progress progress;  // of the copy under way, or the last one
+  datastore::Progress progress;  // of the copy under way, or the last one
   std::vector<StagedSource> sources;
   // Mean samples/s of the runs measured on the source and on the copy (auto shows both); nullopt when none.
   std::optional<double> source_rate, copy_rate;
@@ -135,27 +135,27 @@ bool PointAtSources(const std::vector<StagedSource>& sources, bool on_copy, std:
 // node, shared by the sweep's jobs there; default folder on the node's scratch). `never` copies nothing; `always`
 // copies; `auto` copies a source on a network or FUSE filesystem (statfs), since no first run on this node has been
 // measured. `leases` keeps the copies from eviction while the run reads them. Returns the sources (with their copy
-// when staged) and whether the run reads copies; errors as stage::Acquire's.
+// when staged) and whether the run reads copies; errors as datastore::Acquire's.
 struct NodeStaging {
   std::vector<StagedSource> sources;
   bool on_copy = false;
   std::string note;  // for the run's outcome: what was staged, or why not
 };
-Result<NodeStaging> StageOnNode(const StageOptions& options, std::vector<stage::Lease>* leases);
+Result<NodeStaging> StageOnNode(const StagingOptions& options, std::vector<datastore::Lease>* leases);
 
-// StageOptions in a Slurm job file.
-nlohmann::json StageOptionsJson(const StageOptions& o);
-StageOptions StageOptionsFromJson(const nlohmann::json& j);
+// StagingOptions in a Slurm job file.
+nlohmann::json StagingOptionsJson(const StagingOptions& o);
+StagingOptions StagingOptionsFromJson(const nlohmann::json& j);
 
 // What a test may change of how auto looks at the source: the machine's answers, where a test folder has one
 // filesystem for everything.
 struct StagerSeams {
-  std::optional<stage::MountKind> mount;  // instead of statfs of the first source
+  std::optional<datastore::MountKind> mount;  // instead of statfs of the first source
   bool same_filesystem_ok = false;        // judge a source on the store's filesystem or in memory, not leave it
   // The cold reads of the sample (called on the cold-reading thread); null: none are made.
-  std::function<Result<stage::ColdReadComparison>(const std::vector<std::string>& files,
-                                                  const stage::ColdReadOptions& options)>
-      cold_reads = stage::CompareColdReads;
+  std::function<Result<datastore::ColdReadComparison>(const std::vector<std::string>& files,
+                                                  const datastore::ColdReadOptions& options)>
+      cold_reads = datastore::CompareColdReads;
 };
 
 class Stager {
@@ -163,12 +163,12 @@ class Stager {
   // Lists every source (bad paths: usage error, exit 2, naming them) and resolves the store folder; starts the
   // copy for `always`; for `auto`, takes the store's copy when it holds every source already, leaves a source on the
   // store's own filesystem, else starts the cold reads of a sample of the first source's files.
-  static Result<std::unique_ptr<Stager>> Start(const StageOptions& options, const StagerSeams& seams = {});
+  static Result<std::unique_ptr<Stager>> Start(const StagingOptions& options, const StagerSeams& seams = {});
   ~Stager();  // stops a copy under way (it is resumed next time) and waits for the cold reads
 
   // Whether a run may start now, with `live` runs going and `started` attempts begun by this sweep. auto on a network
   // or FUSE mount holds the first run for the cold reads (at most kColdReadHoldS) and, when they begin a copy
-  // expected to take at most StageOptions::copy_first_s, until it is made: the runs then start on the copy, and the
+  // expected to take at most StagingOptions::copy_first_s, until it is made: the runs then start on the copy, and the
   // decision is the copy's ("made before the first run").
   bool MayStart(size_t live, int started) const;
   // auto: the first run's signals; decides (the storage rule) and starts the copy when a copy helps. Returns false,
@@ -191,7 +191,7 @@ class Stager {
   bool Rewrite(std::vector<std::string>* argv, std::map<std::string, std::string>* env) const;
   // Once staged: whether run `index` (`key`), going on the source with `progress`, is restarted on the copy
   // (ChooseRestart at the rate on the copy the judged evidence gives for the run's rate now:
-  // stage::TrainingOnCopyEstimate; no restart without it). Recorded for the summary.
+  // datastore::TrainingOnCopyEstimate; no restart without it). Recorded for the summary.
   RestartChoice OnSource(int64_t index, const std::string& key, const RunProgress& progress);
   // A run's steady samples/s, for the summary's comparison.
   void AddRate(bool on_copy, double samples_per_s);
@@ -209,32 +209,32 @@ class Stager {
   // The first run has waited kColdReadHoldS for the cold reads since Start.
   bool ColdHoldOver() const;
 
-  StageOptions options_;
+  StagingOptions options_;
   StagerSeams seams_;
   std::string root_;
   std::vector<StagedSource> sources_;
   std::vector<std::string> sample_files_;  // of the first source, for the cold reads
-  stage::MountKind mount_ = stage::MountKind::kUnknown;  // the first source's
+  datastore::MountKind mount_ = datastore::MountKind::kUnknown;  // the first source's
   std::string decision_ = "undecided", reason_;
   bool judged_ = false;           // the decision no longer waits on the first run
   bool restart_checked_ = false;  // RestartDue said so once
   double start_t_ = 0;            // when Start listed the sources (monotonic s)
   bool copy_first_ = false;       // the copy begun at once is short: the first run waits for it
   bool cold_seen_ = false;        // MaybeCopyAtOnce has looked at the cold reads' result
-  std::vector<stage::Lease> leases_;  // held for the sweep's life: nobody evicts the copies it reads
+  std::vector<datastore::Lease> leases_;  // held for the sweep's life: nobody evicts the copies it reads
   double copy_t0_ = 0, copy_wall_s_ = 0, staged_at_ = 0;
   double source_sum_ = 0, copy_sum_ = 0;
   int source_n_ = 0, copy_n_ = 0;
   // The judgement: the evidence and the rule's finding on it, for the restart's copy rate.
-  std::optional<stage::StorageEvidence> evidence_;
-  std::optional<stage::StorageWait> wait_;
+  std::optional<datastore::StorageEvidence> evidence_;
+  std::optional<datastore::StorageWait> wait_;
   std::vector<RunOnSource> on_source_;
 
   // Shared with the copying and cold-reading threads.
   mutable std::mutex mu_;
-  stage::Progress progress_;
-  std::optional<Result<std::vector<stage::Lease>>> copied_;
-  std::optional<Result<stage::ColdReadComparison>> cold_;
+  datastore::Progress progress_;
+  std::optional<Result<std::vector<datastore::Lease>>> copied_;
+  std::optional<Result<datastore::ColdReadComparison>> cold_;
   std::atomic<bool> cancel_{false};
   std::atomic<bool> abandon_{false};  // the copy begun at once is not needed after all
   std::thread thread_, cold_thread_;

@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "run/interrupt.h"
-#include "stage/test_storage_cases.h"
+#include "datastore/test_storage_cases.h"
 #include "sweep/meter.h"
 #include "util/test_dir.h"
 
@@ -44,13 +44,13 @@ measure::HelperMessage Report(double t, int64_t steps, double samples, double wa
   return m.ok() ? *m : measure::HelperMessage{};
 }
 
-// The storage rule's scripted loaders (stage/test_storage_cases.h) as the sweep sees a first run: helper reports at
+// The storage rule's scripted loaders (datastore/test_storage_cases.h) as the sweep sees a first run: helper reports at
 // the case's rate and data wait, and the controller's tree readings made of the case's ticks, through the run's
 // meter (RunMeter::Training) and EvidenceOf. The sweep must find what the rule finds.
-class SweepStorageCases : public testing::TestWithParam<stage::fixtures::StorageCase> {};
+class SweepStorageCases : public testing::TestWithParam<datastore::fixtures::StorageCase> {};
 
 TEST_P(SweepStorageCases, TheFirstRunIsJudgedAsTheRuleSays) {
-  const stage::fixtures::StorageCase& c = GetParam();
+  const datastore::fixtures::StorageCase& c = GetParam();
   MeterOptions options;
   options.warmup_s = 1;
   options.window_s = 1;
@@ -64,7 +64,7 @@ TEST_P(SweepStorageCases, TheFirstRunIsJudgedAsTheRuleSays) {
                      (1 - c.data_wait_share) * loop_s, 100));
   }
   for (size_t i = 0; i < c.ticks.size(); ++i) {
-    const stage::fixtures::Tick& tick = c.ticks[i];
+    const datastore::fixtures::Tick& tick = c.ticks[i];
     meter.AddTree(TreeReading{2 + 0.5 * static_cast<double>(i), tick.cpu_cores * 100, 1 << 28, std::nullopt,
                               static_cast<unsigned>(tick.blocked), static_cast<unsigned>(c.workers)});
   }
@@ -84,36 +84,36 @@ TEST_P(SweepStorageCases, TheFirstRunIsJudgedAsTheRuleSays) {
   s.blocked = t->blocked;
   s.workers = t->workers.value_or(0);
   s.samples_per_s = *t->samples_per_s;
-  const stage::StorageWait w = stage::JudgeStorageWait(EvidenceOf(s, stage::MountKindOfType(c.fs_type, c.network), c.cold));
-  EXPECT_EQ(stage::StorageFindingName(w.finding), stage::StorageFindingName(c.finding)) << JudgementText(s, w);
+  const datastore::StorageWait w = datastore::JudgeStorageWait(EvidenceOf(s, datastore::MountKindOfType(c.fs_type, c.network), c.cold));
+  EXPECT_EQ(datastore::StorageFindingName(w.finding), datastore::StorageFindingName(c.finding)) << JudgementText(s, w);
   EXPECT_EQ(w.copy_helps, c.copy_helps) << JudgementText(s, w);
 }
 
-INSTANTIATE_TEST_SUITE_P(Cases, SweepStorageCases, testing::ValuesIn(stage::fixtures::StorageCases()),
-                         [](const testing::TestParamInfo<stage::fixtures::StorageCase>& info) {
+INSTANTIATE_TEST_SUITE_P(Cases, SweepStorageCases, testing::ValuesIn(datastore::fixtures::StorageCases()),
+                         [](const testing::TestParamInfo<datastore::fixtures::StorageCase>& info) {
                            return info.param.name;
                          });
 
 TEST(EvidenceOf, TheWorkersLoadOrTheTrainerWithinItsWait) {
-  stage::StorageEvidence e = EvidenceOf(Signals(0.9, 30.0, 2, 0.7, 0, 40), stage::MountKind::kFuse, std::nullopt);
+  datastore::StorageEvidence e = EvidenceOf(Signals(0.9, 30.0, 2, 0.7, 0, 40), datastore::MountKind::kFuse, std::nullopt);
   EXPECT_TRUE(e.loader.in_trainer);
   EXPECT_DOUBLE_EQ(e.loader.processes, 1);
   EXPECT_DOUBLE_EQ(*e.loader.cpu_cores, 0.3);
   EXPECT_DOUBLE_EQ(*e.loader.data_wait_share, 0.9);
-  e = EvidenceOf(Signals(0.6, 160.0, 4, 2.4, 4, 900), stage::MountKind::kNetwork, std::nullopt);
+  e = EvidenceOf(Signals(0.6, 160.0, 4, 2.4, 4, 900), datastore::MountKind::kNetwork, std::nullopt);
   EXPECT_FALSE(e.loader.in_trainer);
   EXPECT_DOUBLE_EQ(e.loader.processes, 4);
   // The issue's judgement: 100% wait, 3% CPU, never in 'D', on FUSE: storage, said with its evidence.
   const FetchSignals issue = Signals(1.0, 3.0, 2, 0.0, 0, 22);
-  const stage::StorageWait w =
-      stage::JudgeStorageWait(EvidenceOf(issue, stage::MountKind::kFuse, stage::fixtures::ColdReads(45, 0.2)));
+  const datastore::StorageWait w =
+      datastore::JudgeStorageWait(EvidenceOf(issue, datastore::MountKind::kFuse, datastore::fixtures::ColdReads(45, 0.2)));
   EXPECT_EQ(JudgementText(issue, w),
             "the first run waited for data 100% of its loop time; its loading: fetch 97% (cold reads of its files: "
             "44.9 ms a sample), prep 3% (its CPU), other 0%: its loader waits on storage, and a local copy reads "
             "225× faster");
   // A loader that keeps up is no reason to copy anything.
-  const stage::StorageWait up = stage::JudgeStorageWait(EvidenceOf(Signals(0.05, 3.0, 2), stage::MountKind::kFuse, {}));
-  EXPECT_EQ(up.finding, stage::StorageFinding::kKeepsUp);
+  const datastore::StorageWait up = datastore::JudgeStorageWait(EvidenceOf(Signals(0.05, 3.0, 2), datastore::MountKind::kFuse, {}));
+  EXPECT_EQ(up.finding, datastore::StorageFinding::kKeepsUp);
 }
 
 TEST(ChooseRestart, SoonerOnTheCopyOrLeftToFinish) {
@@ -160,7 +160,7 @@ class StagerTest : public testing::Test {
   }
 
   TempDir dir_;
-  StageOptions options_;
+  StagingOptions options_;
 };
 
 TEST_F(StagerTest, AlwaysCopiesBeforeAnyRunAndPointsRunsAtTheCopy) {
@@ -202,7 +202,7 @@ TEST_F(StagerTest, AlwaysCopiesBeforeAnyRunAndPointsRunsAtTheCopy) {
 // auto as on a FUSE mount without cold reads (the test folder is one local filesystem).
 StagerSeams OnFuse() {
   StagerSeams seams;
-  seams.mount = stage::MountKind::kFuse;
+  seams.mount = datastore::MountKind::kFuse;
   seams.same_filesystem_ok = true;
   seams.cold_reads = nullptr;
   return seams;
@@ -211,10 +211,10 @@ StagerSeams OnFuse() {
 // ... with scripted cold reads: the source's files at `source_ms` each, a copy's at `local_ms`.
 StagerSeams OnFuseReading(double source_ms, double local_ms) {
   StagerSeams seams = OnFuse();
-  seams.cold_reads = [=](const std::vector<std::string>& files, const stage::ColdReadOptions& o) {
+  seams.cold_reads = [=](const std::vector<std::string>& files, const datastore::ColdReadOptions& o) {
     EXPECT_FALSE(files.empty());
     EXPECT_EQ(o.local_dirs.size(), 1u);
-    return Result<stage::ColdReadComparison>(stage::fixtures::ColdReads(source_ms, local_ms, 5));
+    return Result<datastore::ColdReadComparison>(datastore::fixtures::ColdReads(source_ms, local_ms, 5));
   };
   return seams;
 }
@@ -272,7 +272,7 @@ TEST_F(StagerTest, AutoLeavesADataSetOnTheStoresOwnFilesystem) {
 // bench/stage_sweep.sh with SOURCE=tmpfs: judging the first run alone cost 0.5-1.3 s over never in every round, for
 // a copy that could never read faster than memory.
 TEST_F(StagerTest, AutoLeavesADataSetInMemory) {
-  if (!stage::InMemoryAt("/dev/shm")) GTEST_SKIP() << "/dev/shm is not a tmpfs here";
+  if (!datastore::InMemoryAt("/dev/shm")) GTEST_SKIP() << "/dev/shm is not a tmpfs here";
   std::string tmpl = "/dev/shm/saturate_test_XXXXXX";
   ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
   struct Remove {
@@ -299,7 +299,7 @@ TEST_F(StagerTest, AutoMakesAShortCopyBeforeTheFirstRun) {
   std::atomic<bool> go{false};
   StagerSeams seams = OnFuseReading(45, 0.2);
   auto scripted = seams.cold_reads;
-  seams.cold_reads = [&](const std::vector<std::string>& files, const stage::ColdReadOptions& o) {
+  seams.cold_reads = [&](const std::vector<std::string>& files, const datastore::ColdReadOptions& o) {
     while (!go) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     return scripted(files, o);
   };
@@ -364,7 +364,7 @@ TEST_F(StagerTest, AutoCopiesAtOnceWhereTheColdReadsSayAndTheFirstRunConfirms) {
 
 TEST_F(StagerTest, AutoStopsTheCopyBegunAtOnceWhenTheLoaderComputes) {
   // A copy begun at once, then the first run shows a loader busy at a full core: the copy is stopped.
-  StageOptions big = options_;
+  StagingOptions big = options_;
   big.copy_first_s = 0;  // judged on the first run, not waited for
   std::ofstream(dir_.File("ds/sub/big")) << std::string(32 << 20, 'x');  // long enough to be under way
   auto stager = Stager::Start(big, OnFuseReading(45, 0.2));
@@ -387,10 +387,10 @@ TEST_F(StagerTest, AutoStopsTheCopyBegunAtOnceWhenTheLoaderComputes) {
 
 TEST_F(StagerTest, AutoReadsASampleColdAndJudgesWithIt) {
   StagerSeams seams = OnFuse();
-  seams.mount = stage::MountKind::kLocal;  // no copy at once
-  seams.cold_reads = [](const std::vector<std::string>& files, stage::ColdReadOptions o) {
+  seams.mount = datastore::MountKind::kLocal;  // no copy at once
+  seams.cold_reads = [](const std::vector<std::string>& files, datastore::ColdReadOptions o) {
     o.require_other_filesystem = false;  // the test folder is one filesystem
-    return stage::CompareColdReads(files, o);
+    return datastore::CompareColdReads(files, o);
   };
   auto stager = Stager::Start(options_, seams);
   ASSERT_TRUE(stager);
@@ -460,9 +460,9 @@ TEST_F(StagerTest, ANameThatIsNotUtf8AndAMalformedStoreEntryNeitherAbortTheSweep
   // A store of this user's, holding an entry whose "manifest" is a number.
   fs::create_directories(dir_.File("other"));
   std::ofstream(dir_.File("other/x")) << "x";
-  stage::StoreOptions store;
+  datastore::StoreOptions store;
   store.root = options_.dir;
-  ASSERT_TRUE(stage::Acquire(dir_.File("other"), store));
+  ASSERT_TRUE(datastore::Acquire(dir_.File("other"), store));
   std::ofstream(options_.dir + "/planted-0123456789abcdef.json") << R"({"manifest": 5})";
 
   options_.policy = StagePolicy::kAlways;
@@ -521,15 +521,15 @@ TEST_F(StagerTest, ASigtermStopsTheCopyItself) {
   EXPECT_EQ(stopped.error().exit_code, kExitInterrupted) << stopped.error().message;
 }
 
-TEST(StageOptionsJson, CarriesTheSettingsToASlurmJob) {
-  StageOptions o;
+TEST(StagingOptionsJson, CarriesTheSettingsToASlurmJob) {
+  StagingOptions o;
   o.paths = {"/nfs/ds"};
   o.policy = StagePolicy::kAlways;
   o.dir = "/scratch/me";
   o.cap_bytes = 5;
   o.verify_checksums = true;
   o.copy_first_s = 2.5;
-  const StageOptions back = StageOptionsFromJson(StageOptionsJson(o));
+  const StagingOptions back = StagingOptionsFromJson(StagingOptionsJson(o));
   EXPECT_EQ(back.paths, o.paths);
   EXPECT_EQ(back.policy, o.policy);
   EXPECT_EQ(back.dir, o.dir);
@@ -545,7 +545,7 @@ TEST(StagingReport, RoundTripsAndReads) {
   r.reason = "the first run waited for data 80% of its loop time";
   r.store = "/cache";
   r.sources.push_back({"/nfs/ds", "/nfs/ds", "/cache/ds-1/ds", 1 << 20, 300, false, 3.5});
-  r.progress.phase = stage::Progress::Phase::kDone;
+  r.progress.phase = datastore::Progress::Phase::kDone;
   r.copy_wall_s = 3.6;
   r.source_rate = 50;
   r.copy_rate = 400;
@@ -558,7 +558,7 @@ TEST(StagingReport, RoundTripsAndReads) {
             "first run waited for data 80% of its loop time); runs on the copy trained at 400 samples/s against 50.0 "
             "samples/s on the source (8.00×), about 120 s of makespan saved net of the copy\n");
   r.decision = "copying";
-  r.progress = {stage::Progress::Phase::kCopying, 1 << 19, 1 << 20, 150, 300, 2.0};
+  r.progress = {datastore::Progress::Phase::kCopying, 1 << 19, 1 << 20, 150, 300, 2.0};
   EXPECT_EQ(StagingText(r),
             "Staging: copying 512 KiB of 1.0 MiB (150 of 300 files) at 256 KiB/s, ETA 2 s, to /cache; runs wait for "
             "the copy\n");

@@ -24,7 +24,7 @@
 #
 # What this test relies on of the implementation (docs/internals/sweep.md, "Data staged on a local drive"):
 #  - run logs at <journal without .journal>.logs/<index>-<key>/attempt-1/stdout.log (as sweep_oom.sh reads them);
-#  - the copy of $WORK/mnt lies under --stage-dir ("$WORK/store/mnt-<hash>.data/mnt", stage/store.h), and the store
+#  - the copy of $WORK/mnt lies under --stage-dir ("$WORK/store/mnt-<hash>.data/mnt", datastore/store.h), and the store
 #    holds exactly one file named f000000.bin once copied;
 #  - JSON (`sweep --json` and `sweep status --json`): staging.decision "staged" (always) / "source" (never),
 #    staging.sources[0].local (the copy; null with never) and staging.sources[0].reused (false when this sweep copied,

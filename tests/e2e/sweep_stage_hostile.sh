@@ -16,7 +16,7 @@
 #      the sweep runs, and no link target changes. Its private store's copy of a 0600 file is 0400.
 #  (e) report.html that cannot be written (a folder at its name): a warning, and no "report: PATH" line.
 #
-# What this test relies on of the implementation (stage/store.h, stage/store_folder.h):
+# What this test relies on of the implementation (datastore/store.h, datastore/store_folder.h):
 #  - the default store on a Slurm node (SLURM_JOB_ID set) is $SLURM_TMPDIR, else $TMPDIR, /saturate-stage-<uid>;
 #  - a store's copy lies at <store>/<key>.data/<name>; refusals name the folder ("F belongs to user 65534", "F is a
 #    symbolic link", "F is not a saturate store");

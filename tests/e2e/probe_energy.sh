@@ -23,7 +23,10 @@ assert abs(e["samples_per_kwh"] * e["joules_per_sample"] / 3.6e6 - 1) < 1e-9
 PY
 }
 
-probe_json counter --budget 20s --price-per-hour 3.6 -- "${SCRIPT[@]}"
+# One probe for the JSON and the console (what --json prints is the probe.json that --out keeps).
+"$SATURATE" probe --budget 20s --price-per-hour 3.6 --what-if h100,2xa100:1.5 --out "$WORK/counter" -- "${SCRIPT[@]}" \
+  >"$WORK/console.txt" 2>"$WORK/counter.err" || { cat "$WORK/counter.err" "$WORK/console.txt"; fail "saturate probe failed"; }
+cp "$WORK/counter/probe.json" "$WORK/counter.json"
 check_energy counter counter || fail "joules per sample should follow the stand-in's energy counter"
 "$PY" - "$WORK/counter.json" <<'PY' || fail "cost per million samples and per epoch"
 import json, sys
@@ -35,7 +38,6 @@ assert abs(c["per_million_samples"] - per_s / rate * 1e6) < 1e-9 * c["per_millio
 assert c["epoch_samples"] == 100000, c  # loops.py's dataset, one process
 assert abs(c["per_epoch"] - 100000 / rate * per_s) < 1e-9 * c["per_epoch"], c
 PY
-"$SATURATE" probe --budget 30s --price-per-hour 3.6 --what-if h100,2xa100:1.5 -- "${SCRIPT[@]}" >"$WORK/console.txt" 2>&1
 grep -q "^energy: full .* J per sample .* from NVML's energy counter" "$WORK/console.txt" || fail "console energy line"
 grep -q "^cost: full .* per million samples, .* per epoch of 100,000 samples, at 3.60 per GPU-hour" "$WORK/console.txt" ||
   fail "console cost line: $(grep '^cost' "$WORK/console.txt")"

@@ -8,7 +8,8 @@ source "$(dirname "$0")/probe_lib.bash"
 source "$(dirname "$0")/tune_lib.bash"
 DDP=("$PY" "$SATURATE_SOURCE_DIR/tests/e2e/scripts/ddp_train.py" --start spawn --samples 8192 --width 256 --log-every 0)
 
-tune_json ddp --budget 2m30s "${TUNE_LOOSE[@]}" --knob batch_size=16:64 -- "${DDP[@]}" --batch-size 32
+# One tune: its results.json for the trials and the recommendation, its console for the words.
+tune_json_and_console ddp --budget 2m30s "${TUNE_LOOSE[@]}" --knob batch_size=16:64 -- "${DDP[@]}" --batch-size 32
 file="$WORK/ddp.json"
 show_decisions "$file"
 jq_py "$file" 'all(t["world_size"] == 2 for t in j["trials"] if t["samples_per_s"]) or sys.exit([t["world_size"] for t in j["trials"]])' ||
@@ -16,7 +17,5 @@ jq_py "$file" 'all(t["world_size"] == 2 for t in j["trials"] if t["samples_per_s
 jq_py "$file" 'j["global_batch"] and j["global_batch"]["world_size"] == 2 and j["global_batch"]["global"] == 2 * j["global_batch"]["per_device"] or sys.exit(j["global_batch"])' ||
   fail "the recommendation should state the per-device and the global batch"
 per_device=$(jq_py "$file" 'j["global_batch"]["per_device"]')
-"$SATURATE" tune --budget 2m30s "${TUNE_LOOSE[@]}" --cache "$WORK/tune.db" --knob batch_size=16:64 -- "${DDP[@]}" --batch-size 32 \
-  >"$WORK/console.txt" 2>/dev/null
-expect_contains "$(cat "$WORK/console.txt")" "is per device: 2 ranks train on a global batch of $((2 * per_device))"
+expect_contains "$(cat "$WORK/ddp.txt")" "is per device: 2 ranks train on a global batch of $((2 * per_device))"
 echo "PASS in $SECONDS s"

@@ -20,5 +20,21 @@ tune_json() {
   cat "$WORK/$name.err"
 }
 
+# The same as tune_json, and the console report too, from the one tune: run without --json, its report goes to
+# $WORK/$1.txt and its results.json (what --json prints) is copied to $WORK/$1.json. For a test that checks both the
+# JSON and the console's words, where a second tune on the cache for the console would re-run the trials that did
+# not count, and could recommend something else than the first (tune_ddp did, on a busy machine).
+tune_json_and_console() {
+  local name=$1; shift
+  "$SATURATE" tune --out "$WORK/$name" --cache "$WORK/tune.db" "$@" >"$WORK/$name.txt" 2>"$WORK/$name.err" || {
+    local rc=$?
+    echo "saturate tune exited $rc" >&2
+    cat "$WORK/$name.err" "$WORK/$name.txt" >&2
+    return $rc
+  }
+  cat "$WORK/$name.err"
+  cp "$WORK/$name/results.json" "$WORK/$name.json"
+}
+
 # Prints every decision of a results.json, for the test log.
 show_decisions() { jq_py "$1" '"\n".join(d["text"] for d in j["decisions"])'; }

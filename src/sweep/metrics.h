@@ -11,33 +11,11 @@
 #include <utility>
 #include <vector>
 
+#include "sweep/metric_pattern.h"
 #include "sweep/records.h"
 #include "util/result.h"
 
-struct pcre2_real_code_8;
-
 namespace sat::sweep {
-
-// A compiled metric pattern (PCRE2, Python-style `(?P<name>...)` groups). Immutable and cheap to copy; Match
-// may be called from several threads at once (each call has its own match data).
-class MetricPattern {
- public:
-  // Usage error for an expression PCRE2 rejects or one without named groups; `what` names the pattern in it
-  // ("'metric_pattern'" -> "'metric_pattern' is not a valid regular expression: ... at offset 7").
-  static Result<MetricPattern> Create(const std::string& pattern, std::string_view what);
-
-  // The named groups, in pattern order.
-  std::vector<std::string> names() const;
-
-  // Every (group name, value) that matched a finite number in `line`, over all matches of the pattern in the
-  // line, in order. Groups that did not take part in a match, or hold no number, are skipped.
-  std::vector<std::pair<std::string, double>> Match(std::string_view line) const;
-
- private:
-  MetricPattern(std::shared_ptr<const pcre2_real_code_8> code, std::vector<std::pair<int, std::string>> groups);
-  std::shared_ptr<const pcre2_real_code_8> code_;
-  std::vector<std::pair<int, std::string>> groups_;  // (group number, name)
-};
 
 // The metric points of one attempt, bounded. The first `max_points` are kept as they come; after that only the
 // latest point of each name and the best point of the sweep's metric, so that what the journal derives (the best

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "sweep/metrics.h"
+#include "sweep/metric_pattern.h"
 #include "sweep/spec_reader.h"
 #include "util/bytes.h"
 #include "util/strings.h"

@@ -14,7 +14,7 @@
 #include <set>
 #include <tuple>
 
-#include "sweep/metrics.h"
+#include "sweep/metric_pattern.h"
 #include "sweep/plan.h"
 #include "sweep/spec_reader.h"
 #include "util/bytes.h"

@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "util/test_dir.h"
+
 namespace sat::telemetry {
 namespace {
 
@@ -13,14 +15,14 @@ namespace fs = std::filesystem;
 // A powercap tree as the kernel lays it out: two packages, a subdomain (not counted again) and another zone type.
 class RaplTree {
  public:
-  RaplTree() : root_(fs::path(testing::TempDir()) / ("rapl-" + std::to_string(counter_++))) {
-    fs::remove_all(root_);
+  // A folder of its own: each test runs as its own process under ctest -j2, where a name counted per process
+  // ("rapl-0") was the same for two tests at once, and one removed the other's tree.
+  RaplTree() : root_(dir_.path()) {
     Set("intel-rapl:0", 1000000, 262143328850);
     Set("intel-rapl:1", 2000000, 262143328850);
     Set("intel-rapl:0:0", 999999999, 262143328850);  // cores of package 0
     Set("dtpm", 5, 0);
   }
-  ~RaplTree() { fs::remove_all(root_); }
   void Set(const std::string& zone, uint64_t energy_uj, uint64_t range_uj) {
     fs::path dir = root_ / "class" / "powercap" / zone;
     fs::create_directories(dir);
@@ -31,7 +33,7 @@ class RaplTree {
   std::string root() const { return root_.string(); }
 
  private:
-  static inline int counter_ = 0;
+  TempDir dir_;
   fs::path root_;
 };
 

@@ -52,6 +52,7 @@
 #include <vector>
 
 #include "datastore/manifest.h"
+#include "datastore/store_room.h"
 #include "util/result.h"
 
 namespace sat::datastore {
@@ -65,11 +66,9 @@ struct Progress {
 };
 const char* PhaseName(Progress::Phase p);  // "scanning", "waiting", "copying", "verifying", "done"
 
-struct StoreOptions {
-  std::string root;        // the store folder; created when missing (see above for what it must be)
-  uint64_t cap_bytes = 0;  // the store's total at most; 0: only free space limits it
-  // Kept free on the store's filesystem after the copy, so staging never fills the disk the runs write to.
-  uint64_t reserve_bytes = 256ull << 20;
+// The room limits (datastore/store_room.h: the store folder `root`, created when missing, see above for what it must
+// be; `cap_bytes`, `reserve_bytes`, the `free_bytes` seam) and how copies are made.
+struct StoreOptions : RoomLimits {
   int threads = 8;    // files copied at once
   int max_tries = 3;  // copies discarded because the source changed or a checksum differed, before giving up
   // A copy found in the store is read back against its checksums before it is used (`stage_verify: checksums`),
@@ -79,9 +78,7 @@ struct StoreOptions {
   // Polled between chunks, files and while waiting for another copier: true stops the copy (the partial copy
   // stays, to be resumed) with an interrupt error.
   std::function<bool()> cancelled;
-  // Seams for tests: the free bytes of a folder's filesystem (default statvfs), and a call after each file is
-  // copied (the count so far).
-  std::function<std::optional<uint64_t>(const std::string& dir)> free_bytes;
+  // A seam for tests: a call after each file is copied (the count so far).
   std::function<void(size_t files_copied)> after_file;
 };
 

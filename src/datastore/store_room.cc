@@ -42,11 +42,11 @@ struct KeyLocks {
 
 }  // namespace
 
-std::optional<uint64_t> StoreFreeBytes(const StoreOptions& options) {
-  return options.free_bytes ? options.free_bytes(options.root) : StatvfsFree(options.root);
+std::optional<uint64_t> StoreFreeBytes(const RoomLimits& limits) {
+  return limits.free_bytes ? limits.free_bytes(limits.root) : StatvfsFree(limits.root);
 }
 
-Status MakeRoom(int root_fd, const StoreOptions& o, const std::string& source, const std::string& key,
+Status MakeRoom(int root_fd, const RoomLimits& o, const std::string& source, const std::string& key,
                 const Manifest& m, std::vector<std::string>* warnings) {
   struct Candidate {
     std::string key;

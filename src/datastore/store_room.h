@@ -7,18 +7,28 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "datastore/manifest.h"
-#include "datastore/store.h"
 #include "util/result.h"
 
 namespace sat::datastore {
 
-// The free bytes of the store's filesystem: options.free_bytes's answer, else statvfs's; nullopt when unknown.
-std::optional<uint64_t> StoreFreeBytes(const StoreOptions& options);
+// What bounds the room in a store (StoreOptions carries these).
+struct RoomLimits {
+  std::string root;        // the store folder
+  uint64_t cap_bytes = 0;  // the store's total at most; 0: only free space limits it
+  // Kept free on the store's filesystem after the copy, so staging never fills the disk the runs write to.
+  uint64_t reserve_bytes = 256ull << 20;
+  // A seam for tests: the free bytes of a folder's filesystem (default statvfs).
+  std::function<std::optional<uint64_t>(const std::string& dir)> free_bytes;
+};
+
+// The free bytes of the store's filesystem: limits.free_bytes's answer, else statvfs's; nullopt when unknown.
+std::optional<uint64_t> StoreFreeBytes(const RoomLimits& limits);
 
 // Room for the copy of `m` (under `key`) in the store folder `root_fd`: the least recently used copies nobody
 // holds are evicted until the cap and the filesystem's free space (less the reserve) allow it, counting the blocks
@@ -26,7 +36,7 @@ std::optional<uint64_t> StoreFreeBytes(const StoreOptions& options);
 // that key, or <key>.partial.log that begins with its header. When even evicting every candidate would not make
 // room, nothing is evicted, and the error (exit 1) names `source`, what the copy takes, the room there is and what
 // to do. Records it cannot read are skipped, never evicted, with a line in `warnings`.
-Status MakeRoom(int root_fd, const StoreOptions& options, const std::string& source, const std::string& key,
+Status MakeRoom(int root_fd, const RoomLimits& limits, const std::string& source, const std::string& key,
                 const Manifest& m, std::vector<std::string>* warnings);
 
 }  // namespace sat::datastore

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "core/stage.h"
+#include "core/stage_costs.h"
 #include "core/test_stages.h"
 
 namespace sat::core {

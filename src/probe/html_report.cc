@@ -7,6 +7,7 @@
 
 #include "core/energy.h"
 #include "core/peak_flops.h"
+#include "core/stage_costs.h"
 #include "probe/ranks.h"
 #include "probe/report.h"
 #include "probe/verdict.h"

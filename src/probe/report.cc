@@ -10,6 +10,7 @@
 
 #include "core/energy.h"
 #include "core/mfu.h"
+#include "core/stage_costs.h"
 #include "probe/ranks.h"
 #include "probe/storage.h"
 #include "probe/verdict.h"

@@ -4,6 +4,7 @@
 
 #include "core/energy.h"
 #include "core/mfu.h"
+#include "core/stage_costs.h"
 #include "probe/verdict.h"
 
 namespace sat::probe {

@@ -7,6 +7,7 @@
 
 #include "core/energy.h"
 #include "core/mfu.h"
+#include "core/stage_costs.h"
 #include "util/json_text.h"
 
 namespace sat::tune {

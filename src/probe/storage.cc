@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <set>
 
-#include "probe/verdict.h"
+#include "probe/stage_reading.h"
 #include "util/strings.h"
 
 namespace sat::probe {

@@ -48,6 +48,7 @@
 #include "core/mfu.h"
 #include "core/stage.h"
 #include "probe/probe_result.h"
+#include "probe/stage_reading.h"
 
 namespace sat::probe {
 
@@ -68,8 +69,6 @@ inline constexpr double kHighGpuUtilPct = 85;         // "utilisation looks high
 inline constexpr double kUtilOverstatesRatio = 0.8;   // ... while full runs below 0.8 x the compute ceiling
 inline constexpr double kMemHeadroomShare = 0.5;      // peak GPU memory under half: room for more
 inline constexpr double kMemNearlyFullShare = 0.9;    // peak GPU memory above this: a larger batch will not fit
-inline constexpr double kMinSteadyS = 3;              // seconds of steady data a rate needs to be used
-inline constexpr double kMaxUsableRelHalfWidth = 0.5;  // ... and a 95% interval within ±50% of it
 inline constexpr double kPrepBoundShare = 0.5;        // the loader on the CPU half its time or more: prep
 
 
@@ -80,17 +79,6 @@ Verdict Decide(const ProbeResult& result);
 // A probe stage's FLOP/s reading (core/mfu.h): its own count, else the full stage's (the same model); nothing for
 // the loader stage or a stage that measured no rate.
 core::FlopsReading StageFlops(const ProbeResult& result, const core::StageResult& stage);
-// DataLoader workers to try next: 4 from none, else twice as many, at most one per core; nullopt when no more fit.
-std::optional<int64_t> MoreWorkers(int64_t now, unsigned cores);
-// The stage's rate rests on enough steady data for the verdict (kMinSteadyS, kMaxUsableRelHalfWidth).
-bool EnoughSteadyData(const core::StageResult& stage);
-// DataLoader worker processes: the most the tree had at once (telemetry::CountForkedWorkers, so wrappers such as
-// sh -c or torchrun do not count); nullopt when not sampled.
-std::optional<int> WorkerCount(const core::StageTelemetry& telemetry);
-// The stage's DataLoader workers: the training loader's own num_workers (each rank's, times the ranks) when the
-// instrumentation reported it, else WorkerCount. Other forked processes are not workers: torch.compile's 16
-// compile workers read as "16 workers" on an H100 where the DataLoader had none.
-std::optional<int> StageWorkers(const core::StageResult& stage);
 // The probed GPU's memory in bytes: as sampled during the stage, else as the machine reported it.
 std::optional<double> GpuMemoryTotal(const ProbeResult& result, const core::StageTelemetry& telemetry);
 

@@ -36,11 +36,7 @@ source "$(dirname "$0")/lib.bash"
 source "$(dirname "$0")/probe_lib.bash"
 source "$(dirname "$0")/lib/mounts.bash"
 cd "$WORK"
-READ="$SATURATE_SOURCE_DIR/tests/e2e/scripts/read_files.py"
-"$PY" "$READ" --data "$WORK/src" --make 300 --file-kib 4 >/dev/null
-# The what-if's local copy goes under the user's cache, which must not be the data's own filesystem: keep it in $WORK.
-export XDG_CACHE_HOME="$WORK/cache"
-mkdir -p "$XDG_CACHE_HOME"
+source "$(dirname "$0")/storage_lib.bash"
 t0=$SECONDS
 # The first CPU this test may use: the loaders (the probed command and the truth) run there, and nowhere else;
 # saturate and the slow mount's daemon on the others (on the same one where there is no other).
@@ -48,8 +44,6 @@ read -r CPU OTHERS < <("$PY" -c 'import os; c = sorted(os.sched_getaffinity(0));
 PIN=(taskset -c "$CPU")
 PROBE_PREFIX="taskset -c $OTHERS"
 SLOWFS_PREFIX="taskset -c $OTHERS"
-cp -r "$WORK/src" "$WORK/local-copy"
-cat "$WORK"/local-copy/* >/dev/null
 
 # The loader on the local copy without saturate, per core it got (the what-if gives each loading process a core):
 # samples over the loop's CPU time, or over its wall time where it used more than a core.

@@ -24,14 +24,8 @@ source "$(dirname "$0")/lib.bash"
 source "$(dirname "$0")/probe_lib.bash"
 source "$(dirname "$0")/lib/mounts.bash"
 cd "$WORK"
-READ="$SATURATE_SOURCE_DIR/tests/e2e/scripts/read_files.py"
-"$PY" "$READ" --data "$WORK/src" --make 300 --file-kib 4 >/dev/null
-# Any local copy a what-if makes goes under the user's cache, which must not be the data's own filesystem.
-export XDG_CACHE_HOME="$WORK/cache"
-mkdir -p "$XDG_CACHE_HOME"
+source "$(dirname "$0")/storage_lib.bash"
 t0=$SECONDS
-cp -r "$WORK/src" "$WORK/local-copy"
-cat "$WORK"/local-copy/* >/dev/null
 
 # (b) probe on the local copy, in the page cache
 probe_json local --budget 20s -- "$PY" "$READ" --data "$WORK/local-copy" --samples 100000000 --prep 700

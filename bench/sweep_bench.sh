@@ -9,6 +9,8 @@
 #   "2 4 8") the fixed counts. saturate runs twice: first with an empty packing record, then the same sweep again,
 #   starting from the degree the first settled on (issue 44). Short runs: RUNS_PER_KIND=8 RUN_SECONDS=2.
 #   SEQUENTIAL=0 leaves out the one-after-another row (a third of the time; not the hindsight reference).
+#   KEEP_WORK=1 keeps the work folder (printed first): GNU parallel's joblogs (jJ.joblog) and saturate's journals,
+#   each run's start and end, to compare one run's duration under both.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SAT=$(realpath "${1:-$ROOT/build/saturate}")
@@ -19,7 +21,7 @@ SEQUENTIAL=${SEQUENTIAL:-1}  # the fixed counts GNU parallel runs with; the best
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 PY=/usr/bin/python3
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/saturate-sweep-bench.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
+if [ "${KEEP_WORK:-0}" = 1 ]; then echo "WORK=$WORK"; else trap 'rm -rf "$WORK"' EXIT; fi
 export PYTHONPATH="$ROOT/python"
 
 cat >"$WORK/mix.py" <<'PY'
@@ -76,7 +78,7 @@ if [ "$SEQUENTIAL" = 1 ]; then
   t0=$(now); while read -r cmd; do $cmd; done <"$WORK/commands"; makespan[sequential]=$(elapsed "$t0" "$(now)")
 fi
 for j in $JOBS; do
-  t0=$(now); parallel --will-cite -j"$j" <"$WORK/commands"; makespan[parallel -j$j]=$(elapsed "$t0" "$(now)")
+  t0=$(now); parallel --will-cite -j"$j" --joblog "$WORK/j$j.joblog" <"$WORK/commands"; makespan[parallel -j$j]=$(elapsed "$t0" "$(now)")
 done
 
 # One saturate sweep of the same commands into journal $WORK/NAME.journal; the packing record lives in $WORK/cache

@@ -179,6 +179,31 @@ Result<std::vector<nlohmann::json>> GridValues(const Parameter& p, size_t limit)
   }
 }
 
+Result<std::vector<std::vector<nlohmann::json>>> GridAxes(const std::vector<Parameter>& params) {
+  std::vector<std::vector<nlohmann::json>> axes;
+  for (const auto& p : params) {
+    auto values = GridValues(p, static_cast<size_t>(kMaxRuns));
+    if (!values) return UsageError(fmt::format("parameters.{}: {}", p.name, values.error().message));
+    axes.push_back(std::move(*values));
+  }
+  return axes;
+}
+
+Result<int64_t> GridRunCount(const std::vector<Parameter>& params, std::optional<int64_t> cap) {
+  auto axes = GridAxes(params);
+  if (!axes) return axes.error();
+  double size = 1;
+  for (const auto& axis : *axes) size *= static_cast<double>(axis.size());
+  if (cap && static_cast<double>(*cap) < size) return *cap;
+  if (size > static_cast<double>(kMaxRuns)) {
+    return UsageError(
+        fmt::format("the grid has {:.0f} runs, more than the {} a sweep may plan; set run_cap to run "
+                    "the first ones",
+                    size, kMaxRuns));
+  }
+  return static_cast<int64_t>(size);
+}
+
 std::vector<RunParams> GridRuns(const std::vector<Parameter>& params,
                                 const std::vector<std::vector<nlohmann::json>>& axes, int64_t count) {
   std::vector<RunParams> runs;

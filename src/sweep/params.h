@@ -86,6 +86,17 @@ nlohmann::json Sample(const Parameter& p, Rng& rng);
 // values with probabilities, and for a range of more than `limit` values.
 Result<std::vector<nlohmann::json>> GridValues(const Parameter& p, size_t limit);
 
+// The most runs one sweep may plan (grid size or run count); larger grids need run_cap.
+inline constexpr int64_t kMaxRuns = 100000;
+
+// The grid's axes: the GridValues of each of `params`, in order (each limited to kMaxRuns values). Usage error
+// naming "parameters.NAME" for a parameter a grid cannot visit.
+Result<std::vector<std::vector<nlohmann::json>>> GridAxes(const std::vector<Parameter>& params);
+
+// How many runs a grid search over `params` plans: the product of its axes' sizes, or `cap` when smaller. Usage
+// error as GridAxes, or when the grid is larger than kMaxRuns and no smaller cap is given.
+Result<int64_t> GridRunCount(const std::vector<Parameter>& params, std::optional<int64_t> cap);
+
 // One planned run.
 struct RunParams {
   int64_t index = 0;      // 0-based position in the plan

@@ -7,45 +7,15 @@
 #include "util/strings.h"
 
 namespace sat::sweep {
-namespace {
-
-// The grid's values per parameter, in Spec::parameters order.
-Result<std::vector<std::vector<nlohmann::json>>> GridAxes(const Spec& spec) {
-  std::vector<std::vector<nlohmann::json>> axes;
-  for (const auto& p : spec.parameters) {
-    auto values = GridValues(p, static_cast<size_t>(kMaxRuns));
-    if (!values) return UsageError(fmt::format("parameters.{}: {}", p.name, values.error().message));
-    axes.push_back(std::move(*values));
-  }
-  return axes;
-}
-
-}  // namespace
 
 Result<int64_t> RunCount(const Spec& spec) {
-  std::optional<int64_t> cap;
-  for (const auto& limit : {spec.run_cap, spec.saturate.runs}) {
-    if (limit) cap = cap ? std::min(*cap, *limit) : *limit;
+  const std::optional<int64_t> cap = RunCap(spec);
+  if (spec.method == Method::kGrid) return GridRunCount(spec.parameters, cap);
+  if (!cap) {
+    return UsageError(fmt::format("method '{}' needs a run count: set run_cap, or runs in the saturate section",
+                                  MethodName(spec.method)));
   }
-  if (spec.method != Method::kGrid) {
-    if (!cap) {
-      return UsageError(fmt::format("method '{}' needs a run count: set run_cap, or runs in the saturate section",
-                                    MethodName(spec.method)));
-    }
-    return *cap;
-  }
-  auto axes = GridAxes(spec);
-  if (!axes) return axes.error();
-  double size = 1;
-  for (const auto& axis : *axes) size *= static_cast<double>(axis.size());
-  if (cap && static_cast<double>(*cap) < size) return *cap;
-  if (size > static_cast<double>(kMaxRuns)) {
-    return UsageError(
-        fmt::format("the grid has {:.0f} runs, more than the {} a sweep may plan; set run_cap to run "
-                    "the first ones",
-                    size, kMaxRuns));
-  }
-  return static_cast<int64_t>(size);
+  return *cap;
 }
 
 Result<std::vector<RunParams>> ExpandRuns(const Spec& spec, uint64_t seed) {
@@ -59,7 +29,7 @@ Result<std::vector<RunParams>> ExpandRuns(const Spec& spec, uint64_t seed) {
     }
     return runs;
   }
-  auto axes = GridAxes(spec);
+  auto axes = GridAxes(spec.parameters);
   if (!axes) return axes.error();
   return GridRuns(spec.parameters, *axes, *count);
 }

@@ -15,7 +15,6 @@
 #include <tuple>
 
 #include "sweep/metric_pattern.h"
-#include "sweep/plan.h"
 #include "sweep/spec_reader.h"
 #include "util/bytes.h"
 #include "util/json_text.h"
@@ -454,7 +453,9 @@ class Parser : public SpecReader {
         auto values = GridValues(p, kMaxRuns);
         if (!values) return Fail(parameter_marks_[p.name], "parameters." + p.name, values.error().message);
       }
-      if (auto count = RunCount(spec_); !count) return Fail(YAML::Mark::null_mark(), "", count.error().message);
+      if (auto count = GridRunCount(params, RunCap(spec_)); !count) {
+        return Fail(YAML::Mark::null_mark(), "", count.error().message);
+      }
     }
     return true;
   }
@@ -507,6 +508,14 @@ Result<Spec> ParseSpec(std::string_view yaml, std::string_view source) {
   } catch (const std::bad_alloc&) {
     return UsageError(fmt::format("{}: out of memory while reading the sweep spec", source));
   }
+}
+
+std::optional<int64_t> RunCap(const Spec& spec) {
+  std::optional<int64_t> cap;
+  for (const auto& limit : {spec.run_cap, spec.saturate.runs}) {
+    if (limit) cap = cap ? std::min(*cap, *limit) : *limit;
+  }
+  return cap;
 }
 
 std::vector<std::string> SpecWarnings(const Spec& spec) {
@@ -590,7 +599,7 @@ Result<Spec> SpecFromGrid(const std::vector<std::string>& grid, std::vector<std:
   std::sort(spec.parameters.begin(), spec.parameters.end(),
             [](const Parameter& a, const Parameter& b) { return a.name < b.name; });
   spec.command = std::move(command);
-  if (auto count = RunCount(spec); !count) return count.error();
+  if (auto count = GridRunCount(spec.parameters, RunCap(spec)); !count) return count.error();
   return spec;
 }
 

@@ -70,8 +70,8 @@ struct Spec {
 // then only come from the saturate Python helper).
 std::vector<std::string> SpecWarnings(const Spec& spec);
 
-// The most runs one sweep may plan (grid size or run count); larger grids need run_cap.
-inline constexpr int64_t kMaxRuns = 100000;
+// The smaller of run_cap and saturate.runs; nullopt when neither is set.
+std::optional<int64_t> RunCap(const Spec& spec);
 
 // Reads and parses a W&B sweep file. Errors name the path as given.
 Result<Spec> LoadSpecFile(const std::string& path);

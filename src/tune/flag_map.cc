@@ -6,7 +6,6 @@
 #include <cctype>
 #include <map>
 
-#include "tune/search_internal.h"
 
 namespace sat::tune {
 namespace {
@@ -98,7 +97,7 @@ std::string Unproven(const FlagCandidate& c, const Trial& t) {
   auto seen = t.knobs_seen.find(c.knob);
   if (seen == t.knobs_seen.end())
     return fmt::format("the run with {} {} reported no training DataLoader ({})", c.flag.option,
-                       ValueText(c.proof), internal::FailureText(t));
+                       ValueText(c.proof), FailureText(t));
   if (seen->second != c.proof)
     return fmt::format("with {} {} the script still ran with {}={}", c.flag.option, ValueText(c.proof), c.knob,
                        ValueText(seen->second));

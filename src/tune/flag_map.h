@@ -14,7 +14,8 @@
 
 #include "measure/helper_message.h"
 #include "tune/flag.h"
-#include "tune/search.h"
+#include "tune/knob.h"
+#include "tune/trial.h"
 
 namespace sat::tune {
 

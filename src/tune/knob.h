@@ -69,6 +69,14 @@ struct KnobSpec {
   std::string RangeText() const;  // "16:1024" or "off,bf16,fp16"
 };
 
+// A knob after the baseline: whether the script exposes it, and the script's own value.
+struct KnobState {
+  KnobSpec spec;
+  bool exposed = false;
+  std::optional<KnobValue> script_value;  // what the script got in the baseline (helper knobs)
+  std::string note;                       // why it was skipped, how it is injected, or what went wrong with it
+};
+
 // What the machine offers, for default ranges.
 struct MachineFacts {
   unsigned usable_cores = 1;  // CPUs this process may run on

@@ -34,17 +34,6 @@ SearchOutcome RunSearch(const SearchOptions& options, const TrialFn& run_trial) 
 
 namespace internal {
 
-std::string FailureText(const Trial& t) {
-  if (t.exit_class == run::ExitClass::kGpuOom) return "ran out of GPU memory";
-  if (t.exit_class == run::ExitClass::kHostOom) return "ran out of host memory";
-  if (std::string why = KnobNotApplied(t); !why.empty()) return "did not run as asked: " + why;
-  if (t.too_slow && t.samples_per_s <= 0)
-    return "was too slow to measure in this budget (no step finished after the first)";
-  if (Succeeded(t) || t.samples_per_s > 0 || !t.detail.empty())
-    return fmt::format("failed ({}: {})", run::ExitClassName(t.exit_class), t.detail);
-  return fmt::format("failed ({})", run::ExitClassName(t.exit_class));
-}
-
 Search::Search(const SearchOptions& o, const TrialFn& fn) : o_(o), fn_(fn) {
   for (const auto& k : o.knobs) out_.knobs.push_back({k, false, std::nullopt, ""});
 }

@@ -80,14 +80,6 @@ struct SearchOptions {
   std::function<void(const std::string&)> on_plan;
 };
 
-// A knob after the baseline: whether the script exposes it, and the script's own value.
-struct KnobState {
-  KnobSpec spec;
-  bool exposed = false;
-  std::optional<KnobValue> script_value;  // what the script got in the baseline (helper knobs)
-  std::string note;                       // why it was skipped, how it is injected, or what went wrong with it
-};
-
 struct Decision {
   std::string step;
   std::string text;        // a plain sentence

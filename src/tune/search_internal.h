@@ -21,9 +21,6 @@
 
 namespace sat::tune::internal {
 
-// "ran out of GPU memory", "failed (failed: exit code 1)", "too slow to measure in this budget".
-std::string FailureText(const Trial& t);
-
 class Search {
  public:
   Search(const SearchOptions& o, const TrialFn& fn);

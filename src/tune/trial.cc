@@ -46,6 +46,17 @@ bool Succeeded(const Trial& t) {
   }
 }
 
+std::string FailureText(const Trial& t) {
+  if (t.exit_class == run::ExitClass::kGpuOom) return "ran out of GPU memory";
+  if (t.exit_class == run::ExitClass::kHostOom) return "ran out of host memory";
+  if (std::string why = KnobNotApplied(t); !why.empty()) return "did not run as asked: " + why;
+  if (t.too_slow && t.samples_per_s <= 0)
+    return "was too slow to measure in this budget (no step finished after the first)";
+  if (Succeeded(t) || t.samples_per_s > 0 || !t.detail.empty())
+    return fmt::format("failed ({}: {})", run::ExitClassName(t.exit_class), t.detail);
+  return fmt::format("failed ({})", run::ExitClassName(t.exit_class));
+}
+
 bool OutOfMemory(const Trial& t) {
   return t.exit_class == run::ExitClass::kGpuOom || t.exit_class == run::ExitClass::kHostOom;
 }

@@ -115,6 +115,9 @@ bool Succeeded(const Trial& t);
 std::string KnobNotApplied(const Trial& t);
 // It ran out of GPU or host memory.
 bool OutOfMemory(const Trial& t);
+// What went wrong with a trial that did not succeed, as a sentence's predicate: "ran out of GPU memory",
+// "failed (failed: exit code 1)", "was too slow to measure in this budget (...)".
+std::string FailureText(const Trial& t);
 // Its memory peak is above `target` (a share of the memory it had); false when either is unknown.
 bool OverMemoryTarget(const Trial& t, double target);
 // Peak memory as a share of the total, when both are known.

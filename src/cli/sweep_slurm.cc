@@ -9,7 +9,7 @@
 #include "cli/gpu_setup.h"
 #include "run/interrupt.h"
 #include "slurm/node_wrapper.h"
-#include "slurm/backend.h"
+#include "slurm/slurm_backend.h"
 #include "slurm/report.h"
 
 namespace sat::cli {

@@ -1,4 +1,4 @@
-// The Slurm side of `saturate sweep` (slurm/backend.h): its options from the command line, the question
+// The Slurm side of `saturate sweep` (slurm/slurm_backend.h): its options from the command line, the question
 // asked on Ctrl-C, the asked-vs-used report, and `sweep run-one`, the wrapper a Slurm job runs on its node.
 #pragma once
 

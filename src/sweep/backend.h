@@ -1,4 +1,4 @@
-// What every way of running a sweep shares (the local controller, sweep/controller.h; Slurm, slurm/backend.h):
+// What every way of running a sweep shares (the local controller, sweep/controller.h; Slurm, slurm/slurm_backend.h):
 // what it is given (SweepOptions: the journal, the logs, the seed, how runs are measured; the rest is the local
 // controller's), what it tells while it runs (SweepEvent; the local controller's SweepSnapshot, about once a
 // second) and what it returns (SweepResult). The readers of a sweep (the live view, `sweep status`, the report)

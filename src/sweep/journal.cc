@@ -81,7 +81,7 @@ CREATE INDEX metrics_by_run ON metrics (run_key);
 )sql",
     // The retry rule (sweep/retry.h) compares an attempt's last error line with the previous attempt's.
     "ALTER TABLE attempts ADD COLUMN error_line TEXT NOT NULL DEFAULT '';",
-    // The Slurm backend (slurm/backend.h): each attempt's job id and what it asked Slurm for.
+    // The Slurm backend (slurm/slurm_backend.h): each attempt's job id and what it asked Slurm for.
     "ALTER TABLE attempts ADD COLUMN slurm_job TEXT NOT NULL DEFAULT '';"
     "ALTER TABLE attempts ADD COLUMN slurm_request TEXT NOT NULL DEFAULT '';",
     // Energy (sweep/energy_ledger.h): each attempt's joules; on the run, its latest attempt's joules and samples.

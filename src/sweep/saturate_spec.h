@@ -76,7 +76,7 @@ struct SaturateOptions {
   // (`one_per_device`) they run one per device, so that each trains as long as it would alone.
   bool pack_clocked = false;
   // Where the runs go: a name of the backends' table (cli/sweep_backends.h), which checks it: "local" (this
-  // machine's devices), "slurm" (Slurm jobs, slurm/backend.h, submitted as `slurm` says).
+  // machine's devices), "slurm" (Slurm jobs, slurm/slurm_backend.h, submitted as `slurm` says).
   std::string backend = "local";
   std::string backend_at;  // "FILE:LINE:COLUMN" of `backend` in the spec, for errors; empty when not given
   SlurmSpec slurm;

@@ -1,7 +1,7 @@
 // A sweep's journal as every backend and reader finds and opens it: where it goes by default (beside the spec),
 // the runs' log folder beside it, opening it to run a sweep (its lock, its seed, its runs recorded), and bayes
 // proposals written into it. Shared by the local controller (sweep/controller.h), the Slurm backend
-// (slurm/backend.h) and the commands that only read a journal (`sweep status`, `sweep report`).
+// (slurm/slurm_backend.h) and the commands that only read a journal (`sweep status`, `sweep report`).
 #pragma once
 
 #include <cstdint>
@@ -22,7 +22,7 @@ namespace sat::sweep {
 // `seed`, else a random one) and its runs recorded (Journal::EnsureRuns). A journal that already holds progress
 // is refused (usage error) unless `resume`. The journal's ControllerLock is taken first: a journal another
 // controller holds is refused (usage error, naming it). Open attempts are left as they are: the caller requeues or
-// adopts them. Shared by the local controller and the Slurm backend (slurm/backend.h).
+// adopts them. Shared by the local controller and the Slurm backend (slurm/slurm_backend.h).
 struct OpenedJournal {
   std::unique_ptr<ControllerLock> lock;  // held for the controller's life; before the journal is opened
   std::unique_ptr<Journal> journal;

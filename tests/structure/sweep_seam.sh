@@ -28,6 +28,6 @@ fi
 for f in sweep/backend.h sweep/sweep_journal.h sweep/controller.h sweep/node_attempt.h; do
   [ -f "$src/$f" ] || { echo "FAIL: src/$f is gone; update this test with its new home" >&2; exit 1; }
 done
-grep -q '#include "sweep/backend.h"' "$src/slurm/backend.h" ||
-  { echo "FAIL: slurm/backend.h no longer stands on sweep/backend.h" >&2; exit 1; }
+grep -q '#include "sweep/backend.h"' "$src/slurm/slurm_backend.h" ||
+  { echo "FAIL: slurm/slurm_backend.h no longer stands on sweep/backend.h" >&2; exit 1; }
 echo ok

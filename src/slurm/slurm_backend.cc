@@ -1,4 +1,4 @@
-#include "slurm/backend.h"
+#include "slurm/slurm_backend.h"
 
 #include <fmt/format.h>
 #include <unistd.h>

@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "util/test_dir.h"
+
 namespace sat::core {
 namespace {
 
@@ -22,8 +24,10 @@ telemetry::Sample TwoGpus() {
   return s;
 }
 
+// A cpuinfo file with `text`, in a folder of this process's own (ctest runs each case as its own process, at once).
 std::string CpuInfo(const std::string& text) {
-  std::string path = testing::TempDir() + "/cpuinfo";
+  static const TempDir dir;
+  std::string path = dir.File("cpuinfo");
   std::ofstream(path) << text;
   return path;
 }

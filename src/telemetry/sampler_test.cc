@@ -10,7 +10,10 @@
 #include <fstream>
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <thread>
+
+#include "util/test_dir.h"
 
 extern char** environ;
 
@@ -98,9 +101,10 @@ TEST(Sampler, SampleOnceFillsHostRatesFromTheSecondSampleOn) {
 
 TEST(Sampler, ReadsTheCpuPackagesEnergyFromTheSysRoot) {
   // A powercap tree with one package, as the kernel lays it out under /sys.
-  const std::string sys = testing::TempDir() + "/sampler-sys";
+  const TempDir dir;
+  const std::string sys = dir.File("sys");
   const std::string zone = sys + "/class/powercap/intel-rapl:0";
-  ASSERT_EQ(system(("rm -rf " + sys + " && mkdir -p " + zone).c_str()), 0);
+  std::filesystem::create_directories(zone);
   auto write = [&](uint64_t uj) { std::ofstream(zone + "/energy_uj") << uj << "\n"; };
   std::ofstream(zone + "/max_energy_range_uj") << 262143328850ull << "\n";
   write(7000000);

@@ -115,4 +115,21 @@ inline LocalCopyWhatIf ExampleLocalCopy() {
   return w;
 }
 
+// Every note joined, for "some note says X" checks.
+inline std::string Notes(const Verdict& v) {
+  std::string all;
+  for (const std::string& n : v.notes) all += n + "\n";
+  return all;
+}
+
+// The compute-bound case: the model alone near the full run's rate, the GPU busy, the loader far ahead.
+inline ProbeResult ComputeBoundWithHelper() {
+  ProbeResult r = WithHelper(true, 3000, 1200, 1150);
+  r.full.data_wait_share = 0.02;
+  SetGpu(r.compute, 98, 6);
+  SetGpu(r.full, 97, 6);
+  SetCpu(r.full, 110, 3, 20);
+  return r;
+}
+
 }  // namespace sat::probe::results

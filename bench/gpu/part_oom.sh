@@ -14,7 +14,7 @@ if [ "$CPU" = 1 ]; then
   RUN_FLAGS=(--batch-size 16 --seconds 1.5) HOLD=0.3,0.3,0.75
   read -ra SWEEP_FLAGS <<<"${SWEEP_FLAGS:---warmup 0.3s --window 0.5s}"
   MEMORY_LIMIT_MIB=32 BATCH_RANGE=64:4096 BATCH_MULTIPLE=32 LIGHTNING_START=16 ACCELERATE_START=2048
-  TUNE_FLAGS=(--budget "${TUNE_BUDGET:-40s}" --trial-budget 6s --target 0.2)
+  TUNE_FLAGS=(--budget "${TUNE_BUDGET:-40s}" --trial-budget 6s --target 0.1)
   LIMIT_SWEEP=60 LIMIT_TUNE=60 LIMIT_FINDER=60 VERIFY_STEPS=3
 else
   MODEL_FLAGS=(--model resnet18)

@@ -4,7 +4,7 @@
 # steady window of the same run. A stack whose package this Python lacks is skipped, and skipped.txt says which.
 G="$here/bench/gpu"
 if [ "$CPU" = 1 ]; then
-  BUDGET=${STACK_BUDGET:-20s} LIMIT=60 PROBE_FLAGS=(--target 0.2)
+  BUDGET=${STACK_BUDGET:-20s} LIMIT=60 PROBE_FLAGS=(--target 0.1)
   MODEL_FLAGS=(--model tiny --batch-size 16 --print-every 2)
   HF_FLAGS=(--batch-size 8 --seq-len 32 --print-every 2)
 else

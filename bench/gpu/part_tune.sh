@@ -9,7 +9,7 @@ if [ "$CPU" = 1 ]; then
   # steps to measure and tune would stop at its baseline.
   TUNE_LOOP=("$PY" "$here/bench/gpu/small_model.py" --model tiny --threads 1 --amp off --batch-size 16 --workers 0
     --steps 100000000 --print-every 5)
-  tune_and_paste "${TUNE_BUDGET:-20s}" 60 6 --trial-budget 6s --target 0.2
+  tune_and_paste "${TUNE_BUDGET:-20s}" 60 6 --trial-budget 6s --target 0.1
 else
   tune_and_paste "${TUNE_BUDGET:-300s}" 330 45 --trial-budget 25s
 fi

@@ -39,7 +39,10 @@ if [ -n "${SATURATE_SCREENSHOT_DIR:-}" ]; then cp "$WORK/probe.png" "$SATURATE_S
 
 # 45 s: beside a compiler on 2 cores the loader's own CPU work swung so much that 21.5 s of steady data gave ±155%
 # and no verdict with 30 s; probe stops as soon as its estimate is tight, so on a quiet machine it takes less.
-probe_json parsed --budget 45s --parse saturate-example -- "${TRAIN[@]}" "${args[@]}" --no-helper
+# A step line every step (--log-every 1, a line each ~0.25 s): with TRAIN's one line in 5 steps (~1.2 s apart) probe
+# saw too few lines to place the end of warm-up, counted 18 s of it, and ran out its 45 s at ±2.3%; with a line a
+# step it found a 2-s warm-up and converged to ±1.6% in 19 s (frozen binary, load 2).
+probe_json parsed --budget 45s --parse saturate-example -- "${TRAIN[@]}" "${args[@]}" --no-helper --log-every 1
 expect_bottleneck "$WORK/parsed.json" loader
 [ "$(jq_py "$WORK/parsed.json" 'j["helper"]')" = False ] || fail "--no-helper run should not report through the helper"
 [ -f "$WORK/parsed/probe.json" ] || fail "--out should keep probe.json"

@@ -72,8 +72,10 @@ expect_contains "$text" "Injected by saturate (the script has no flag for them):
 expect_contains "$text" "  - $want"
 expect_not_contains "$text" "SATURATE_KNOBS"
 
-# --no-auto: the script reports nothing, so there is nothing to tune, and tune says what to do.
-expect_exit 1 "$SATURATE" tune --budget 1m --trial-budget 10s --cache "$WORK/tune.db" --no-auto \
+# --no-auto: the script reports nothing, so there is nothing to tune, and tune says what to do. Its baseline runs to
+# the trial budget: 6 s is three times what the script needs to import torch and start reporting (the tune above
+# converged its first trial in ~5 s), so a run --no-auto failed to silence would still report inside it.
+expect_exit 1 "$SATURATE" tune --budget 1m --trial-budget 6s --cache "$WORK/tune.db" --no-auto \
   --knob num_workers=0:4 -- "$PY" "$WORK/unmodified.py"
 expect_contains "$ERR" "reported no throughput"
 echo ok

@@ -42,10 +42,13 @@ PY
 jq_py "$R" '[abs(t["samples_per_s"] / (t["knobs"]["batch_size"] / (1.5 + t["knobs"]["batch_size"] / 2000)) - 1) < 0.05 or sys.exit("trial %d measured %.2f samples/s" % (t["id"], t["samples_per_s"])) for t in j["trials"] if t["samples_per_s"] > 0 and (t["converged"] or t["settled"])]'
 
 # A fixed trial budget too short for 8 steps: too slow to measure, and nothing is claimed from it. The least budget
-# tune takes (20s) holds the baseline and one more trial, both too slow; 40s held a third, the same.
+# tune takes (20s) holds the baseline and one more trial, both too slow; 40s held a third, the same. --fresh: the
+# same command's trials are in the cache from the tune above, and --fresh measures them again (the e2e check of
+# --fresh; tune_budget_resume.sh checks the resume without it).
 tune_json capped --fresh --budget 20s --trial-budget 8s --parse "$PATTERN" --knob batch_size=32:64 -- "${CMD[@]}"
 R="$WORK/capped.json"
 show_decisions "$R"
+[ "$(jq_py "$R" 'j["trials_cached"]')" = 0 ] || fail "--fresh took trials from the cache"
 jq_py "$R" 'j["trials"][0]["too_slow"] or sys.exit("the baseline should be too slow to measure")'
 jq_py "$R" 'any("too slow to measure in this budget" in w and "--trial-budget caps it" in w for w in j["warnings"]) or sys.exit("no too-slow warning")'
 jq_py "$R" 'j["speedup"]["claim"] != "faster" or sys.exit("a speed-up was claimed from estimates that do not count")'

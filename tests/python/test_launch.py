@@ -216,9 +216,21 @@ class RankOfProcessTest(unittest.TestCase):
 class RanksTest(ChannelTest):
     """2 ranks on gloo; each rank reports for itself, with its rank, and its counts match its own."""
 
+    # The fork start with two loader workers per rank: one run for two checks (test_fork's counts and
+    # test_forked_dataloader_workers_stay_silent's silent workers), each child being ~3 s of torch start-up.
+    FORK_WITH_WORKERS = [os.path.join(SCRIPTS, "ddp_train.py"), "--start", "fork", "--workers", "2"]
+    _runs = {}
+
+    def run_ranks(self, args):
+        """One run of ddp_train.py per distinct argument list in this class, shared by the tests that read it."""
+        key = tuple(args)
+        if key not in RanksTest._runs:
+            RanksTest._runs[key] = run_script(self.receiver, args + ["--epochs", "1", "--samples", "1024",
+                                                                     "--log-every", "1"])
+        return RanksTest._runs[key]
+
     def check_ranks(self, args):
-        proc, messages = run_script(self.receiver, args + ["--epochs", "1", "--samples", "1024",
-                                                           "--log-every", "1"])
+        proc, messages = self.run_ranks(args)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         own = collections.defaultdict(list)
         for line in proc.stdout.splitlines():
@@ -248,7 +260,7 @@ class RanksTest(ChannelTest):
         self.check_ranks([os.path.join(SCRIPTS, "ddp_train.py"), "--start", "spawn"])
 
     def test_fork(self):
-        self.check_ranks([os.path.join(SCRIPTS, "ddp_train.py"), "--start", "fork"])
+        self.check_ranks(self.FORK_WITH_WORKERS)
 
     def test_forkserver(self):
         self.check_ranks([os.path.join(SCRIPTS, "ddp_train.py"), "--start", "forkserver"])
@@ -261,8 +273,7 @@ class RanksTest(ChannelTest):
                           os.path.join(SCRIPTS, "ddp_train.py"), "--start", "env"])
 
     def test_forked_dataloader_workers_stay_silent(self):
-        proc, messages = run_script(self.receiver, [os.path.join(SCRIPTS, "ddp_train.py"), "--start", "fork",
-                                                    "--epochs", "1", "--samples", "512", "--workers", "2"])
+        proc, messages = self.run_ranks(self.FORK_WITH_WORKERS)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         reporting = {pid for pid, ms in by_pid(messages).items() if any(m["type"] == "progress" for m in ms)}
         self.assertEqual(len(reporting), 2, "only the two ranks report, never their loader workers")

@@ -54,7 +54,6 @@ std::string Table(const std::vector<Row>& rows) {
   return TextTable(columns, cells);
 }
 
-
 std::optional<double> Narrowest(const ProbeResult& r, std::string* which) {
   std::optional<double> narrow;
   for (const core::StageResult* s : {&r.loader, &r.compute}) {

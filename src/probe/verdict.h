@@ -71,7 +71,6 @@ inline constexpr double kMemHeadroomShare = 0.5;      // peak GPU memory under h
 inline constexpr double kMemNearlyFullShare = 0.9;    // peak GPU memory above this: a larger batch will not fit
 inline constexpr double kPrepBoundShare = 0.5;        // the loader on the CPU half its time or more: prep
 
-
 // Pure: reads only `result` (its stages, machine and data locations; not result.verdict).
 Verdict Decide(const ProbeResult& result);
 

@@ -83,7 +83,6 @@ struct SaturateOptions {
   StagingOptions stage;
 };
 
-
 // Parses the mapping under `saturate`; `source` is the spec file's name for error messages. `runs_mark` gets where
 // `runs` was given (for the plan's checks across sections), untouched without it.
 Result<SaturateOptions> ParseSaturateSpec(const YAML::Node& node, std::string_view source, YAML::Mark* runs_mark);

@@ -6,7 +6,6 @@
 #include <cctype>
 #include <map>
 
-
 namespace sat::tune {
 namespace {
 

@@ -357,6 +357,13 @@ Status Controller::Tick(double now, bool sample_now) {
   }
   if (!recorded) return recorded;
 
+  // On the CPU device a run's rate, half a window into its training, lets growth go on, and a gain far above noise
+  // settles its check early (packing.h rule 9).
+  for (auto& [key, a] : live_) {
+    if (a->rated || a->measured || !a->watch.meter().Rated(now)) continue;
+    a->rated = true;
+    packer_->Rated(key, now, a->watch.meter().footprint(), *this, a->watch.meter().options().window_s);
+  }
   // Runs now steady enough to trust; a growth newcomer among them settles its gain check.
   for (auto& [key, a] : live_) {
     if (a->measured || !a->watch.meter().Measured(now)) continue;

@@ -80,6 +80,7 @@ struct Attempt {
   AttemptWatch watch;  // its meter, tree readings, helper metrics and matched lines
   MetricLog metrics;
   bool measured = false;
+  bool rated = false;      // told the packer it was rated (packing.h rule 9)
   bool on_copy = false;    // its command was pointed at the staged copy (sweep/staging.h)
   std::string restarting;  // why it is being stopped to run again on the staged copy; empty otherwise
   unsigned processes = 1;  // in its tree at the latest reading

@@ -285,6 +285,43 @@ TEST(SweepRules, ARunLiveWhenTheShapeTurnsOutShortIsMeasuredOnTheShorterSpan) {
   EXPECT_LT(started[2]->start_t, started[1]->end_t) << "the device grew again while the second still ran";
 }
 
+// Quick growth on the CPU device (packing.h rule 9): runs of fast steps that nobody slows are rated half a window into
+// their training, so the second starts a window after the first (not after its 1-s warm-up and 1-s window), and the
+// +100% it brings is read early, so the next two follow a window after it. Runs of coarse steps (two a window) wait
+// for the full check.
+TEST(SweepRules, OnTheCpuAGainFarAboveNoiseGrowsWithinHalfWindows) {
+  for (const double every_s : {0.05, 0.5}) {
+    SCOPED_TRACE(every_s);
+    TempDir dir;
+    ScriptedRunner runner([&](const Launch&, int) {
+      AttemptScript s;
+      s.rate = 100;
+      s.every_s = every_s;
+      s.work_samples = 1000;
+      return s;
+    });
+    std::vector<SweepEvent> events;
+    SweepOptions o = Options(dir, runner, &events);
+    o.packing.max_per_device = 8;
+    auto result = RunSweep(Runs(8), o);
+    ASSERT_TRUE(result) << result.error().message;
+    EXPECT_EQ(result->counts.done, 8);
+    const auto& started = runner.started();
+    ASSERT_EQ(started.size(), 8u);
+    bool early = false;
+    for (const SweepEvent& e : events) early |= e.text.find("read early") != std::string::npos;
+    if (every_s < 0.1) {
+      EXPECT_LE(started[1]->start_t - started[0]->start_t, 1.2);
+      EXPECT_LE(started[3]->start_t - started[0]->start_t, 2.2);
+      EXPECT_TRUE(early);
+    } else {
+      EXPECT_GE(started[1]->start_t - started[0]->start_t, 1.0);
+      EXPECT_GE(started[3]->start_t - started[0]->start_t, 4.0) << "the full check: warm-up and window";
+      EXPECT_FALSE(early);
+    }
+  }
+}
+
 // What a sweep settled on is recorded for the machine and the command; the next sweep of the same command starts one
 // run short of it at once and checks only the last, and ends sooner.
 TEST(SweepRules, ASecondSweepStartsAtTheDegreeTheFirstSettledOn) {

@@ -32,7 +32,8 @@ void RunMeter::Add(const measure::HelperMessage& m) {
 
 void RunMeter::AddProgress(const measure::HelperMessage& m, const std::optional<measure::Observation>& since_previous) {
   Stream& s = streams_[m.pid];
-  const bool was_training = s.last_steps > 0;
+  const int64_t previous_steps = s.last_steps;
+  const bool was_training = previous_steps > 0;
   s.last_steps = m.steps;
   // Before the process's first training step there is nothing to count: start-up.
   if (m.steps <= 0) return;
@@ -42,7 +43,7 @@ void RunMeter::AddProgress(const measure::HelperMessage& m, const std::optional<
     for (SteadyMean* m : {&cpu_, &blocked_, &workers_}) m->RestartSteady();
   }
   if (!s.first) {
-    s.first = s.last = Point{m.t, 0, 0};
+    s.first = s.last = Point{m.t, 0, 0, 0};
     s.points.push_back(s.last);
   } else {
     if (m.t <= s.last.t) return;  // out of order, or a repeat (a done right after a progress)
@@ -53,6 +54,7 @@ void RunMeter::AddProgress(const measure::HelperMessage& m, const std::optional<
     // content: excluded whole.
     if (was_training && since_previous) {
       p.samples += since_previous->samples;
+      p.steps += static_cast<double>(std::max<int64_t>(0, m.steps - previous_steps));
       p.excluded_s += std::max(0.0, (m.t - s.last.t) - since_previous->duration_s);
     } else {
       p.excluded_s += m.t - s.last.t;
@@ -114,6 +116,11 @@ void RunMeter::Trim(double now) {
   while (readings_.size() > 2 && readings_.front().t < now - keep_s) readings_.pop_front();
 }
 
+bool RunMeter::Rated(double now) const {
+  if (!first_step_t_ || now < *first_step_t_ + options_.window_s / 2) return false;
+  return Rates(now - options_.window_s, now).samples_per_s.has_value();
+}
+
 bool RunMeter::Measured(double now) const {
   if (StartingUp(now)) return false;
   const double ready = Anchor() + options_.warmup_s + options_.window_s;
@@ -145,7 +152,8 @@ P At(const Points& points, double t) {
   const P& b = *after;
   const P& a = *(after - 1);
   const double f = b.t > a.t ? (t - a.t) / (b.t - a.t) : 1;
-  return P{t, a.samples + (b.samples - a.samples) * f, a.excluded_s + (b.excluded_s - a.excluded_s) * f};
+  return P{t, a.samples + (b.samples - a.samples) * f, a.excluded_s + (b.excluded_s - a.excluded_s) * f,
+           a.steps + (b.steps - a.steps) * f};
 }
 
 }  // namespace
@@ -165,6 +173,9 @@ WindowRates RunMeter::Rates(double t0, double t1) const {
     const double training_s = (to - from) - (b.excluded_s - a.excluded_s);
     if (training_s < (t1 - t0) / 2) continue;
     rates.samples_per_s = rates.samples_per_s.value_or(0) + std::max(0.0, b.samples - a.samples) / training_s;
+    // The fewest steps of any process: the window's resolution is its slowest counter's.
+    const double steps = std::max(0.0, b.steps - a.steps);
+    rates.steps = rates.steps ? std::min(*rates.steps, steps) : steps;
   }
   double sum = 0;
   int n = 0;

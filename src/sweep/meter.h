@@ -65,6 +65,9 @@ struct WindowRates {
   // The run reports training steps, so its CPU use is no progress signal (start-up and data preparation burn CPU
   // without training); only samples_per_s judges it.
   bool reports_steps = false;
+  // Training steps inside the window (interpolated; the fewest of the run's processes), with samples_per_s: how
+  // finely the window resolves the rate. A window of two 1-s steps can read 0 or twice the true rate.
+  std::optional<double> steps = std::nullopt;
 };
 
 // What the run showed of its training so far, from its first step: what the sweep's staging judges its loader by
@@ -106,6 +109,10 @@ class RunMeter {
   // announced, none made) is not measured; a GPU run without steps must have shown GPU memory. max_wait_s after
   // the anchor's time is up it is measured regardless, and so is a run still starting up at startup_limit_s.
   bool Measured(double now) const;
+  // Its rate can be read, if not yet trusted: half a window after its first training step, with a throughput over
+  // the last window. What the CPU device's quick growth and early verdicts wait for (packing.h rule 9); a run
+  // without steps is never rated, only measured.
+  bool Rated(double now) const;
 
   // Rates over [t0, t1]. Throughput needs reports of training steps covering at least half the window with
   // training time (excluded_s taken out), per process, and adds the processes' rates; CPU needs one tree
@@ -153,10 +160,10 @@ class RunMeter {
     double sum_all_ = 0, sum_steady_ = 0;
     int n_all_ = 0, n_steady_ = 0;
   };
-  // Cumulative counters of one process's training, from its first report with steps > 0: samples, and seconds
-  // that do not count as training (other loaders, gaps in the reports).
+  // Cumulative counters of one process's training, from its first report with steps > 0: samples, seconds
+  // that do not count as training (other loaders, gaps in the reports), and steps.
   struct Point {
-    double t = 0, samples = 0, excluded_s = 0;
+    double t = 0, samples = 0, excluded_s = 0, steps = 0;
   };
   struct Stream {
     int64_t last_steps = 0;

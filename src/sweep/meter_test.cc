@@ -159,6 +159,25 @@ TEST(RunMeter, TimeInOtherLoadersIsNotTrainingTime) {
   EXPECT_NEAR(m.Summary().throughput_samples_per_s.value(), 320, 0.1);
 }
 
+// Rated: half a window into training, with a throughput over the last window; the window's steps say how finely it
+// resolves the rate (the slowest process's count).
+TEST(RunMeter, ARunIsRatedHalfAWindowIntoItsTrainingAndItsWindowsCountSteps) {
+  RunMeter m(100, /*on_gpu=*/false, Options(), kRun);  // window 1 s
+  m.Add(AutoHello(100.5));
+  EXPECT_FALSE(m.Rated(103)) << "no step yet";
+  Train(m, 102, 104, 20, 8);
+  Train(m, 102, 104, 4, 8, /*pid=*/8);
+  EXPECT_FALSE(m.Rated(102.25));
+  EXPECT_TRUE(m.Rated(102.5));
+  EXPECT_FALSE(m.Measured(102.5)) << "measured only after warm-up and window";
+  const WindowRates r = m.Rates(103, 104);
+  EXPECT_NEAR(r.samples_per_s.value(), 24 * 8, 1e-6);
+  EXPECT_NEAR(r.steps.value(), 4, 1e-6) << "the slower process's steps";
+  RunMeter quiet(100, false, Options(), kRun);
+  for (double t = 100.5; t <= 104; t += 0.5) quiet.AddTree(Reading(t, 90, 200 * kMiB));
+  EXPECT_FALSE(quiet.Rated(104)) << "a run without steps is measured, never rated";
+}
+
 TEST(RunMeter, TheRatesOfAllProcessesAdd) {
   RunMeter m(100, false, Options(), kRun);
   Train(m, 101, 106, 10, 32, /*pid=*/7);

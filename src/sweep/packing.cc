@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "sweep/clock_runs.h"
 
@@ -126,6 +127,7 @@ void Packer::Place(const std::string& key, int64_t index, int device, double now
   runs.erase({index, key});
   if (runs.empty()) waiting_.erase(shape);
   Plan& plan = plans_[device];
+  plan.changed_t = now;
   if (growth && plan.probe.newcomers.empty()) plan.probe = Probe{{key}, now, plan.runs, plan.departures};
   else if (growth) plan.probe.newcomers.push_back(key);
   plan.runs.push_back(key);
@@ -166,6 +168,7 @@ std::vector<Admission> Packer::Admit(double now, const std::vector<DeviceState>&
   std::vector<Admission> admitted;
   for (int d = 0; d < static_cast<int>(devices_.size()) && !queued_shape_.empty(); ++d) {
     Plan& plan = plans_[d];
+    if (plan.departures != plan.departures_seen) plan.departures_seen = plan.departures, plan.changed_t = now;
     int burst_left = 0;  // newcomers of this tick's growth step still to admit
     while (!queued_shape_.empty()) {
       const int n = static_cast<int>(plan.runs.size());
@@ -182,12 +185,14 @@ std::vector<Admission> Packer::Admit(double now, const std::vector<DeviceState>&
         if (n >= std::min(plan.cap, params_.max_per_device)) break;
         growth = n >= plan.proven;
         const bool unmeasured = std::any_of(plan.runs.begin(), plan.runs.end(),
-                                            [&](const std::string& key) { return !where_.at(key).measured; });
-        // A growth step's newcomers (one, or a burst) are measured and judged together before the next step, and
-        // the step starts from a degree shown worthwhile: runs above it (an inconclusive check's) end first, or a
+                                            [&](const std::string& key) { return !Known(where_.at(key)); });
+        // A growth step's newcomers (one, or a burst) are measured (on the CPU device: rated) and judged together
+        // before the next step, and the step starts from a degree shown worthwhile: runs above it (an inconclusive check's) end first, or a
         // check would only compare one unproven degree with the next.
         if (growth && burst_left == 0) {
-          if (!plan.probe.newcomers.empty() || unmeasured || n > plan.proven || HasPoorMix(MixOf(d), std::nullopt))
+          const double window_s = plan.window_s > 0 ? plan.window_s : params_.window_s;
+          if (!plan.probe.newcomers.empty() || unmeasured || n > plan.proven || now < plan.changed_t + window_s ||
+              HasPoorMix(MixOf(d), std::nullopt))
             break;
           burst_left = plan.burst;
         }
@@ -301,20 +306,35 @@ void Packer::Learn(const std::string& shape, const Footprint& footprint) {
   s.mem_bytes = std::max(s.mem_bytes, footprint.mem_bytes);
 }
 
+bool Packer::Reading(Live& run, const Footprint& footprint, double window_s,
+                     const std::function<bool(const Live&)>& ready) {
+  plans_[run.device].window_s = window_s;
+  run.footprint = footprint;
+  Learn(run.shape, footprint);
+  const std::vector<std::string>& newcomers = plans_[run.device].probe.newcomers;
+  // A burst is judged once its last newcomer is ready.
+  return std::find(newcomers.begin(), newcomers.end(), run.key) != newcomers.end() &&
+         std::all_of(newcomers.begin(), newcomers.end(), [&](const std::string& k) { return ready(where_.at(k)); });
+}
+
 void Packer::Measured(const std::string& key, double now, const Footprint& footprint, const RateSource& rates,
                       std::optional<double> window_s) {
   auto it = where_.find(key);
   if (it == where_.end() || it->second.measured) return;
-  Live& run = it->second;
-  run.measured = true;
-  run.footprint = footprint;
-  Learn(run.shape, footprint);
-  const Probe& probe = plans_[run.device].probe;
-  const bool newcomer = std::find(probe.newcomers.begin(), probe.newcomers.end(), key) != probe.newcomers.end();
-  // A burst is judged once its last newcomer is measured.
-  if (newcomer && std::all_of(probe.newcomers.begin(), probe.newcomers.end(),
-                              [&](const std::string& k) { return where_.at(k).measured; }))
-    Evaluate(run.device, now, rates, window_s.value_or(params_.window_s));
+  it->second.measured = true;
+  const double w = window_s.value_or(params_.window_s);
+  if (Reading(it->second, footprint, w, [](const Live& r) { return r.measured; }))
+    Evaluate(it->second.device, now, rates, w);
+}
+
+void Packer::Rated(const std::string& key, double now, const Footprint& footprint, const RateSource& rates,
+                   std::optional<double> window_s) {
+  auto it = where_.find(key);
+  if (it == where_.end() || Known(it->second) || devices_[it->second.device].kind != DeviceKind::kCpu) return;
+  it->second.rated = true;
+  const double w = window_s.value_or(params_.window_s);
+  if (Reading(it->second, footprint, w, [this](const Live& r) { return Known(r); }))
+    EarlyVerdict(it->second.device, now, rates, w);
 }
 
 std::optional<double> Packer::RunSeconds(const std::string& shape) const {
@@ -330,7 +350,87 @@ void Packer::Update(const std::string& key, const Footprint& footprint) {
   auto it = where_.find(key);
   if (it == where_.end()) return;
   it->second.footprint = footprint;
-  if (it->second.measured) Learn(it->second.shape, footprint);
+  if (Known(it->second)) Learn(it->second.shape, footprint);
+}
+
+std::optional<Packer::Ratio> Packer::MeanRatio(const Probe& probe, const RateSource& rates, double window_s,
+                                              double after_t0, double now, double min_steps) const {
+  // Each incumbent's rate after the admission over its rate before; training throughput where both windows
+  // have it, else, for a run that reports no steps, CPU use where it is large enough to mean something. A run
+  // that reports steps is judged by its throughput only: its CPU use during start-up or data preparation says
+  // nothing about its training.
+  Ratio sum;
+  int signalled = 0;
+  for (const std::string& key : probe.incumbents) {
+    const WindowRates before = rates.Rates(key, probe.admitted_t - window_s, probe.admitted_t);
+    const WindowRates after = rates.Rates(key, after_t0, now);
+    const bool steps = before.reports_steps || after.reports_steps;
+    const bool throughput = before.samples_per_s && after.samples_per_s && *before.samples_per_s > 0;
+    if (min_steps > 0) {
+      // An early verdict reads every incumbent, from windows fine enough to resolve its rate; each window's rate
+      // may be off by a step, so its lowest reading has one step fewer after and one more before.
+      const double a = after.steps.value_or(0), b = before.steps.value_or(0);
+      if (!throughput || a < min_steps || b < min_steps) return std::nullopt;
+      const double ratio = *after.samples_per_s / *before.samples_per_s;
+      sum.mean += ratio;
+      sum.low += ratio * (1 - 1 / a) / (1 + 1 / b);
+    } else if (throughput) {
+      sum.mean += *after.samples_per_s / *before.samples_per_s;
+    } else if (!steps && before.cpu_pct && after.cpu_pct && *before.cpu_pct >= params_.quiet_cpu_pct) {
+      sum.mean += *after.cpu_pct / *before.cpu_pct;
+    } else {
+      continue;
+    }
+    ++signalled;
+  }
+  if (signalled == 0) return std::nullopt;
+  return Ratio{sum.mean / signalled, (min_steps > 0 ? sum.low : sum.mean) / signalled};
+}
+
+namespace {
+
+// n incumbents and k newcomers share one slowdown f (the mean after/before ratio): the progress rate went from n
+// to f (n + k). Returns the whole gain and each newcomer's share, compounded.
+std::pair<double, double> GainOf(double f, int n, int k) {
+  const double gain = f * (n + k) / n - 1;
+  return {gain, gain > -1 ? std::pow(1 + gain, 1.0 / k) - 1 : -1};
+}
+
+}  // namespace
+
+int Packer::MarkProven(int device) {
+  Plan& plan = plans_[device];
+  const int degree = static_cast<int>(plan.runs.size());
+  const Mix mix = MixOf(device);
+  plan.proven = std::max(plan.proven, degree);
+  if (mix.front() == mix.back()) shapes_[mix.front()].proven = std::max(shapes_[mix.front()].proven, degree);
+  return degree;
+}
+
+void Packer::Prove(int device, int k, double gain, double each, const std::string& how) {
+  Plan& plan = plans_[device];
+  const int degree = MarkProven(device);
+  const int room = std::min(plan.cap, params_.max_per_device) - degree;
+  plan.burst = each >= params_.burst_gain && room > 1 ? std::min(2 * k, room) : 1;
+  notes_.push_back(fmt::format("{}: degree {}{} raised the progress rate by {:+.0f}%{}{}{}", devices_[device].name,
+                               degree, k > 1 ? fmt::format(" ({} newcomers at once)", k) : "", 100 * gain,
+                               k > 1 ? fmt::format(" ({:+.0f}% each)", 100 * each) : "", how,
+                               plan.burst > 1 ? fmt::format("; the next step tries {} more at once", plan.burst) : ""));
+}
+
+void Packer::EarlyVerdict(int device, double now, const RateSource& rates, double window_s) {
+  Plan& plan = plans_[device];
+  const Probe& probe = plan.probe;
+  // A departure meanwhile is the full check's to report.
+  if (probe.newcomers.empty() || probe.incumbents.empty() || plan.departures != probe.departures) return;
+  const std::optional<Ratio> f = MeanRatio(probe, rates, window_s, now - window_s / 2, now, params_.early_steps);
+  if (!f) return;
+  const int k = static_cast<int>(probe.newcomers.size()), n = static_cast<int>(probe.incumbents.size());
+  // Near enough to noise, or to the slow start's line, that the full windows decide.
+  if (GainOf(f->low - params_.early_margin, n, k).second < params_.burst_gain) return;
+  const auto [gain, each] = GainOf(f->mean, n, k);
+  plan.probe = Probe{};
+  Prove(device, k, gain, each, fmt::format(", read early (over {:.1f} s)", window_s / 2));
 }
 
 void Packer::Evaluate(int device, double now, const RateSource& rates, double window_s) {
@@ -346,53 +446,21 @@ void Packer::Evaluate(int device, double now, const RateSource& rates, double wi
     return;
   }
   const int degree = static_cast<int>(plan.runs.size());
-  // Each incumbent's rate after the admission over its rate before; training throughput where both windows
-  // have it, else, for a run that reports no steps, CPU use where it is large enough to mean something. A run
-  // that reports steps is judged by its throughput only: its CPU use during start-up or data preparation says
-  // nothing about its training.
-  double sum = 0;
-  int signalled = 0;
-  for (const std::string& key : probe.incumbents) {
-    const WindowRates before = rates.Rates(key, probe.admitted_t - window_s, probe.admitted_t);
-    const WindowRates after = rates.Rates(key, now - window_s, now);
-    const bool steps = before.reports_steps || after.reports_steps;
-    if (before.samples_per_s && after.samples_per_s && *before.samples_per_s > 0) {
-      sum += *after.samples_per_s / *before.samples_per_s;
-    } else if (!steps && before.cpu_pct && after.cpu_pct && *before.cpu_pct >= params_.quiet_cpu_pct) {
-      sum += *after.cpu_pct / *before.cpu_pct;
-    } else {
-      continue;
-    }
-    ++signalled;
-  }
-  const Mix mix = MixOf(device);
-  auto prove = [&] {
-    plan.proven = std::max(plan.proven, degree);
-    if (mix.front() == mix.back()) shapes_[mix.front()].proven = std::max(shapes_[mix.front()].proven, degree);
-  };
-  if (signalled == 0) {
-    prove();
+  const std::optional<Ratio> f = MeanRatio(probe, rates, window_s, now - window_s, now, 0);
+  if (!f) {
+    MarkProven(device);
     notes_.push_back(
         fmt::format("{}: degree {}{}: its runs show no rate to compare (no throughput, little CPU); "
                     "growth continues",
                     name, degree, at_once));
     return;
   }
-  // n incumbents and k newcomers share one slowdown f: the progress rate went from n to f (n + k). Each newcomer
-  // must pay min_gain, compounded.
-  const double n = static_cast<double>(probe.incumbents.size());
-  const double gain = sum / signalled * (n + k) / n - 1;
-  const double each = gain > -1 ? std::pow(1 + gain, 1.0 / k) - 1 : -1;
+  const auto [gain, each] = GainOf(f->mean, static_cast<int>(probe.incumbents.size()), k);
   if (each >= params_.min_gain) {
-    prove();
-    const int room = std::min(plan.cap, params_.max_per_device) - degree;
-    if (each >= params_.burst_gain && room > 1) plan.burst = std::min(2 * k, room);
-    notes_.push_back(fmt::format("{}: degree {}{} raised the progress rate by {:+.0f}%{}{}", name, degree, at_once,
-                                 100 * gain, k > 1 ? fmt::format(" ({:+.0f}% each)", 100 * each) : "",
-                                 plan.burst > 1 ? fmt::format("; the next step tries {} more at once", plan.burst)
-                                                : ""));
+    Prove(device, k, gain, each, "");
     return;
   }
+  const Mix mix = MixOf(device);
   poor_mixes_.insert(mix);
   notes_.push_back(
       fmt::format("{}: degree {}{} changed the progress rate by only {:+.1f}%{} (under {:.0f}%{}): {} is "

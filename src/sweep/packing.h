@@ -7,7 +7,8 @@
 //      estimate, times (1 + margin), to fit the device, the estimate times (1 + margin) to fit what is free
 //      now, and no host resource near saturation (RAM, disk, network; and CPU for GPU devices); and it starts from
 //      the proven degree: runs above it (a check left inconclusive) end first, so that every check compares one
-//      more run with a degree shown worthwhile;
+//      more run with a degree shown worthwhile; and it waits a window after the device's runs last changed, so that
+//      the window before the admission sees one degree;
 //   3. the gain check: once the newcomer is measured (which is after its first training step, when it reports
 //      steps: its start-up never counts), each incumbent's rate over the last window is compared with its rate
 //      over the window before the admission: its training throughput when it reports steps (never its CPU
@@ -38,6 +39,15 @@
 //   8. runs on the clock (sweep/clock_runs.h): a shape whose runs end after the same time whatever they trained
 //      is a time-budgeted shape; packing would make each train less in the same time, so its runs go to empty
 //      devices only (one per device), unless `pack_clocked`.
+//   9. quick growth on the CPU device: there a run's memory is host RAM, which the host check guards at every
+//      admission, so growth waits only until every run there is rated (RunMeter::Rated: half a window into its
+//      training, with a throughput; Rated here), its footprint so far standing for its shape's until one is
+//      measured. And a gain check ends early once its newcomers are rated, when the incumbents' throughput over the
+//      last half window, against the window before the admission, would pay burst_gain per newcomer even at its
+//      lowest reading (each window's rate off by a whole step, from windows of at least early_steps steps) less
+//      early_margin: so far above noise that the verdict, slow start included, is the one the full windows would
+//      give. Else the check waits for the newcomers' measurement, as above. A sweep of CPU runs so takes its first steps within half windows rather than warm-ups and windows.
+//      GPU devices keep rule 2: their memory settles during warm-up and the device is not the host's to watch.
 // A run's memory estimate is the largest footprint measured for its shape, or of any shape while its own was
 // never measured; with nothing measured yet, only empty devices take runs.
 //
@@ -49,6 +59,7 @@
 
 #include <climits>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -95,6 +106,11 @@ struct PackingParams {
   // newcomers (slow start); infinity: always one at a time.
   double burst_gain = 0.25;
   bool pack_clocked = false;        // pack runs on the clock anyway (spec saturate.time_budget_runs: pack)
+  // Rule 9's early verdict: how much lower than its lowest reading (a step's error in each window) the
+  // incumbents' after/before ratio may be while the step still pays burst_gain per newcomer (infinity: never
+  // early), and the training steps each incumbent's windows must hold at least.
+  double early_margin = 0.05;
+  double early_steps = 4;
 };
 
 // What an earlier sweep of the same command learnt of a shape on this machine (sweep/degree_record.h).
@@ -144,6 +160,11 @@ class Packer {
   // it was a growth newcomer, over windows of `window_s` (the run's own meter window; unset: params' window_s).
   void Measured(const std::string& key, double now, const Footprint& footprint, const RateSource& rates,
                 std::optional<double> window_s = std::nullopt);
+  // The run on the CPU device can be rated (RunMeter::Rated, rule 9): growth may go on past it, its footprint so far
+  // stands for its shape's, and a gain check whose newcomers are all rated may end early, its after-window the last
+  // half of `window_s`. Ignored on a GPU device, and for a run already measured.
+  void Rated(const std::string& key, double now, const Footprint& footprint, const RateSource& rates,
+             std::optional<double> window_s = std::nullopt);
   // The median training time of the runs of `shape` that ended on their own (Finished); nullopt before any.
   std::optional<double> RunSeconds(const std::string& shape) const;
 
@@ -204,6 +225,7 @@ class Packer {
     std::string shape;
     int device = 0;
     bool measured = false;
+    bool rated = false;  // rule 9: on the CPU device, rated before it was measured
     Footprint footprint;
     double placed_t = 0;
     int start = 1;           // runs on its device when it started (those placed in the same tick included)
@@ -232,6 +254,11 @@ class Packer {
     long departures = 0;
     Probe probe;
     std::string blocked;  // the host pressure last noted
+    // When its runs last changed (a placement, or the first Admit after a departure), and the window its runs are
+    // judged over: a growth step waits a window after a change, so that its before-window sees one degree.
+    double changed_t = -1e300;
+    long departures_seen = 0;
+    double window_s = 0;
   };
 
   Mix MixOf(int device) const;
@@ -249,6 +276,28 @@ class Packer {
   // Rule 7 for an empty device about to take a run of `shape`.
   void StartRemembered(int device, const std::string& shape);
   void Evaluate(int device, double now, const RateSource& rates, double window_s);
+  // Rule 9: settles the pending check of `device` now if its gain is far above noise.
+  void EarlyVerdict(int device, double now, const RateSource& rates, double window_s);
+  // The incumbents' after/before rate ratios over [admitted - window_s, admitted] and [after_t0, now]: their mean,
+  // and the mean of each one's lowest reading a step's error in each window allows (early verdicts only; else the
+  // mean).
+  struct Ratio {
+    double mean = 0, low = 0;
+  };
+  // Throughput where both windows have it, else CPU use above the quiet level for runs without steps. `min_steps` > 0
+  // (an early verdict): throughput only, from windows of at least that many steps, for every incumbent. nullopt: no
+  // incumbent gave a ratio (an early verdict: one did not).
+  std::optional<Ratio> MeanRatio(const Probe& probe, const RateSource& rates, double window_s, double after_t0,
+                                 double now, double min_steps) const;
+  // Proves the degree `device` holds now (for its shape too, when it holds one shape); returns that degree.
+  int MarkProven(int device);
+  // The step of `device` to its degree paid: proven, the next step's burst set, and the note (`how`: "", or why early).
+  void Prove(int device, int k, double gain, double each, const std::string& how);
+  // The run showed its footprint and rate, over windows of `window_s` (measured, or rated): learns them; returns
+  // whether it completes its device's pending growth step, every newcomer of which is then `ready`.
+  bool Reading(Live& run, const Footprint& footprint, double window_s, const std::function<bool(const Live&)>& ready);
+  // Whether the run counts as known for growth (rules 2, 9): measured, or rated on the CPU device.
+  bool Known(const Live& run) const { return run.measured || run.rated; }
   // The degree whose runs of `s` trained fastest together (degree x median run rate), each step up paying min_gain
   // per added run compounded, over degrees with at least two finished runs; nullopt with fewer than two degrees.
   std::optional<int> HindsightDegree(const Shape& s) const;

@@ -8,6 +8,7 @@
 #   --oom-above K    about one second in, fail with PyTorch's CUDA out-of-memory message if more than K runs are
 #                    alive (markers in --live-dir), as a run would on an over-packed GPU
 #   --hang 1         never finish (until stopped)
+#   --step S         the step's sleep in seconds (default 0.05)
 cat >"$WORK/train.py" <<'PY'
 import argparse, glob, os, sys, time
 import saturate
@@ -18,6 +19,7 @@ p.add_argument("--seconds", type=float, default=float(os.environ.get("SWEEP_SECO
 p.add_argument("--live-dir", default="")
 p.add_argument("--oom-above", type=int, default=0)
 p.add_argument("--hang", type=int, default=0)
+p.add_argument("--step", type=float, default=0.05)
 p.add_argument("--done-dir", default=os.path.dirname(os.path.abspath(__file__)))
 a = p.parse_args()
 marker = os.path.join(a.live_dir, f"live.{a.i}.{os.getpid()}") if a.live_dir else None
@@ -26,8 +28,8 @@ if marker:
 try:
     while a.hang:
         time.sleep(0.1)
-    for step in saturate.track(range(max(1, int(a.seconds / 0.05)))):
-        time.sleep(0.05)
+    for step in saturate.track(range(max(1, int(a.seconds / a.step)))):
+        time.sleep(a.step)
         if a.oom_above and step == 20:
             alive = len(glob.glob(os.path.join(a.live_dir, "live.*")))
             if alive > a.oom_above:

@@ -263,8 +263,9 @@ Result<SweepResult> Controller::Execute() {
     if (auto s = Drain(wait_ms); !s) Fail(s.error());
     const double now = Now();
     const bool due = now >= next_tick;
-    // A run's end, or staging's news (cold reads in, a copy made), acts at once, not at the next tick.
-    if (!due && !AnyEnded() && !(stager_ && stager_->HasNews())) continue;
+    // A run's end, a run newly rated or measured (a growth step may follow), or staging's news (cold reads in, a
+    // copy made) acts at once, not at the next tick.
+    if (!due && !AnyEnded() && !AnyNewlyKnown(now) && !(stager_ && stager_->HasNews())) continue;
     if (auto s = Tick(now, due); !s) Fail(s.error());
     if (due) next_tick = std::max(next_tick + o_.tick_s, now);
   }
@@ -294,6 +295,13 @@ void Controller::Fail(Error error) {
                    error.message, live_.size(), live_.size() == 1 ? "" : "s"));
   failed_ = std::move(error);
   for (auto& [key, a] : live_) a->process->RequestStop();
+}
+
+bool Controller::AnyNewlyKnown(double now) const {
+  return std::any_of(live_.begin(), live_.end(), [&](const auto& entry) {
+    const Attempt& a = *entry.second;
+    return !a.measured && ((!a.rated && a.watch.meter().Rated(now)) || a.watch.meter().Measured(now));
+  });
 }
 
 bool Controller::AnyEnded() const {
@@ -357,8 +365,8 @@ Status Controller::Tick(double now, bool sample_now) {
   }
   if (!recorded) return recorded;
 
-  // On the CPU device a run's rate, half a window into its training, lets growth go on, and a gain far above noise
-  // settles its check early (packing.h rule 9).
+  // On the CPU device a run's steady rate (two half windows that agree) lets growth go on, and a gain far above
+  // noise settles its check early (packing.h rule 9).
   for (auto& [key, a] : live_) {
     if (a->rated || a->measured || !a->watch.meter().Rated(now)) continue;
     a->rated = true;

@@ -110,6 +110,8 @@ class Controller final : public RateSource {
   // Ends the sweep after the loop's first error, with the state saved (see failed_).
   void Fail(Error error);
   bool AnyEnded() const;
+  // A live run became rated or measured since the last tick told the packer (RunMeter::Rated, Measured).
+  bool AnyNewlyKnown(double now) const;
   Status Drain(int timeout_ms);
   void ReadTrees(const telemetry::Sample& sample, double now);
   Status Start(const Admission& admission, double now);

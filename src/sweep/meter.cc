@@ -1,6 +1,7 @@
 #include "sweep/meter.h"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 namespace sat::sweep {
@@ -117,8 +118,13 @@ void RunMeter::Trim(double now) {
 }
 
 bool RunMeter::Rated(double now) const {
-  if (!first_step_t_ || now < *first_step_t_ + options_.window_s / 2) return false;
-  return Rates(now - options_.window_s, now).samples_per_s.has_value();
+  const double h = options_.window_s / 2;
+  if (!first_step_t_ || now < *first_step_t_ + 2 * h) return false;
+  // Two half windows of training at one rate, each read from enough steps to tell: past its warm-up, or without one.
+  const WindowRates earlier = Rates(now - 2 * h, now - h), later = Rates(now - h, now);
+  if (!earlier.samples_per_s || !later.samples_per_s || *earlier.samples_per_s <= 0) return false;
+  if (earlier.steps.value_or(0) < options_.rated_steps || later.steps.value_or(0) < options_.rated_steps) return false;
+  return std::abs(*later.samples_per_s / *earlier.samples_per_s - 1) <= options_.rated_tolerance;
 }
 
 bool RunMeter::Measured(double now) const {

@@ -46,6 +46,9 @@ struct MeterOptions {
   // A run that announced steps but has made none this long after its start is taken for one that never trains
   // (an evaluation or preprocessing script that imports torch): from then on it is judged as a run without steps.
   double startup_limit_s = 600;
+  // Rated: how closely the last two half windows' throughputs must agree, and the steps each must hold.
+  double rated_tolerance = 0.15;
+  double rated_steps = 4;
 };
 
 // One sample of the attempt's process tree.
@@ -109,9 +112,10 @@ class RunMeter {
   // announced, none made) is not measured; a GPU run without steps must have shown GPU memory. max_wait_s after
   // the anchor's time is up it is measured regardless, and so is a run still starting up at startup_limit_s.
   bool Measured(double now) const;
-  // Its rate can be read, if not yet trusted: half a window after its first training step, with a throughput over
-  // the last window. What the CPU device's quick growth and early verdicts wait for (packing.h rule 9); a run
-  // without steps is never rated, only measured.
+  // Its rate can be read, if its footprint is not yet trusted: its throughput over the last two half windows agreed
+  // within rated_tolerance, each read from at least rated_steps steps (past its warm-up, or it had none), a
+  // window after its first training step at the soonest. What the CPU device's quick growth and early verdicts wait
+  // for (packing.h rule 9); a run without steps is never rated, only measured.
   bool Rated(double now) const;
 
   // Rates over [t0, t1]. Throughput needs reports of training steps covering at least half the window with

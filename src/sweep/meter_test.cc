@@ -159,20 +159,33 @@ TEST(RunMeter, TimeInOtherLoadersIsNotTrainingTime) {
   EXPECT_NEAR(m.Summary().throughput_samples_per_s.value(), 320, 0.1);
 }
 
-// Rated: half a window into training, with a throughput over the last window; the window's steps say how finely it
+// Rated: two half windows of training at one rate, each of enough steps; the window's steps say how finely it
 // resolves the rate (the slowest process's count).
-TEST(RunMeter, ARunIsRatedHalfAWindowIntoItsTrainingAndItsWindowsCountSteps) {
-  RunMeter m(100, /*on_gpu=*/false, Options(), kRun);  // window 1 s
+TEST(RunMeter, ARunIsRatedOnceTwoHalfWindowsAgreeAndItsWindowsCountSteps) {
+  RunMeter m(100, /*on_gpu=*/false, Options(), kRun);  // window 1 s: half windows of 0.5 s
   m.Add(AutoHello(100.5));
   EXPECT_FALSE(m.Rated(103)) << "no step yet";
   Train(m, 102, 104, 20, 8);
-  Train(m, 102, 104, 4, 8, /*pid=*/8);
-  EXPECT_FALSE(m.Rated(102.25));
-  EXPECT_TRUE(m.Rated(102.5));
-  EXPECT_FALSE(m.Measured(102.5)) << "measured only after warm-up and window";
+  Train(m, 102, 104, 10, 8, /*pid=*/8);
+  EXPECT_FALSE(m.Rated(102.75)) << "a window after the first step at the soonest";
+  EXPECT_TRUE(m.Rated(103));
+  EXPECT_FALSE(m.Measured(103)) << "measured only after warm-up and window";
   const WindowRates r = m.Rates(103, 104);
-  EXPECT_NEAR(r.samples_per_s.value(), 24 * 8, 1e-6);
-  EXPECT_NEAR(r.steps.value(), 4, 1e-6) << "the slower process's steps";
+  EXPECT_NEAR(r.samples_per_s.value(), 30 * 8, 1e-6);
+  EXPECT_NEAR(r.steps.value(), 10, 1e-6) << "the slower process's steps";
+
+  // A warm-up: 6 steps/s for a second, then 12. Not rated while the halves disagree, rated once both are steady.
+  RunMeter warm(100, false, Options(), kRun);
+  Train(warm, 102, 103, 6, 8);
+  Train(warm, 103.25, 105, 12, 8, 7, 1 + 6 + 3);
+  EXPECT_FALSE(warm.Rated(103.5)) << "0.5 s at 6 steps/s against 0.5 s at 12";
+  EXPECT_TRUE(warm.Rated(104.25));
+
+  // Coarse: 4 steps a second, 2 a half window: never rated (only measured).
+  RunMeter coarse(100, false, Options(), kRun);
+  Train(coarse, 102, 105, 4, 8);
+  EXPECT_FALSE(coarse.Rated(105));
+
   RunMeter quiet(100, false, Options(), kRun);
   for (double t = 100.5; t <= 104; t += 0.5) quiet.AddTree(Reading(t, 90, 200 * kMiB));
   EXPECT_FALSE(quiet.Rated(104)) << "a run without steps is measured, never rated";

@@ -127,9 +127,10 @@ void Packer::Place(const std::string& key, int64_t index, int device, double now
   runs.erase({index, key});
   if (runs.empty()) waiting_.erase(shape);
   Plan& plan = plans_[device];
-  plan.changed_t = now;
-  if (growth && plan.probe.newcomers.empty()) plan.probe = Probe{{key}, now, plan.runs, plan.departures};
+  if (growth && plan.probe.newcomers.empty())
+    plan.probe = Probe{{key}, now, plan.changed_t, plan.runs, plan.departures};
   else if (growth) plan.probe.newcomers.push_back(key);
+  plan.changed_t = now;
   plan.runs.push_back(key);
   Live run;
   run.key = key;
@@ -187,12 +188,12 @@ std::vector<Admission> Packer::Admit(double now, const std::vector<DeviceState>&
         const bool unmeasured = std::any_of(plan.runs.begin(), plan.runs.end(),
                                             [&](const std::string& key) { return !Known(where_.at(key)); });
         // A growth step's newcomers (one, or a burst) are measured (on the CPU device: rated) and judged together
-        // before the next step, and the step starts from a degree shown worthwhile: runs above it (an inconclusive check's) end first, or a
-        // check would only compare one unproven degree with the next.
+        // before the next step, and the step starts from a degree shown worthwhile: runs above it (an inconclusive
+        // check's) end first, or a check would only compare one unproven degree with the next.
         if (growth && burst_left == 0) {
           const double window_s = plan.window_s > 0 ? plan.window_s : params_.window_s;
-          if (!plan.probe.newcomers.empty() || unmeasured || n > plan.proven || now < plan.changed_t + window_s ||
-              HasPoorMix(MixOf(d), std::nullopt))
+          if (!plan.probe.newcomers.empty() || unmeasured || n > plan.proven ||
+              now < plan.changed_t + window_s / 2 || HasPoorMix(MixOf(d), std::nullopt))
             break;
           burst_left = plan.burst;
         }
@@ -362,7 +363,8 @@ std::optional<Packer::Ratio> Packer::MeanRatio(const Probe& probe, const RateSou
   Ratio sum;
   int signalled = 0;
   for (const std::string& key : probe.incumbents) {
-    const WindowRates before = rates.Rates(key, probe.admitted_t - window_s, probe.admitted_t);
+    const WindowRates before =
+        rates.Rates(key, std::max(probe.admitted_t - window_s, probe.steady_t), probe.admitted_t);
     const WindowRates after = rates.Rates(key, after_t0, now);
     const bool steps = before.reports_steps || after.reports_steps;
     const bool throughput = before.samples_per_s && after.samples_per_s && *before.samples_per_s > 0;

@@ -7,8 +7,8 @@
 //      estimate, times (1 + margin), to fit the device, the estimate times (1 + margin) to fit what is free
 //      now, and no host resource near saturation (RAM, disk, network; and CPU for GPU devices); and it starts from
 //      the proven degree: runs above it (a check left inconclusive) end first, so that every check compares one
-//      more run with a degree shown worthwhile; and it waits a window after the device's runs last changed, so that
-//      the window before the admission sees one degree;
+//      more run with a degree shown worthwhile; and it waits half a window after the device's runs last changed,
+//      its check's before-window (a window at most) starting after the change, so that it sees one degree;
 //   3. the gain check: once the newcomer is measured (which is after its first training step, when it reports
 //      steps: its start-up never counts), each incumbent's rate over the last window is compared with its rate
 //      over the window before the admission: its training throughput when it reports steps (never its CPU
@@ -40,14 +40,15 @@
 //      is a time-budgeted shape; packing would make each train less in the same time, so its runs go to empty
 //      devices only (one per device), unless `pack_clocked`.
 //   9. quick growth on the CPU device: there a run's memory is host RAM, which the host check guards at every
-//      admission, so growth waits only until every run there is rated (RunMeter::Rated: half a window into its
-//      training, with a throughput; Rated here), its footprint so far standing for its shape's until one is
-//      measured. And a gain check ends early once its newcomers are rated, when the incumbents' throughput over the
+//      admission, so growth waits only until every run there is rated (RunMeter::Rated: its throughput over the last
+//      two half windows agreed, so it is past any warm-up and the window before an admission is steady; Rated here),
+//      its footprint so far standing for its shape's until one is measured. And a gain check ends early once its newcomers are rated, when the incumbents' throughput over the
 //      last half window, against the window before the admission, would pay burst_gain per newcomer even at its
 //      lowest reading (each window's rate off by a whole step, from windows of at least early_steps steps) less
 //      early_margin: so far above noise that the verdict, slow start included, is the one the full windows would
-//      give. Else the check waits for the newcomers' measurement, as above. A sweep of CPU runs so takes its first steps within half windows rather than warm-ups and windows.
-//      GPU devices keep rule 2: their memory settles during warm-up and the device is not the host's to watch.
+//      give. Else the check waits for the newcomers' measurement, as above. A sweep of CPU runs so takes its first
+//      steps within half windows rather than warm-ups and windows. GPU devices keep rule 2: their memory settles
+//      during warm-up and the device is not the host's to watch.
 // A run's memory estimate is the largest footprint measured for its shape, or of any shape while its own was
 // never measured; with nothing measured yet, only empty devices take runs.
 //
@@ -243,6 +244,7 @@ class Packer {
   struct Probe {
     std::vector<std::string> newcomers;  // empty: none pending
     double admitted_t = 0;
+    double steady_t = 0;  // the device's runs last changed before the admission: the before-window starts no sooner
     std::vector<std::string> incumbents;
     long departures = 0;
   };
@@ -255,7 +257,8 @@ class Packer {
     Probe probe;
     std::string blocked;  // the host pressure last noted
     // When its runs last changed (a placement, or the first Admit after a departure), and the window its runs are
-    // judged over: a growth step waits a window after a change, so that its before-window sees one degree.
+    // judged over: a growth step waits half a window after a change, and its check's before-window (at most a window)
+    // starts after the change, so that it sees one degree.
     double changed_t = -1e300;
     long departures_seen = 0;
     double window_s = 0;
@@ -278,7 +281,8 @@ class Packer {
   void Evaluate(int device, double now, const RateSource& rates, double window_s);
   // Rule 9: settles the pending check of `device` now if its gain is far above noise.
   void EarlyVerdict(int device, double now, const RateSource& rates, double window_s);
-  // The incumbents' after/before rate ratios over [admitted - window_s, admitted] and [after_t0, now]: their mean,
+  // The incumbents' after/before rate ratios over [admitted - window_s, admitted] (from steady_t at the earliest)
+  // and [after_t0, now]: their mean,
   // and the mean of each one's lowest reading a step's error in each window allows (early verdicts only; else the
   // mean).
   struct Ratio {

@@ -350,11 +350,11 @@ TEST(PackerQuickGrowth, ARatedRunLetsGrowthGoOnAndAGainFarAboveNoiseSettlesEarly
   const auto second = admit(1.2);
   ASSERT_EQ(second.size(), 1u) << "rated: its footprint so far stands for its shape's";
   EXPECT_TRUE(second[0].growth);
-  packer.Rated("r1", 1.9, Mem(kGiB), rates, 1.0);
+  packer.Rated("r1", 1.6, Mem(kGiB), rates, 1.0);
   EXPECT_EQ(packer.View()[0].proven, 2) << "+100%; at its lowest reading (1 - 1/20) / (1 + 1/20), less 0.05: +71%";
   EXPECT_FALSE(packer.View()[0].probing);
-  EXPECT_TRUE(admit(1.9).empty()) << "a window after r1 joined, so that the next check's before-window sees 2 runs";
-  EXPECT_EQ(admit(2.2).size(), 2u) << "the slow start's burst";
+  EXPECT_TRUE(admit(1.6).empty()) << "half a window after r1 joined, so that the next check's before-window sees 2 runs";
+  EXPECT_EQ(admit(1.7).size(), 2u) << "the slow start's burst";
   EXPECT_EQ(packer.TakeNotes(), std::vector<std::string>{"cpu: degree 2 raised the progress rate by +100%, read early "
                                                          "(over 0.5 s); the next step tries 2 more at once"});
   // The check's measurement later changes nothing: it was settled.

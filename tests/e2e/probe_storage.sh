@@ -46,9 +46,12 @@ PROBE_PREFIX="taskset -c $OTHERS"
 SLOWFS_PREFIX="taskset -c $OTHERS"
 
 # The loader on the local copy without saturate, per core it got (the what-if gives each loading process a core):
-# samples over the loop's CPU time, or over its wall time where it used more than a core.
+# samples over the loop's CPU time, or over its wall time where it used more than a core. 600 samples (about 4 s):
+# the rate is CPU time over a fixed piece of work, and 1,200 took 8 s a case of the test's both cores without
+# bringing the what-ifs nearer the bound (what-if / truth 0.82-0.95 with 600 over three runs, 0.77-1.09 with 1,200 in
+# the same sitting; docs/benchmarks.md, suite-time4).
 local_copy_rate() {
-  "${PIN[@]}" "$PY" "$READ" --data "$WORK/local-copy" --samples 1200 --prep 700 --speed-every "${SPEED_EVERY:-32}" \
+  "${PIN[@]}" "$PY" "$READ" --data "$WORK/local-copy" --samples 600 --prep 700 --speed-every "${SPEED_EVERY:-32}" \
     >"$WORK/truth.log"
   "$PY" - "$WORK/truth.log" <<'PYEOF'
 import re, sys

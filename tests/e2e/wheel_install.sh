@@ -12,8 +12,9 @@
 #   - that user left nothing outside the venv, its cache (~/.cache: pip's, the trainer's dataset) and --out;
 #   - the same wheel in a venv of a second Python (the newest of pyenv's under /root/.pyenv, made and installed by
 #     root with that Python's own pip (--python the venv's), since nobody may not run an interpreter under /root; a
-#     fresh Debian 12, as in CI, has none: said, and left out), its probe training with /usr/bin/python3, the
-#     interpreter that has torch;
+#     fresh Debian 12, as in CI, has none: said, and left out), its runs getting its own helper in /usr/bin/python3,
+#     the interpreter that has torch (the first venv's probe is the one probe: the same helper files, the same
+#     interpreter);
 #   - a venv moved after the install, and reached through a symlink, still runs with its own helper; one whose
 #     helper is gone says what to do
 #     (with the checkout's python/ hidden in a mount namespace, as on a machine that never had the checkout);
@@ -152,7 +153,14 @@ if [ -n "$second" ] && [ "$(id -u)" -eq 0 ]; then
   where=$("${as_root[@]}" python -c 'import saturate; print(saturate.__file__)')
   [[ "$where" == "$V2/lib/python3"*/site-packages/saturate/__init__.py ]] || fail "import saturate in $V2 found $where"
   [ "$(user_in "$V2" saturate --version)" = "$version" ] || fail "the second venv's saturate --version differs"
-  probe_as_user "$V2" "$U/out2" "$PY"
+  # Its runs get its own helper (the one beside its binary, on the PYTHONPATH it gives a run) in /usr/bin/python3,
+  # which has no saturate of its own: the probe above already reached a verdict through the same helper files (one
+  # wheel) in the same interpreter, so a run that imports the helper is enough here, and spares a second probe.
+  user_in "$V2" saturate monitor -c 1 -- "$PY" -c "import saturate; print('helper:', saturate.__file__)" \
+    >"$WORK/v2.txt" 2>&1 || { cat "$WORK/v2.txt"; fail "saturate of the second venv could not run $PY"; }
+  grep "^helper:" "$WORK/v2.txt" || fail "the second venv's run did not print its helper"
+  grep -qx "helper: $V2/share/saturate/python/saturate/__init__.py" "$WORK/v2.txt" ||
+    fail "the second venv's run did not use the helper beside its binary"
 else
   echo "second Python: none tried (no /root/.pyenv/versions/3.*/bin/python3 besides Debian's, as on a fresh Debian 12," \
     "or not root, so no user for whom root's pyenv is out of reach)"

@@ -11,6 +11,9 @@
 #   SEQUENTIAL=0 leaves out the one-after-another row (a third of the time; not the hindsight reference).
 #   KEEP_WORK=1 keeps the work folder (printed first): GNU parallel's joblogs (jJ.joblog) and saturate's journals,
 #   each run's start and end, to compare one run's duration under both.
+#   BRACKET=1 runs the fixed counts again after saturate (jJ.after.joblog) and takes each count's mean of the two as
+#   the reference: this machine's speed drifts by up to 10% over minutes (the busy loop's calibration moved 13%
+#   between invocations five minutes apart), and saturate always runs last; the rows before and after show the drift.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SAT=$(realpath "${1:-$ROOT/build/saturate}")
@@ -114,17 +117,29 @@ PY
 }
 sat_sweep saturate
 sat_sweep "saturate again"
+BRACKET=${BRACKET:-0}
+if [ "$BRACKET" = 1 ]; then
+  for j in $JOBS; do
+    t0=$(now); parallel --will-cite -j"$j" --joblog "$WORK/j$j.after.joblog" <"$WORK/commands"
+    makespan[parallel -j$j after]=$(elapsed "$t0" "$(now)")
+  done
+fi
 
-best_fixed=$(for j in $JOBS; do echo "${makespan[parallel -j$j]}"; done | sort -g | head -1)
+# The reference: the best fixed count, by its mean over the runs before and after saturate when bracketed.
+best_fixed=$(for j in $JOBS; do
+  if [ "$BRACKET" = 1 ]; then "$PY" -c "print((${makespan[parallel -j$j]} + ${makespan[parallel -j$j after]}) / 2)"
+  else echo "${makespan[parallel -j$j]}"; fi
+done | sort -g | head -1)
 echo "machine: $(nproc) cores, load before: $LOAD_BEFORE; $((2 * N)) runs of ${S} s alone; busy loop $ITERS iterations / 50 ms"
-printf "| %-14s | %9s | %13s | %17s |\n" "schedule" "makespan" "vs sequential" "vs best fixed -j"
-printf "| %-14s | %9s | %13s | %17s |\n" "---" "---:" "---:" "---:"
+printf "| %-20s | %9s | %13s | %17s |\n" "schedule" "makespan" "vs sequential" "vs best fixed -j"
+printf "| %-20s | %9s | %13s | %17s |\n" "---" "---:" "---:" "---:"
 modes=()
 [ "$SEQUENTIAL" = 1 ] && modes+=(sequential)
 for j in $JOBS; do modes+=("parallel -j$j"); done
 modes+=(saturate "saturate again")
+if [ "$BRACKET" = 1 ]; then for j in $JOBS; do modes+=("parallel -j$j after"); done; fi
 for mode in "${modes[@]}"; do
-  "$PY" -c "m, seq, best = ${makespan[$mode]}, ${makespan[sequential]:-0}, $best_fixed; vs = f'{seq / m:>12.2f}x' if seq else f'{\"-\":>13}'; print(f'| {\"$mode\":<14} | {m:>7.1f} s | {vs} | {m / best:>16.3f}x |')"
+  "$PY" -c "m, seq, best = ${makespan[$mode]}, ${makespan[sequential]:-0}, $best_fixed; vs = f'{seq / m:>12.2f}x' if seq else f'{\"-\":>13}'; print(f'| {\"$mode\":<20} | {m:>7.1f} s | {vs} | {m / best:>16.3f}x |')"
 done
 for name in saturate "saturate again"; do
   echo "$name: at most ${peak[$name]} runs at once; its own CPU time: ${sat_cpu[$name]} s over ${makespan[$name]} s"

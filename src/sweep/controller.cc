@@ -297,10 +297,17 @@ void Controller::Fail(Error error) {
   for (auto& [key, a] : live_) a->process->RequestStop();
 }
 
+namespace {
+
+// The attempt's meter says it is rated, or measured, and the packer was not told yet.
+bool NewlyRated(const Attempt& a, double now) { return !a.rated && !a.measured && a.watch.meter().Rated(now); }
+bool NewlyMeasured(const Attempt& a, double now) { return !a.measured && a.watch.meter().Measured(now); }
+
+}  // namespace
+
 bool Controller::AnyNewlyKnown(double now) const {
   return std::any_of(live_.begin(), live_.end(), [&](const auto& entry) {
-    const Attempt& a = *entry.second;
-    return !a.measured && ((!a.rated && a.watch.meter().Rated(now)) || a.watch.meter().Measured(now));
+    return NewlyRated(*entry.second, now) || NewlyMeasured(*entry.second, now);
   });
 }
 
@@ -368,13 +375,13 @@ Status Controller::Tick(double now, bool sample_now) {
   // On the CPU device a run's steady rate (two half windows that agree) lets growth go on, and a gain far above
   // noise settles its check early (packing.h rule 9).
   for (auto& [key, a] : live_) {
-    if (a->rated || a->measured || !a->watch.meter().Rated(now)) continue;
+    if (!NewlyRated(*a, now)) continue;
     a->rated = true;
     packer_->Rated(key, now, a->watch.meter().footprint(), *this, a->watch.meter().options().window_s);
   }
   // Runs now steady enough to trust; a growth newcomer among them settles its gain check.
   for (auto& [key, a] : live_) {
-    if (a->measured || !a->watch.meter().Measured(now)) continue;
+    if (!NewlyMeasured(*a, now)) continue;
     a->measured = true;
     packer_->Measured(key, now, a->watch.meter().footprint(), *this, a->watch.meter().options().window_s);
   }

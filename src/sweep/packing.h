@@ -42,13 +42,14 @@
 //   9. quick growth on the CPU device: there a run's memory is host RAM, which the host check guards at every
 //      admission, so growth waits only until every run there is rated (RunMeter::Rated: its throughput over the last
 //      two half windows agreed, so it is past any warm-up and the window before an admission is steady; Rated here),
-//      its footprint so far standing for its shape's until one is measured. And a gain check ends early once its newcomers are rated, when the incumbents' throughput over the
-//      last half window, against the window before the admission, would pay burst_gain per newcomer even at its
-//      lowest reading (each window's rate off by a whole step, from windows of at least early_steps steps) less
-//      early_margin: so far above noise that the verdict, slow start included, is the one the full windows would
-//      give. Else the check waits for the newcomers' measurement, as above. A sweep of CPU runs so takes its first
-//      steps within half windows rather than warm-ups and windows. GPU devices keep rule 2: their memory settles
-//      during warm-up and the device is not the host's to watch.
+//      its footprint so far standing for its shape's until one is measured. And a gain check ends early once its
+//      newcomers are rated, when the incumbents' throughput over the last half window, against the window before
+//      the admission, would pay burst_gain per newcomer even at its lowest reading (each window's rate off by a
+//      whole step, from windows of at least early_steps steps) less early_margin: so far above noise that the
+//      verdict, slow start included, is the one the full windows would give. Else the check waits for the
+//      newcomers' measurement, as above. A sweep of CPU runs so takes its first steps within half windows rather
+//      than warm-ups and windows. GPU devices keep rule 2: their memory settles during warm-up and the device is
+//      not the host's to watch.
 // A run's memory estimate is the largest footprint measured for its shape, or of any shape while its own was
 // never measured; with nothing measured yet, only empty devices take runs.
 //
@@ -282,9 +283,8 @@ class Packer {
   // Rule 9: settles the pending check of `device` now if its gain is far above noise.
   void EarlyVerdict(int device, double now, const RateSource& rates, double window_s);
   // The incumbents' after/before rate ratios over [admitted - window_s, admitted] (from steady_t at the earliest)
-  // and [after_t0, now]: their mean,
-  // and the mean of each one's lowest reading a step's error in each window allows (early verdicts only; else the
-  // mean).
+  // and [after_t0, now]: their mean, and the mean of each one's lowest reading a step's error in each window allows
+  // (early verdicts only; else the mean).
   struct Ratio {
     double mean = 0, low = 0;
   };

@@ -11,9 +11,11 @@
 #   SEQUENTIAL=0 leaves out the one-after-another row (a third of the time; not the hindsight reference).
 #   KEEP_WORK=1 keeps the work folder (printed first): GNU parallel's joblogs (jJ.joblog) and saturate's journals,
 #   each run's start and end, to compare one run's duration under both.
-#   BRACKET=1 runs the fixed counts again after saturate (jJ.after.joblog) and takes each count's mean of the two as
-#   the reference: this machine's speed drifts by up to 10% over minutes (the busy loop's calibration moved 13%
-#   between invocations five minutes apart), and saturate always runs last; the rows before and after show the drift.
+#   ROUNDS=R alternates instead (issue 44's check): R rounds of [fixed counts, saturate with an empty record, fixed
+#   counts, saturate again from that record], then the fixed counts once more. Each saturate sweep is compared with the
+#   best count's mean over the fixed runs just before and just after it: this machine slows by 15-23% within minutes of
+#   sustained load, so a single pass, where saturate always runs last, charges it for that drift. SEQUENTIAL is
+#   ignored. The summary says in how many rounds each sweep came within 2%.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SAT=$(realpath "${1:-$ROOT/build/saturate}")
@@ -77,19 +79,25 @@ now() { date +%s.%N; }
 elapsed() { "$PY" -c "print(f'{$2 - $1:.1f}')"; }
 
 declare -A makespan peak sat_cpu
-if [ "$SEQUENTIAL" = 1 ]; then
+# Each fixed count once, its joblog jJ[.TAG].joblog and its row "parallel -jJ[ TAG]".
+fixed_counts() {
+  local tag=${1:-} t0
+  for j in $JOBS; do
+    t0=$(now); parallel --will-cite -j"$j" --joblog "$WORK/j$j${tag:+.$tag}.joblog" <"$WORK/commands"
+    makespan[parallel -j$j${tag:+ $tag}]=$(elapsed "$t0" "$(now)")
+  done
+}
+ROUNDS=${ROUNDS:-0}
+if [ "$SEQUENTIAL" = 1 ] && [ "$ROUNDS" = 0 ]; then
   t0=$(now); while read -r cmd; do $cmd; done <"$WORK/commands"; makespan[sequential]=$(elapsed "$t0" "$(now)")
 fi
-for j in $JOBS; do
-  t0=$(now); parallel --will-cite -j"$j" --joblog "$WORK/j$j.joblog" <"$WORK/commands"; makespan[parallel -j$j]=$(elapsed "$t0" "$(now)")
-done
 
-# One saturate sweep of the same commands into journal $WORK/NAME.journal; the packing record lives in $WORK/cache
-# (empty at the first, what the first learnt at the second: sweep/degree_record.h).
+# One saturate sweep of the same commands into journal $WORK/NAME.journal; the packing record lives in CACHE (default
+# $WORK/cache; empty at the first, what the first learnt at the second: sweep/degree_record.h).
 sat_sweep() {
-  local name=$1
+  local name=$1 cache=${2:-$WORK/cache}
   local t0; t0=$(now)
-  XDG_CACHE_HOME="$WORK/cache" "$SAT" sweep --journal "$WORK/$name.journal" --grid "i=$(seq -s, 1 "$N")" \
+  XDG_CACHE_HOME="$cache" "$SAT" sweep --journal "$WORK/$name.journal" --grid "i=$(seq -s, 1 "$N")" \
     --grid kind=cpu,io -- "$PY" "$WORK/mix.py" --kind '{kind}' --i '{i}' --seconds "$S" --iters "$ITERS" \
     >"$WORK/$name.out" 2>"$WORK/$name.err" &
   local sat=$!
@@ -115,21 +123,49 @@ print(peak)
 PY
 )
 }
-sat_sweep saturate
-sat_sweep "saturate again"
-BRACKET=${BRACKET:-0}
-if [ "$BRACKET" = 1 ]; then
-  for j in $JOBS; do
-    t0=$(now); parallel --will-cite -j"$j" --joblog "$WORK/j$j.after.joblog" <"$WORK/commands"
-    makespan[parallel -j$j after]=$(elapsed "$t0" "$(now)")
+if [ "$ROUNDS" -gt 0 ]; then
+  # F0 S1 F1 S2 F2 S1 F3 ...: every saturate sweep between two sets of fixed runs.
+  best_around() {  # the best count's mean over fixed sets $1 and $2
+    for j in $JOBS; do "$PY" -c "print((${makespan[parallel -j$j f$1]} + ${makespan[parallel -j$j f$2]}) / 2)"; done |
+      sort -g | head -1
+  }
+  fixed_counts f0
+  for r in $(seq 1 "$ROUNDS"); do
+    mkdir -m700 "$WORK/cache$r"
+    sat_sweep "saturate r$r" "$WORK/cache$r"
+    fixed_counts "f$((2 * r - 1))"
+    sat_sweep "saturate again r$r" "$WORK/cache$r"
+    fixed_counts "f$((2 * r))"
   done
+  echo "machine: $(nproc) cores, load before: $LOAD_BEFORE; $((2 * N)) runs of ${S} s alone; busy loop $ITERS iterations / 50 ms"
+  printf "| %-5s | %-28s | %9s | %-32s | %16s |\n" round sweep makespan "fixed -j before / after (s)" "vs best fixed -j"
+  printf "| %-5s | %-28s | %9s | %-32s | %16s |\n" --- --- ---: --- ---:
+  declare -A within
+  for r in $(seq 1 "$ROUNDS"); do
+    for which in first second; do
+      if [ $which = first ]; then name="saturate r$r" a=$((2 * r - 2)) b=$((2 * r - 1)); what="first (empty record)"
+      else name="saturate again r$r" a=$((2 * r - 1)) b=$((2 * r)); what="second (from the record)"; fi
+      around=$(for j in $JOBS; do printf -- "-j%s %s / %s  " "$j" "${makespan[parallel -j$j f$a]}" "${makespan[parallel -j$j f$b]}"; done)
+      ratio=$("$PY" -c "print(f'{${makespan[$name]} / $(best_around $a $b):.3f}')")
+      "$PY" -c "import sys; sys.exit(0 if $ratio <= 1.02 else 1)" && within[$which]=$((${within[$which]:-0} + 1))
+      printf "| %-5s | %-28s | %7.1f s | %-32s | %15sx |\n" "$r" "$what" "${makespan[$name]}" "$around" "$ratio"
+    done
+  done
+  echo "within 2% of the best fixed -j: first sweep in ${within[first]:-0} of $ROUNDS rounds, second sweep in ${within[second]:-0} of $ROUNDS"
+  for r in $(seq 1 "$ROUNDS"); do
+    for name in "saturate r$r" "saturate again r$r"; do
+      echo "$name: at most ${peak[$name]} runs at once; its own CPU time: ${sat_cpu[$name]} s over ${makespan[$name]} s"
+      grep -E "raised|changed|held|not growing|out of memory|starting at|clock" "$WORK/$name.err" | sed 's/^/  /' || true
+    done
+  done
+  exit 0
 fi
 
-# The reference: the best fixed count, by its mean over the runs before and after saturate when bracketed.
-best_fixed=$(for j in $JOBS; do
-  if [ "$BRACKET" = 1 ]; then "$PY" -c "print((${makespan[parallel -j$j]} + ${makespan[parallel -j$j after]}) / 2)"
-  else echo "${makespan[parallel -j$j]}"; fi
-done | sort -g | head -1)
+fixed_counts
+sat_sweep saturate
+sat_sweep "saturate again"
+
+best_fixed=$(for j in $JOBS; do echo "${makespan[parallel -j$j]}"; done | sort -g | head -1)
 echo "machine: $(nproc) cores, load before: $LOAD_BEFORE; $((2 * N)) runs of ${S} s alone; busy loop $ITERS iterations / 50 ms"
 printf "| %-20s | %9s | %13s | %17s |\n" "schedule" "makespan" "vs sequential" "vs best fixed -j"
 printf "| %-20s | %9s | %13s | %17s |\n" "---" "---:" "---:" "---:"
@@ -137,7 +173,6 @@ modes=()
 [ "$SEQUENTIAL" = 1 ] && modes+=(sequential)
 for j in $JOBS; do modes+=("parallel -j$j"); done
 modes+=(saturate "saturate again")
-if [ "$BRACKET" = 1 ]; then for j in $JOBS; do modes+=("parallel -j$j after"); done; fi
 for mode in "${modes[@]}"; do
   "$PY" -c "m, seq, best = ${makespan[$mode]}, ${makespan[sequential]:-0}, $best_fixed; vs = f'{seq / m:>12.2f}x' if seq else f'{\"-\":>13}'; print(f'| {\"$mode\":<20} | {m:>7.1f} s | {vs} | {m / best:>16.3f}x |')"
 done

@@ -262,6 +262,8 @@ Result<SweepResult> Controller::Execute() {
     const int wait_ms = static_cast<int>(std::clamp((next_tick - before) * 1000, 0.0, 50.0));
     if (auto s = Drain(wait_ms); !s) Fail(s.error());
     const double now = Now();
+    // The devices' progress, for packing rule 10: fine-grained, so that the spans between runs' changes count.
+    ReportTrained(now);
     const bool due = now >= next_tick;
     // A run's end, a run newly rated or measured (a growth step may follow), or staging's news (cold reads in, a
     // copy made) acts at once, not at the next tick.
@@ -299,6 +301,16 @@ void Controller::Fail(Error error) {
 
 namespace {
 
+// What a run trained: samples, or steps where it counts no samples.
+double TrainedBy(const RunMeter& meter) {
+  return meter.totals().samples > 0 ? meter.totals().samples : meter.totals().steps;
+}
+
+// The training steps a run made, each of its processes counting as one run's share.
+double StepsBy(const RunMeter& meter) {
+  return static_cast<double>(meter.totals().steps) / std::max(1, meter.totals().processes);
+}
+
 // The attempt's meter says it is rated, or measured, and the packer was not told yet.
 bool NewlyRated(const Attempt& a, double now) { return !a.rated && !a.measured && a.watch.meter().Rated(now); }
 bool NewlyMeasured(const Attempt& a, double now) { return !a.measured && a.watch.meter().Measured(now); }
@@ -309,6 +321,18 @@ bool Controller::AnyNewlyKnown(double now) const {
   return std::any_of(live_.begin(), live_.end(), [&](const auto& entry) {
     return NewlyRated(*entry.second, now) || NewlyMeasured(*entry.second, now);
   });
+}
+
+void Controller::ReportTrained(double now) {
+  std::map<int, Trained> devices = trained_left_;
+  for (const auto& [key, a] : live_) {
+    Trained& t = devices[a->device];
+    const RunMeter& meter = a->watch.meter();
+    t.samples += TrainedBy(meter);
+    t.steps += StepsBy(meter);
+    t.warm = t.warm && meter.first_step_t() && now >= *meter.first_step_t() + meter.options().warmup_s;
+  }
+  for (const auto& [d, t] : devices) packer_->Trained(d, now, t.samples, t.steps, t.warm);
 }
 
 bool Controller::AnyEnded() const {
@@ -414,6 +438,7 @@ Status Controller::Tick(double now, bool sample_now) {
     // After a start fails, the rest of this round's admissions leave the packer unstarted (they stay queued in
     // the journal), so the packer never holds a run the controller does not.
     Status started;
+    ReportTrained(now);
     for (const Admission& admission : Admissions(now, sample)) {
       if (started) {
         started = Start(admission, now);
@@ -560,14 +585,17 @@ Status Controller::End(Attempt& a, const run::RunOutcome& outcome) {
                              : oom                                           ? LeaveReason::kOutOfMemory
                                                                              : LeaveReason::kOther;
   const int shared_with = packer_->OneShapeDegree(a.key);
-  const int degree = packer_->Left(a.key, reason, a.watch.meter().footprint());
+  const double now = Now();
+  ReportTrained(now);
+  const int degree = packer_->Left(a.key, reason, a.watch.meter().footprint(), now);
+  trained_left_[a.device].samples += TrainedBy(a.watch.meter());
+  trained_left_[a.device].steps += StepsBy(a.watch.meter());
   // What a run that ended on its own trained, and in how long: runs on the clock show it (sweep/clock_runs.h), and
   // so does which degree trained fastest where gain checks could not tell (runs ending before them).
   if (reason == LeaveReason::kFinished && a.stopped_early.empty()) {
     const RunMeter& meter = a.watch.meter();
     const double from = meter.first_step_t().value_or(meter.start_t());
-    const double trained = meter.totals().samples > 0 ? meter.totals().samples : meter.totals().steps;
-    packer_->Finished(a.shape, outcome.duration_s - (from - meter.start_t()), trained, shared_with);
+    packer_->Finished(a.shape, outcome.duration_s - (from - meter.start_t()), TrainedBy(meter), shared_with);
     // Runs of the shape started before its length was known got the default warm-up and window: where its runs
     // end within seconds they take the shorter ones too (MeterFor), or they would end before they are measured and
     // hold the device's growth all their life.

@@ -140,6 +140,14 @@ class Controller final : public RateSource {
   MeterOptions MeterFor(const std::string& shape) const;
   // <logs>/clock.json, for `sweep status` and the report: the shapes on the clock, and whether they are packed.
   void WriteClocked();
+  // Packing rule 10: what each device's runs trained so far, told to the packer at every wake of the loop and right
+  // before its runs change.
+  void ReportTrained(double now);
+  struct Trained {
+    double samples = 0, steps = 0;
+    bool warm = true;  // every live run of the device is past its warm-up
+  };
+  std::map<int, Trained> trained_left_;  // device -> what its runs that left trained
   size_t clocked_written_ = 0;
 
   const Spec& spec_;

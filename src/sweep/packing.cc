@@ -130,7 +130,8 @@ void Packer::Place(const std::string& key, int64_t index, int device, double now
   if (growth && plan.probe.newcomers.empty())
     plan.probe = Probe{{key}, now, plan.changed_t, plan.runs, plan.departures};
   else if (growth) plan.probe.newcomers.push_back(key);
-  plan.changed_t = now;
+  plan.changed_t = plan.touched_t = now;
+  if (plan.trained) plan.trained->warm = false;  // the newcomer is not past its warm-up
   plan.runs.push_back(key);
   Live run;
   run.key = key;
@@ -184,7 +185,8 @@ std::vector<Admission> Packer::Admit(double now, const std::vector<DeviceState>&
         StartRemembered(d, queued_shape_.at(pick->second));
       } else {
         if (n >= std::min(plan.cap, params_.max_per_device)) break;
-        growth = n >= plan.proven;
+        // Below the proven degree, or the degree on trial (rule 10), a run refills; at it, the device grows.
+        growth = n >= std::max(plan.proven, plan.trial);
         const bool unmeasured = std::any_of(plan.runs.begin(), plan.runs.end(),
                                             [&](const std::string& key) { return !Known(where_.at(key)); });
         // A growth step's newcomers (one, or a burst) are measured (on the CPU device: rated) and judged together
@@ -471,12 +473,14 @@ void Packer::Evaluate(int device, double now, const RateSource& rates, double wi
                   100 * params_.min_gain, k > 1 ? " each" : "", FormatMix(mix)));
 }
 
-int Packer::Left(const std::string& key, LeaveReason reason, const Footprint& footprint) {
+int Packer::Left(const std::string& key, LeaveReason reason, const Footprint& footprint, std::optional<double> now) {
   auto it = where_.find(key);
   if (it == where_.end()) return 0;
   const Live run = it->second;
   where_.erase(it);
   Plan& plan = plans_[run.device];
+  if (now) plan.touched_t = *now;
+  else plan.untimed = true;
   const int before = static_cast<int>(plan.runs.size());
   plan.runs.erase(std::find(plan.runs.begin(), plan.runs.end(), key));
   // A run that finished before it was measured showed its whole footprint.
@@ -486,7 +490,15 @@ int Packer::Left(const std::string& key, LeaveReason reason, const Footprint& fo
     if (!run.measured) ++shapes_[run.shape].finished_unmeasured;
   }
   const auto& newcomers = plan.probe.newcomers;
-  if (std::find(newcomers.begin(), newcomers.end(), key) != newcomers.end()) {
+  const bool newcomer = std::find(newcomers.begin(), newcomers.end(), key) != newcomers.end();
+  // Rule 10: an incumbent that finished cut the check short; the device is refilled to the degree it tried, and the
+  // device's own progress decides it, where it can: one shape, whose progress at the proven degree was read.
+  const bool one_shape = std::all_of(plan.runs.begin(), plan.runs.end(),
+                                     [&](const std::string& k) { return where_.at(k).shape == run.shape; });
+  if (!newcomer && !newcomers.empty() && reason == LeaveReason::kFinished &&
+      devices_[run.device].kind == DeviceKind::kCpu && one_shape && spans_.count({run.shape, plan.proven}))
+    plan.trial = std::max(plan.trial, static_cast<int>(plan.probe.incumbents.size() + newcomers.size()));
+  if (newcomer) {
     plan.probe = Probe{};
     plan.burst = 1;
   }
@@ -499,6 +511,85 @@ int Packer::Left(const std::string& key, LeaveReason reason, const Footprint& fo
   }
   if (plan.runs.empty()) plan = Plan{};
   return before;
+}
+
+void Packer::Trained(int device, double now, double samples, double steps, bool warm) {
+  Plan& plan = plans_[device];
+  if (plan.trained && now <= plan.trained->t) return;  // no time passed: the last report stands
+  const std::optional<Plan::Report> last = std::exchange(plan.trained, Plan::Report{now, samples, steps, warm});
+  const bool untimed = std::exchange(plan.untimed, false);
+  const bool after_counted = std::exchange(plan.counted, false);
+  // A span counts when one degree of one shape held all of it, every run warm from its start.
+  if (devices_[device].kind != DeviceKind::kCpu || plan.runs.empty() || !last || !last->warm || untimed ||
+      plan.touched_t > last->t || samples < last->samples)
+    return;
+  const Mix mix = MixOf(device);
+  if (mix.front() != mix.back()) return;
+  Span& span = spans_[{mix.front(), static_cast<int>(mix.size())}];
+  span.seconds += now - last->t;
+  span.samples += samples - last->samples;
+  span.steps += steps - last->steps;
+  if (!after_counted || plan.touched_t >= last->t) ++span.pieces;
+  plan.counted = true;
+  ProveFromSpans(device);
+}
+
+std::optional<Packer::SpanRate> Packer::ReadSpan(const std::string& shape, int degree, double least_s) const {
+  auto it = spans_.find({shape, degree});
+  if (it == spans_.end()) return std::nullopt;
+  const Span& s = it->second;
+  if (s.seconds < least_s || s.samples <= 0 || s.steps < params_.early_steps * degree) return std::nullopt;
+  // Each run's count over a piece is off by up to a step (its reports lag by up to one at either end), independently,
+  // so the sum's spread is sqrt(degree x pieces / 3) steps; twice that.
+  return SpanRate{s.samples / s.seconds, std::min(1.0, 2 * std::sqrt(degree * s.pieces / 3.0) / s.steps), s.seconds};
+}
+
+void Packer::ProveFromSpans(int device) {
+  Plan& plan = plans_[device];
+  const std::string shape = MixOf(device).front();
+  const double least_s = (plan.window_s > 0 ? plan.window_s : params_.window_s) / 2;
+  auto read = [&](int degree) { return ReadSpan(shape, degree, least_s); };
+  const int from = plan.proven;
+  const std::optional<SpanRate> base = read(from);
+  if (!base) return;
+  // The highest degree that paid, each added run min_gain compounded, at its lowest reading less the margin.
+  int to = from;
+  double ratio = 0, low = 0;
+  for (int e = from + 1; e <= std::min(plan.cap, params_.max_per_device); ++e) {
+    const std::optional<SpanRate> r = read(e);
+    if (!r) continue;
+    const double lowest = r->rate * (1 - r->error) / (base->rate * (1 + base->error)) - params_.early_margin;
+    if (lowest >= std::pow(1 + params_.min_gain, e - from)) to = e, ratio = r->rate / base->rate, low = lowest;
+  }
+  if (to < plan.trial && plan.trial > 0) {
+    // The degree on trial, held long enough, does not pay even at its highest reading: its mix is poor, as a check's.
+    const std::optional<SpanRate> r = read(plan.trial);
+    if (r && r->rate * (1 + r->error) / (base->rate * (1 - base->error)) + params_.early_margin <
+                 std::pow(1 + params_.min_gain, plan.trial - from)) {
+      const Mix mix(static_cast<size_t>(plan.trial), shape);
+      poor_mixes_.insert(mix);
+      notes_.push_back(fmt::format(
+          "{}: degree {} trained {:+.0f}% against degree {} (held {:.1f} s and {:.1f} s, read from the runs' own "
+          "progress as they came and went; under {:.0f}% a run): {} is not formed again",
+          devices_[device].name, plan.trial, 100 * (r->rate / base->rate - 1), from, r->seconds, base->seconds,
+          100 * params_.min_gain, FormatMix(mix)));
+      plan.trial = 0;
+    }
+  }
+  if (to == from) return;
+  plan.proven = to;
+  if (to >= plan.trial) plan.trial = 0;
+  shapes_[shape].proven = std::max(shapes_[shape].proven, to);
+  const int tested = static_cast<int>(plan.probe.incumbents.size() + plan.probe.newcomers.size());
+  if (!plan.probe.newcomers.empty() && tested <= to) plan.probe = Probe{};
+  const double each = std::pow(low, 1.0 / (to - from)) - 1;
+  const int room = std::min(plan.cap, params_.max_per_device) - to;
+  plan.burst = each >= params_.burst_gain && room > 1 ? std::min(2 * (to - from), room) : 1;
+  notes_.push_back(fmt::format(
+      "{}: degree {} trained {:+.0f}% faster than degree {} (held {:.1f} s and {:.1f} s, read from the runs' own "
+      "progress as they came and went){}",
+      devices_[device].name, to, 100 * (ratio - 1), from, read(to)->seconds, base->seconds,
+      plan.burst > 1 ? fmt::format("; the next step tries {} more at once", plan.burst) : ""));
 }
 
 std::vector<std::string> Packer::TakeNotes() { return std::exchange(notes_, {}); }

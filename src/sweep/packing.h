@@ -50,6 +50,17 @@
 //      newcomers' measurement, as above. A sweep of CPU runs so takes its first steps within half windows rather
 //      than warm-ups and windows. GPU devices keep rule 2: their memory settles during warm-up and the device is
 //      not the host's to watch.
+//  10. degrees read from the runs' own progress, on the CPU device: the device's runs together trained so many
+//      samples (Trained: those that left included) in the time it held each degree with runs of one shape, all of
+//      them past their warm-up. Once a degree above the proven one was held half a window in all, as was the
+//      proven one, and trained faster than it, each added run paying min_gain compounded even at the lowest reading
+//      less early_margin, it is proven, whatever its gain checks said. The lowest reading takes each run's count over
+//      each piece as off by up to a step, independently: twice the spread of the sum; each run needs early_steps
+//      steps. Where runs last a few seconds, a run leaves during nearly every check (inconclusive), yet each degree
+//      is held long enough in pieces: a check an incumbent's end cut short puts the degree it tried on trial, and
+//      the device is refilled to it (rule 4) until its progress there proves it, or shows it poor (even at its
+//      highest reading, plus early_margin, under min_gain a run: the mix is poor, as a check's). A pending check it
+//      answers ends; the burst doubles when each added run paid burst_gain at the lowest reading.
 // A run's memory estimate is the largest footprint measured for its shape, or of any shape while its own was
 // never measured; with nothing measured yet, only empty devices take runs.
 //
@@ -192,8 +203,16 @@ class Packer {
   std::map<std::string, RememberedShape> Learnt() const;
 
   // The run left its device. `footprint`: its last footprint, learnt for its shape when it finished before it
-  // was measured. Returns how many runs the device held, this one included.
-  int Left(const std::string& key, LeaveReason reason, const Footprint& footprint);
+  // was measured. `now`: when (unset: unknown, and rule 10 takes nothing of the device's progress up to the next
+  // Trained). Returns how many runs the device held, this one included.
+  int Left(const std::string& key, LeaveReason reason, const Footprint& footprint,
+           std::optional<double> now = std::nullopt);
+  // Rule 10: the samples (steps for runs that count no samples) and the steps every run of `device` trained so far,
+  // those that left included, at `now`; `warm`: every run there now is past its warm-up (MeterOptions::warmup_s after
+  // its first training step). The span since the last call counts for the degree held now, so call it right before
+  // each change of the device's runs (Admit, Left) and often; a span the device's runs changed in, or that began with
+  // a run not warm yet, counts for none.
+  void Trained(int device, double now, double samples, double steps, bool warm);
 
   // Decisions since the last call, one line each, for the live view and the log.
   std::vector<std::string> TakeNotes();
@@ -263,6 +282,25 @@ class Packer {
     double changed_t = -1e300;
     long departures_seen = 0;
     double window_s = 0;
+    // Rule 10: the last Trained report, and when its runs last changed; `untimed`: a departure of unknown time since
+    // the last report, so that the span up to the next counts for no degree.
+    struct Report {
+      double t = 0, samples = 0, steps = 0;
+      bool warm = false;
+    };
+    std::optional<Report> trained;
+    double touched_t = -1e300;
+    bool untimed = false;
+    // Rule 10: the degree a check tried when an incumbent's end cut it short; the device is refilled to it until its
+    // progress proves it or shows it poor (0: none).
+    int trial = 0;
+    bool counted = false;  // the last span counted: the next, if it counts, continues its piece
+  };
+  // Rule 10: the seconds a device held `degree` runs of one shape, the samples and steps they trained meanwhile, and
+  // in how many pieces (spans without a gap between them make one).
+  struct Span {
+    double seconds = 0, samples = 0, steps = 0;
+    int pieces = 0;
   };
 
   Mix MixOf(int device) const;
@@ -302,6 +340,15 @@ class Packer {
   bool Reading(Live& run, const Footprint& footprint, double window_s, const std::function<bool(const Live&)>& ready);
   // Whether the run counts as known for growth (rules 2, 9): measured, or rated on the CPU device.
   bool Known(const Live& run) const { return run.measured || run.rated; }
+  // Rule 10: a degree's rate from its spans, the share it may be off by, and the seconds held; nullopt when held
+  // under `least_s` or with too few steps to tell.
+  struct SpanRate {
+    double rate = 0, error = 0, seconds = 0;
+  };
+  std::optional<SpanRate> ReadSpan(const std::string& shape, int degree, double least_s) const;
+  // Rule 10 on `device`, which holds one shape: proves the highest degree its spans show paying, or shows the degree
+  // on trial poor.
+  void ProveFromSpans(int device);
   // The degree whose runs of `s` trained fastest together (degree x median run rate), each step up paying min_gain
   // per added run compounded, over degrees with at least two finished runs; nullopt with fewer than two degrees.
   std::optional<int> HindsightDegree(const Shape& s) const;
@@ -316,6 +363,7 @@ class Packer {
   std::set<Mix> poor_mixes_;
   std::map<std::string, RememberedShape> remembered_;
   std::map<std::string, std::string> clocked_;  // shape -> why
+  std::map<std::pair<std::string, int>, Span> spans_;  // rule 10: (shape, degree) on the CPU device
   std::vector<std::string> notes_;
 };
 

@@ -429,6 +429,85 @@ TEST(PackerQuickGrowth, ADepartureOrTheRatedFootprintStopsAQuickStep) {
       << "60 GiB so far, 40 free: the newcomer would not fit";
 }
 
+// Rule 10: the device's own progress at each degree, gathered in pieces between runs that come and go, proves a
+// degree its gain check could not (a run left meanwhile); spans with a newcomer starting up, with a change of unknown
+// time, or too short count for nothing, and a degree that did not pay is neither proven nor marked poor.
+TEST(PackerQuickGrowth, ADegreeTheRunsTrainedFasterAtIsProvenFromTheirOwnProgress) {
+  struct Case {
+    const char* name;
+    double pair_rate;  // samples/s of the two runs together (one alone: 10)
+    double pair_s;     // how long they train together before r0 leaves
+    bool timed;        // r0's departure is told its time
+    int proven;
+  };
+  for (const Case& c : {
+           Case{"faster", 19, 0.6, true, 2},      // 1.9 x 0.95 >= 1.05
+           Case{"no faster", 10.8, 0.6, true, 1},  // 1.08 x 0.95 < 1.05
+           Case{"too short", 19, 0.4, true, 1},   // under half a window held
+       }) {
+    SCOPED_TRACE(c.name);
+    Packer packer = SlowStartPacker(8);
+    const std::vector<DeviceState> roomy = {DeviceState{100 * kGiB, 90 * kGiB}};
+    FakeRates rates;  // two steps a window: too coarse for an early verdict
+    rates.rate = [](const std::string&, double) { return Steady(100, 2); };
+    ASSERT_EQ(packer.Admit(0, roomy, HostState{}).size(), 1u);
+    packer.Trained(0, 0, 0, 0, false);
+    packer.Trained(0, 0.2, 0, 0, true);
+    packer.Trained(0, 1.2, 10, 10, true);  // alone: 10 samples/s over 1 s
+    packer.Rated("r0", 1.2, Mem(kGiB), rates, 1.0);
+    ASSERT_EQ(packer.Admit(1.2, roomy, HostState{}).size(), 1u);
+    packer.Trained(0, 1.5, 13, 13, true);  // r1 starting up: not warm: counts for nothing, though r0 trains
+    const double t = 1.5 + c.pair_s;
+    packer.Trained(0, t, 13 + c.pair_rate * c.pair_s, 13 + c.pair_rate * c.pair_s, true);
+    EXPECT_EQ(packer.View()[0].proven, c.proven);
+    EXPECT_EQ(packer.View()[0].probing, c.proven < 2) << "a check a proof answers ends";
+    if (c.proven == 2) {
+      EXPECT_EQ(packer.View()[0].burst, 2) << "+80% each, past burst_gain";
+      EXPECT_EQ(packer.TakeNotes().back(),
+                "cpu: degree 2 trained +90% faster than degree 1 (held 0.6 s and 1.0 s, read from the runs' own "
+                "progress as they came and went); the next step tries 2 more at once");
+    }
+    EXPECT_TRUE(packer.HeldDegrees().empty()) << "never a poor mix";
+  }
+  // A check an incumbent's end cut short puts its degree on trial: the device is refilled to it at once, and pieces
+  // of progress there add up (0.3 s before the departure, 0.3 s once the refill is warm), unless the departure's
+  // time is unknown, which voids the span it falls in. A degree on trial that trains slower is shown poor.
+  struct Trial {
+    const char* name;
+    bool timed;
+    double pair_rate;  // samples/s of two runs together (one alone: 10)
+    double until;      // the last report
+    int proven;
+    bool poor;
+  };
+  for (const Trial& c : {Trial{"timed", true, 19, 2.0, 2, false}, Trial{"untimed", false, 19, 2.0, 1, false},
+                         Trial{"slower", true, 8, 3.0, 1, true}}) {
+    SCOPED_TRACE(c.name);
+    Packer packer = SlowStartPacker(8);
+    const std::vector<DeviceState> roomy = {DeviceState{100 * kGiB, 90 * kGiB}};
+    FakeRates rates;
+    rates.rate = [](const std::string&, double) { return Steady(100, 2); };
+    // Four steps a sample: fine enough to read in 0.3-s pieces.
+    auto trained = [&](double t, double samples) { packer.Trained(0, t, samples, 4 * samples, true); };
+    ASSERT_EQ(packer.Admit(0, roomy, HostState{}).size(), 1u);
+    trained(0, 0);
+    trained(1, 10);
+    packer.Rated("r0", 1, Mem(kGiB), rates, 1.0);
+    ASSERT_EQ(packer.Admit(1, roomy, HostState{}).size(), 1u);
+    trained(1.2, 12);
+    if (!c.timed) packer.Left("r0", LeaveReason::kFinished, Mem(kGiB));
+    trained(1.5, 12 + 0.3 * c.pair_rate);
+    if (c.timed) packer.Left("r0", LeaveReason::kFinished, Mem(kGiB), 1.5);
+    const auto refill = packer.Admit(1.5, roomy, HostState{});
+    ASSERT_EQ(refill.size(), 1u) << "degree 2 on trial: refilled at once";
+    EXPECT_FALSE(refill[0].growth);
+    trained(1.7, 12 + 0.5 * c.pair_rate);  // r2 not warm yet
+    trained(c.until, 12 + (c.until - 1.2) * c.pair_rate);
+    EXPECT_EQ(packer.View()[0].proven, c.proven);
+    EXPECT_EQ(packer.HeldDegrees().count(""), c.poor ? 1u : 0u);
+  }
+}
+
 // A degree an earlier sweep settled on starts at once, one run short of it, and growth checks the last one.
 TEST(PackerRemembered, StartsOneShortOfTheRememberedDegreeAndChecksTheLast) {
   PackingParams params;

@@ -306,10 +306,6 @@ double TrainedBy(const RunMeter& meter) {
   return meter.totals().samples > 0 ? meter.totals().samples : meter.totals().steps;
 }
 
-// The training steps a run made, each of its processes counting as one run's share.
-double StepsBy(const RunMeter& meter) {
-  return static_cast<double>(meter.totals().steps) / std::max(1, meter.totals().processes);
-}
 
 // The attempt's meter says it is rated, or measured, and the packer was not told yet.
 bool NewlyRated(const Attempt& a, double now) { return !a.rated && !a.measured && a.watch.meter().Rated(now); }
@@ -328,8 +324,9 @@ void Controller::ReportTrained(double now) {
   for (const auto& [key, a] : live_) {
     Trained& t = devices[a->device];
     const RunMeter& meter = a->watch.meter();
-    t.samples += TrainedBy(meter);
-    t.steps += StepsBy(meter);
+    const RunMeter::Trained trained = meter.TrainedAt(now, !a->process->Poll());
+    t.samples += trained.samples;
+    t.steps += trained.steps;
     t.warm = t.warm && meter.first_step_t() && now >= *meter.first_step_t() + meter.options().warmup_s;
   }
   for (const auto& [d, t] : devices) packer_->Trained(d, now, t.samples, t.steps, t.warm);
@@ -588,8 +585,9 @@ Status Controller::End(Attempt& a, const run::RunOutcome& outcome) {
   const double now = Now();
   ReportTrained(now);
   const int degree = packer_->Left(a.key, reason, a.watch.meter().footprint(), now);
-  trained_left_[a.device].samples += TrainedBy(a.watch.meter());
-  trained_left_[a.device].steps += StepsBy(a.watch.meter());
+  const RunMeter::Trained trained = a.watch.meter().TrainedAt(now, false);
+  trained_left_[a.device].samples += trained.samples;
+  trained_left_[a.device].steps += trained.steps;
   // What a run that ended on its own trained, and in how long: runs on the clock show it (sweep/clock_runs.h), and
   // so does which degree trained fastest where gain checks could not tell (runs ending before them).
   if (reason == LeaveReason::kFinished && a.stopped_early.empty()) {

@@ -67,6 +67,31 @@ void RunMeter::AddProgress(const measure::HelperMessage& m, const std::optional<
   Trim(m.t);
 }
 
+RunMeter::Trained RunMeter::TrainedAt(double now, bool extrapolate) const {
+  Trained sum;
+  double samples = 0;
+  int processes = 0;
+  for (const auto& [pid, s] : streams_) {
+    if (s.points.empty()) continue;
+    ++processes;
+    Point at = s.last;
+    if (extrapolate && s.points.size() >= 2) {
+      const Point& before = s.points[s.points.size() - 2];
+      const double span = at.t - before.t;
+      const double ahead = std::clamp(now - at.t, 0.0, span);
+      if (span > 0) {
+        at.samples += (at.samples - before.samples) * ahead / span;
+        at.steps += (at.steps - before.steps) * ahead / span;
+      }
+    }
+    samples += at.samples;
+    sum.steps += at.steps;
+  }
+  sum.samples = samples > 0 ? samples : sum.steps;
+  sum.steps /= std::max(1, processes);
+  return sum;
+}
+
 void RunMeter::SteadyMean::Add(double v, bool steady) {
   sum_all_ += v;
   ++n_all_;

@@ -123,6 +123,15 @@ class RunMeter {
   // reading inside the window.
   WindowRates Rates(double t0, double t1) const;
 
+  // What it trained from its first training step (samples; steps where it counts no samples), and its steps (each
+  // process's share), at `now`: each process's counts at its latest report, carried on to `now` at the rate between
+  // its last two reports for at most the time between them (`extrapolate`; else as of the latest report), so that a
+  // sum over runs taken at any moment does not lag by a report interval.
+  struct Trained {
+    double samples = 0, steps = 0;
+  };
+  Trained TrainedAt(double now, bool extrapolate) const;
+
   Footprint footprint() const;
   // Means over the tree readings with a CPU figure, of the steady part (of every one while there is none of those;
   // nullopt before any):

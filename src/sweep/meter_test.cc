@@ -242,5 +242,20 @@ TEST(RunMeter, SummaryUsesTheSteadyPart) {
   EXPECT_FALSE(RunMeter(100, false, Options(), kRun).Summary().samples) << "nothing reported";
 }
 
+// What a run trained at any moment (packing rule 10): each process's counts at its latest report, carried on at its
+// last rate for at most one report interval; a run with two processes counts each one's steps as half a run's.
+TEST(RunMeter, TrainedAtCarriesEachProcessOnForOneReportIntervalAtMost) {
+  RunMeter m(100, false, Options(), kRun);
+  Train(m, 101, 102, 20, 8);     // from its first report: 20 steps, 160 samples, up to 102
+  Train(m, 101, 102, 20, 8, 9);  // a second process, alike
+  const RunMeter::Trained at_report = m.TrainedAt(102, true);
+  EXPECT_DOUBLE_EQ(at_report.samples, 320);
+  EXPECT_DOUBLE_EQ(at_report.steps, 20);
+  const RunMeter::Trained ahead = m.TrainedAt(102.1, true);
+  EXPECT_NEAR(ahead.samples, 320 + 2 * 16, 1e-9);  // 0.1 s at 160 samples/s each
+  EXPECT_NEAR(m.TrainedAt(105, true).samples, 320 + 2 * 40, 1e-9) << "at most the 0.25 s between its reports";
+  EXPECT_DOUBLE_EQ(m.TrainedAt(105, false).samples, 320) << "an ended run: as of its last report";
+}
+
 }  // namespace
 }  // namespace sat::sweep

@@ -301,12 +301,6 @@ void Controller::Fail(Error error) {
 
 namespace {
 
-// What a run trained: samples, or steps where it counts no samples.
-double TrainedBy(const RunMeter& meter) {
-  return meter.totals().samples > 0 ? meter.totals().samples : meter.totals().steps;
-}
-
-
 // The attempt's meter says it is rated, or measured, and the packer was not told yet.
 bool NewlyRated(const Attempt& a, double now) { return !a.rated && !a.measured && a.watch.meter().Rated(now); }
 bool NewlyMeasured(const Attempt& a, double now) { return !a.measured && a.watch.meter().Measured(now); }
@@ -585,15 +579,16 @@ Status Controller::End(Attempt& a, const run::RunOutcome& outcome) {
   const double now = Now();
   ReportTrained(now);
   const int degree = packer_->Left(a.key, reason, a.watch.meter().footprint(), now);
-  const RunMeter::Trained trained = a.watch.meter().TrainedAt(now, false);
-  trained_left_[a.device].samples += trained.samples;
-  trained_left_[a.device].steps += trained.steps;
+  const RunMeter::Trained left = a.watch.meter().TrainedAt(now, false);
+  trained_left_[a.device].samples += left.samples;
+  trained_left_[a.device].steps += left.steps;
   // What a run that ended on its own trained, and in how long: runs on the clock show it (sweep/clock_runs.h), and
   // so does which degree trained fastest where gain checks could not tell (runs ending before them).
   if (reason == LeaveReason::kFinished && a.stopped_early.empty()) {
     const RunMeter& meter = a.watch.meter();
     const double from = meter.first_step_t().value_or(meter.start_t());
-    packer_->Finished(a.shape, outcome.duration_s - (from - meter.start_t()), TrainedBy(meter), shared_with);
+    const double trained = meter.totals().samples > 0 ? meter.totals().samples : meter.totals().steps;
+    packer_->Finished(a.shape, outcome.duration_s - (from - meter.start_t()), trained, shared_with);
     // Runs of the shape started before its length was known got the default warm-up and window: where its runs
     // end within seconds they take the shorter ones too (MeterFor), or they would end before they are measured and
     // hold the device's growth all their life.

@@ -262,7 +262,8 @@ Result<SweepResult> Controller::Execute() {
     const int wait_ms = static_cast<int>(std::clamp((next_tick - before) * 1000, 0.0, 50.0));
     if (auto s = Drain(wait_ms); !s) Fail(s.error());
     const double now = Now();
-    // The devices' progress, for packing rule 10: fine-grained, so that the spans between runs' changes count.
+    // The devices' progress, for packing rule 10: fine-grained, so that the spans between runs' changes count; this
+    // report, at the tick's own time, is also the one right before the tick places runs.
     ReportTrained(now);
     const bool due = now >= next_tick;
     // A run's end, a run newly rated or measured (a growth step may follow), or staging's news (cold reads in, a
@@ -429,7 +430,6 @@ Status Controller::Tick(double now, bool sample_now) {
     // After a start fails, the rest of this round's admissions leave the packer unstarted (they stay queued in
     // the journal), so the packer never holds a run the controller does not.
     Status started;
-    ReportTrained(now);
     for (const Admission& admission : Admissions(now, sample)) {
       if (started) {
         started = Start(admission, now);

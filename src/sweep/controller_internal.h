@@ -140,8 +140,8 @@ class Controller final : public RateSource {
   MeterOptions MeterFor(const std::string& shape) const;
   // <logs>/clock.json, for `sweep status` and the report: the shapes on the clock, and whether they are packed.
   void WriteClocked();
-  // Packing rule 10: what each device's runs trained so far, told to the packer at every wake of the loop and right
-  // before its runs change.
+  // Packing rule 10: what each device's runs trained so far, told to the packer at every wake of the loop (before
+  // the tick, which may place runs) and right before a run leaves.
   void ReportTrained(double now);
   struct Trained {
     double samples = 0, steps = 0;

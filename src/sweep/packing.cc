@@ -402,20 +402,23 @@ std::pair<double, double> GainOf(double f, int n, int k) {
 
 }  // namespace
 
-int Packer::MarkProven(int device) {
+void Packer::MarkProven(int device, int degree) {
   Plan& plan = plans_[device];
-  const int degree = static_cast<int>(plan.runs.size());
   const Mix mix = MixOf(device);
   plan.proven = std::max(plan.proven, degree);
   if (mix.front() == mix.back()) shapes_[mix.front()].proven = std::max(shapes_[mix.front()].proven, degree);
-  return degree;
+}
+
+int Packer::BurstAfter(const Plan& plan, int degree, int k, double each) const {
+  const int room = std::min(plan.cap, params_.max_per_device) - degree;
+  return each >= params_.burst_gain && room > 1 ? std::min(2 * k, room) : 1;
 }
 
 void Packer::Prove(int device, int k, double gain, double each, const std::string& how) {
   Plan& plan = plans_[device];
-  const int degree = MarkProven(device);
-  const int room = std::min(plan.cap, params_.max_per_device) - degree;
-  plan.burst = each >= params_.burst_gain && room > 1 ? std::min(2 * k, room) : 1;
+  const int degree = static_cast<int>(plan.runs.size());
+  MarkProven(device, degree);
+  plan.burst = BurstAfter(plan, degree, k, each);
   notes_.push_back(fmt::format("{}: degree {}{} raised the progress rate by {:+.0f}%{}{}{}", devices_[device].name,
                                degree, k > 1 ? fmt::format(" ({} newcomers at once)", k) : "", 100 * gain,
                                k > 1 ? fmt::format(" ({:+.0f}% each)", 100 * each) : "", how,
@@ -452,7 +455,7 @@ void Packer::Evaluate(int device, double now, const RateSource& rates, double wi
   const int degree = static_cast<int>(plan.runs.size());
   const std::optional<Ratio> f = MeanRatio(probe, rates, window_s, now - window_s, now, 0);
   if (!f) {
-    MarkProven(device);
+    MarkProven(device, degree);
     notes_.push_back(
         fmt::format("{}: degree {}{}: its runs show no rate to compare (no throughput, little CPU); "
                     "growth continues",
@@ -493,10 +496,10 @@ int Packer::Left(const std::string& key, LeaveReason reason, const Footprint& fo
   const bool newcomer = std::find(newcomers.begin(), newcomers.end(), key) != newcomers.end();
   // Rule 10: an incumbent that finished cut the check short; the device is refilled to the degree it tried, and the
   // device's own progress decides it, where it can: one shape, whose progress at the proven degree was read.
-  const bool one_shape = std::all_of(plan.runs.begin(), plan.runs.end(),
-                                     [&](const std::string& k) { return where_.at(k).shape == run.shape; });
   if (!newcomer && !newcomers.empty() && reason == LeaveReason::kFinished &&
-      devices_[run.device].kind == DeviceKind::kCpu && one_shape && spans_.count({run.shape, plan.proven}))
+      devices_[run.device].kind == DeviceKind::kCpu && spans_.count({run.shape, plan.proven}) &&
+      std::all_of(plan.runs.begin(), plan.runs.end(),
+                  [&](const std::string& k) { return where_.at(k).shape == run.shape; }))
     plan.trial = std::max(plan.trial, static_cast<int>(plan.probe.incumbents.size() + newcomers.size()));
   if (newcomer) {
     plan.probe = Probe{};
@@ -577,14 +580,11 @@ void Packer::ProveFromSpans(int device) {
     }
   }
   if (to == from) return;
-  plan.proven = to;
+  MarkProven(device, to);
   if (to >= plan.trial) plan.trial = 0;
-  shapes_[shape].proven = std::max(shapes_[shape].proven, to);
   const int tested = static_cast<int>(plan.probe.incumbents.size() + plan.probe.newcomers.size());
   if (!plan.probe.newcomers.empty() && tested <= to) plan.probe = Probe{};
-  const double each = std::pow(low, 1.0 / (to - from)) - 1;
-  const int room = std::min(plan.cap, params_.max_per_device) - to;
-  plan.burst = each >= params_.burst_gain && room > 1 ? std::min(2 * (to - from), room) : 1;
+  plan.burst = BurstAfter(plan, to, to - from, std::pow(low, 1.0 / (to - from)) - 1);
   notes_.push_back(fmt::format(
       "{}: degree {} trained {:+.0f}% faster than degree {} (held {:.1f} s and {:.1f} s, read from the runs' own "
       "progress as they came and went){}",

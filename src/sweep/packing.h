@@ -331,8 +331,11 @@ class Packer {
   // incumbent gave a ratio (an early verdict: one did not).
   std::optional<Ratio> MeanRatio(const Probe& probe, const RateSource& rates, double window_s, double after_t0,
                                  double now, double min_steps) const;
-  // Proves the degree `device` holds now (for its shape too, when it holds one shape); returns that degree.
-  int MarkProven(int device);
+  // Proves `degree` on `device` (for its shape too, when the device holds one shape).
+  void MarkProven(int device, int degree);
+  // The newcomers the next growth step of `plan`, proven at `degree` by a step of `k` that paid `each` per newcomer,
+  // admits at once (rule 6): twice k while each paid burst_gain and there is room, else one.
+  int BurstAfter(const Plan& plan, int degree, int k, double each) const;
   // The step of `device` to its degree paid: proven, the next step's burst set, and the note (`how`: "", or why early).
   void Prove(int device, int k, double gain, double each, const std::string& how);
   // The run showed its footprint and rate, over windows of `window_s` (measured, or rated): learns them; returns

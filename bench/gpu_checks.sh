@@ -20,10 +20,12 @@
 # Issue 40's parts (bench/gpu/part_NAME.sh), each one call that ends by 7.5 minutes (PART_SECONDS: the steps'
 # limits are cut to fit), each leaving two files in OUTDIR: NAME.tgz (everything, packed again after every step, so a
 # part cut off keeps what it did) and NAME.txt (the console). Planned times, not measured ones:
-# sweep (about 6 min): 8 runs of a ResNet-18 on 32-px synthetic images (bench/gpu/small_model.py, a fixed number
-#   of steps, about 8 s of training each alone): one after another, k = 2, 4, 8 at once (xargs -P), `saturate
-#   sweep` not told k, and `saturate sweep --mps`; makespans, every run done exactly once, nvidia-smi's memory
-#   beside the runs' own peaks and the journal's.
+# sweep (7.5 min, all of its time): 8 runs of a ResNet-18 on 32-px synthetic images (bench/gpu/small_model.py, a
+#   fixed number of steps, about 8 s of training each alone), in this order: `saturate sweep` not told k, `saturate
+#   sweep --mps`, k = 8, 4, 2 at once (xargs -P), and one after another last, so that the part's time goes to the
+#   schedules that matter most (on an H200 each run was 10 s start-up + 8 s training, so sequential alone took
+#   143 s); a schedule the time does not reach is skipped, and the report says so. Makespans, every run done exactly
+#   once, nvidia-smi's memory beside the runs' own peaks and the journal's.
 # stacks (about 5 min): probe of a Hugging Face Trainer (a 2-layer BERT from a config, synthetic tokens), a
 #   Lightning Trainer, an `accelerate launch` script and a `torchrun --nproc_per_node 2` DDP job, each unmodified
 #   and printing its own step times; a stack whose package is missing is skipped, and says so.

@@ -264,8 +264,21 @@ def sweep_part(d):
     windows = []
     with contextlib.suppress(OSError):
         windows = [row for row in csv.reader(open(os.path.join(d, "windows.csv")))]
-    makespans = {name: float(t1) - float(t0) for name, t0, t1 in windows}
-    fixed = [m for n, m in makespans.items() if n.startswith("k")]
+    # A schedule that did not finish has no ratio: skipped (its step found the part's time spent; its .txt says so),
+    # cut off at its limit (timeout's 124, or 137 when killed), or failed with another exit. Only finished schedules
+    # are ratios' bases. A schedule whose .txt exists but has no window was stopped with the part (no end recorded).
+    fate = {}
+    for name, _, _ in windows:
+        text = read(os.path.join(d, name + ".txt"))
+        rc, _ = exit_line(os.path.join(d, name + ".txt"))
+        if text.startswith("skipped:"):
+            fate[name] = "skipped (part's time spent)"
+        elif rc in (124, 137):
+            fate[name] = "cut off at its limit"
+        elif rc not in (0, None):
+            fate[name] = f"exit {rc}"
+    makespans = {name: float(t1) - float(t0) for name, t0, t1 in windows if name not in fate}
+    fixed = [m for n, m in makespans.items() if re.fullmatch(r"k\d+", n)]
     best_fixed = min(fixed) if fixed else None
     seq = makespans.get("sequential")
     print("| schedule | makespan s | vs sequential | vs best fixed k | runs done (each once) | most at once | "
@@ -275,6 +288,9 @@ def sweep_part(d):
     for name, t0, t1 in windows:
         t0, t1 = float(t0), float(t1)
         span = t1 - t0
+        if fate.get(name, "").startswith("skipped"):
+            print(f"| {name.replace('_', ' ')} | {fate[name]} | - | - | - | - | - | - | - |")
+            continue
         done = [int(x) for x in read(os.path.join(d, name + ".done")).split()]
         once = sorted(done) == list(range(1, runs + 1))
         counts = collections.Counter(done)
@@ -288,14 +304,23 @@ def sweep_part(d):
             sat_peaks = [b for (b,) in journal_rows(journal, "SELECT peak_gpu_memory_bytes FROM runs") if b]
             sat_peak = fmt(max(sat_peaks) / 2**20 if sat_peaks else None, "{:.0f}")
         else:
-            at_once = "1" if name == "sequential" else name[1:]
+            at_once = "1" if name == "sequential" else name[1:] if re.fullmatch(r"k\d+", name) else "n/a"
             own = [peak_mib(read(f)) for f in glob.glob(os.path.join(d, name, "run-*.log"))]
             sat_peak = "-"
         own = [v for v in own if v is not None]
-        print("| %s | %.1f | %s | %s | %s | %s | %s | %s | %s |" % (
-            name.replace("_", " "), span, fmt(seq and seq / span, "{:.2f}x"),
-            fmt(best_fixed and span / best_fixed, "{:.2f}"), done_text, at_once, fmt(device_peak, "{:.0f}"),
+        if name in fate:
+            makespan, vs_seq, vs_fixed = f"{fate[name]} ({span:.1f} s)", "-", "-"
+        else:
+            makespan, vs_seq, vs_fixed = (f"{span:.1f}", fmt(seq and seq / span, "{:.2f}x"),
+                                          fmt(best_fixed and span / best_fixed, "{:.2f}"))
+        print("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            name.replace("_", " "), makespan, vs_seq, vs_fixed, done_text, at_once, fmt(device_peak, "{:.0f}"),
             fmt(max(own) if own else None, "{:.0f}"), sat_peak))
+    recorded = {name for name, _, _ in windows}
+    for path in sorted(glob.glob(os.path.join(d, "*.txt"))):
+        name = os.path.basename(path)[:-len(".txt")]
+        if name not in recorded and re.fullmatch(r"sequential|k\d+|saturate(_mps)?", name):
+            print(f"| {name.replace('_', ' ')} | stopped with the part (no end recorded) | - | - | - | - | - | - | - |")
     print()
     for name in ("saturate", "saturate_mps"):
         held = [line.strip() for line in read(os.path.join(d, name + ".txt")).splitlines()

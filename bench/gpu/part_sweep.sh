@@ -1,24 +1,30 @@
 # shellcheck shell=bash disable=SC2154
 # Issue 40's sweep part, sourced by bench/gpu_checks.sh (which sets SAT, PY, CPU, WORK, SMI and step, pack,
-# start_power_log, stop_power_log): N runs of the same small model, each a fixed number of steps, finished
-#   one after another; k at once for each k in KS (xargs -P, on the one GPU); by `saturate sweep`, not told k; and
-#   by `saturate sweep --mps`.
+# start_power_log, stop_power_log): N runs of the same small model, each a fixed number of steps, finished by
+# `saturate sweep` (not told k), by `saturate sweep --mps`, k at once for each k in KS from the largest to the
+# smallest (xargs -P, on the one GPU), and one after another, in that order: the schedules that matter most run
+# first, because the part's time (PART_SECONDS) may not reach the last ones. On an H200 each run was 10 s start-up
+# + 8 s training, so sequential alone took 143 s; run first, it and the k's left saturate 23 s and no --mps at all.
 # Every run appends its number to SCHEDULE.done when it has finished, so each schedule's runs can be counted; every
 # run prints its own peak memory; the device's memory is logged on the runs' clock (memory.csv) for the whole part,
-# and each schedule's window on that clock goes to windows.csv. bench/gpu_report.py makes the table.
+# and each schedule's window on that clock goes to windows.csv (a schedule skipped for want of time too: its
+# SCHEDULE.txt says so). bench/gpu_report.py makes the table, and marks a schedule skipped or cut off at its limit.
 SMALL="$here/bench/gpu/small_model.py"
 if [ "$CPU" = 1 ]; then
   RUNS=${SWEEP_RUNS:-2} KS=${SWEEP_KS:-2} RUN_SECONDS=${SWEEP_RUN_SECONDS:-0.5} CALIBRATE_SECONDS=1
   MODEL_FLAGS=(--model tiny --batch-size 16 --threads 1)
   read -ra SWEEP_FLAGS <<<"${SWEEP_FLAGS:---warmup 0.3s --window 0.5s}"
-  LIMIT_ALONE=60 LIMIT_PACKED=60
+  # Each schedule's own limit (step cuts it further to end by the part's deadline).
+  LIMIT_SATURATE=100 LIMIT_K=60 LIMIT_PER_RUN=15
 else
   RUNS=${SWEEP_RUNS:-8} KS=${SWEEP_KS:-"2 4 8"} RUN_SECONDS=${SWEEP_RUN_SECONDS:-8} CALIBRATE_SECONDS=6
   MODEL_FLAGS=(--model resnet18 --batch-size 128)
   # A run measured 2 s + 2 s after its first step: with the GPU defaults (5 s + 3 s) a run of about 15 s would be
   # measured only as it ends, and nothing would be packed. SWEEP_FLAGS= (empty) measures the defaults instead.
   read -ra SWEEP_FLAGS <<<"${SWEEP_FLAGS---warmup 2s --window 2s}"
-  LIMIT_ALONE=150 LIMIT_PACKED=110
+  # Each schedule's own limit (step cuts it further to end by the part's deadline), from the H200's times (runs of
+  # 18 s: saturate 110 s, --mps 6 of 8 done at 100 s, k = 8, 4, 2 in 64, 70, 98 s, sequential 143 s).
+  LIMIT_SATURATE=170 LIMIT_K=110 LIMIT_PER_RUN=25
 fi
 export FAKE_NVML_PROCS_DIR="$WORK/device"
 mkdir -p "$FAKE_NVML_PROCS_DIR"
@@ -56,20 +62,24 @@ schedule() {
   step "$name" "$limit" "$@"
   t1=$(mono)
   echo "$name,$t0,$t1" >>"$WORK/windows.csv"
-  echo "   $(sort -n "$WORK/$name.done" 2>/dev/null | tr '\n' ' ')done; makespan $("$PY" -c "print(round($t1 - $t0, 1))") s"
+  if ! grep -q '^skipped:' "$WORK/$name.txt" 2>/dev/null; then
+    echo "   $(sort -n "$WORK/$name.done" 2>/dev/null | tr '\n' ' ')done; makespan $("$PY" -c "print(round($t1 - $t0, 1))") s"
+  fi
   pack
 }
 
-schedule sequential $((RUNS * LIMIT_ALONE / 4)) bash -c 'for i in $(seq 1 "$2"); do "$1" sequential "$i"; done' _ \
-  "$WORK/run_one.sh" "$RUNS"
-for k in $KS; do
-  schedule "k$k" "$LIMIT_PACKED" bash -c 'seq 1 "$2" | xargs -P "$3" -n 1 "$1" "k$3"' _ "$WORK/run_one.sh" "$RUNS" "$k"
-done
+# The order matters: the part's deadline may cut or skip the last schedules, so the ones the table is for come first.
 grid=$(seq -s, 1 "$RUNS")
-schedule saturate $((LIMIT_PACKED + 40)) "$SAT" sweep --journal "$WORK/saturate.journal" "${SWEEP_FLAGS[@]}" \
+schedule saturate "$LIMIT_SATURATE" "$SAT" sweep --journal "$WORK/saturate.journal" "${SWEEP_FLAGS[@]}" \
   --grid "i=$grid" -- "${RUN[@]}" --i '{i}' --done-file "$WORK/saturate.done"
-schedule saturate_mps $((LIMIT_PACKED + 40)) "$SAT" sweep --mps --journal "$WORK/saturate_mps.journal" \
+schedule saturate_mps "$LIMIT_SATURATE" "$SAT" sweep --mps --journal "$WORK/saturate_mps.journal" \
   "${SWEEP_FLAGS[@]}" --grid "i=$grid" -- "${RUN[@]}" --i '{i}' --done-file "$WORK/saturate_mps.done"
+read -ra KS_LIST <<<"$KS"
+for k in $(printf '%s\n' "${KS_LIST[@]}" | sort -rn); do
+  schedule "k$k" "$LIMIT_K" bash -c 'seq 1 "$2" | xargs -P "$3" -n 1 "$1" "k$3"' _ "$WORK/run_one.sh" "$RUNS" "$k"
+done
+schedule sequential $((RUNS * LIMIT_PER_RUN)) bash -c 'for i in $(seq 1 "$2"); do "$1" sequential "$i"; done' _ \
+  "$WORK/run_one.sh" "$RUNS"
 stop_power_log "$WORK/memory.csv"
 for j in saturate saturate_mps; do
   "$SAT" sweep export --json --journal "$WORK/$j.journal" >"$WORK/$j.export.json" 2>&1

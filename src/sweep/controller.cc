@@ -322,7 +322,11 @@ void Controller::ReportTrained(double now) {
     const RunMeter::Trained trained = meter.TrainedAt(now, !a->process->Poll());
     t.samples += trained.samples;
     t.steps += trained.steps;
-    t.warm = t.warm && meter.first_step_t() && now >= *meter.first_step_t() + meter.options().warmup_s;
+    // A run still starting up trains nothing and counts for no degree (packing.h rule 11).
+    if (!meter.first_step_t()) continue;
+    if (!a->stepped) packer_->Stepping(key, *meter.first_step_t());
+    a->stepped = true;
+    t.warm = t.warm && now >= *meter.first_step_t() + meter.options().warmup_s;
   }
   for (const auto& [d, t] : devices) packer_->Trained(d, now, t.samples, t.steps, t.warm);
 }

@@ -81,6 +81,7 @@ struct Attempt {
   MetricLog metrics;
   bool measured = false;
   bool rated = false;      // told the packer it was rated (packing.h rule 9)
+  bool stepped = false;    // told the packer of its first training step (packing.h rule 11)
   bool on_copy = false;    // its command was pointed at the staged copy (sweep/staging.h)
   std::string restarting;  // why it is being stopped to run again on the staged copy; empty otherwise
   unsigned processes = 1;  // in its tree at the latest reading
@@ -145,7 +146,7 @@ class Controller final : public RateSource {
   void ReportTrained(double now);
   struct Trained {
     double samples = 0, steps = 0;
-    bool warm = true;  // every live run of the device is past its warm-up
+    bool warm = true;  // every live run of the device that made its first step is past its warm-up
   };
   std::map<int, Trained> trained_left_;  // device -> what its runs that left trained
   size_t clocked_written_ = 0;

@@ -79,6 +79,32 @@ Packer::Mix Packer::MixOf(int device) const {
   return mix;
 }
 
+bool Packer::EndingSoon(const Live& run, double now) const {
+  if (!run.stepped_t) return false;
+  const std::optional<double> training = RunSeconds(run.shape), startup = StartupSeconds(run.shape);
+  // Only where start-ups are long against training: there they would leave the device idle a third of the time or
+  // more; a short start-up costs little, while a successor started on a misjudged end would crowd the device.
+  return training && startup && *startup >= *training / 2 && now >= *run.stepped_t + *training - *startup;
+}
+
+std::vector<std::string> Packer::Counted(int device, double now) const {
+  const Plan& plan = plans_[device];
+  const Mix mix = MixOf(device);
+  if (mix.empty() || mix.front() != mix.back()) return plan.runs;
+  std::vector<std::string> counted;
+  for (const std::string& key : plan.runs) {
+    if (!EndingSoon(where_.at(key), now)) counted.push_back(key);
+  }
+  return counted;
+}
+
+Packer::Mix Packer::CountedMix(int device, double now) const {
+  Mix mix;
+  for (const std::string& key : Counted(device, now)) mix.push_back(where_.at(key).shape);
+  std::sort(mix.begin(), mix.end());
+  return mix;
+}
+
 bool Packer::HasPoorMix(const Mix& mix, const std::optional<std::string>& shape) const {
   return std::any_of(poor_mixes_.begin(), poor_mixes_.end(), [&](const Mix& poor) {
     const bool relevant = !shape || std::find(poor.begin(), poor.end(), *shape) != poor.end();
@@ -86,8 +112,9 @@ bool Packer::HasPoorMix(const Mix& mix, const std::optional<std::string>& shape)
   });
 }
 
-std::optional<std::pair<int64_t, std::string>> Packer::Pick(int device, const DeviceState& state) const {
-  const Mix mix = MixOf(device);
+std::optional<std::pair<int64_t, std::string>> Packer::Pick(int device, const DeviceState& state, double now) const {
+  // The mix it would join: runs about to leave (rule 11) are not part of it.
+  const Mix mix = CountedMix(device, now);
   // Memory the runs there hold or are about to: measured footprints, and estimates for the others, whose
   // growth to their estimate the device's free memory does not show yet.
   uint64_t used = 0, pending_bytes = 0;
@@ -127,11 +154,13 @@ void Packer::Place(const std::string& key, int64_t index, int device, double now
   runs.erase({index, key});
   if (runs.empty()) waiting_.erase(shape);
   Plan& plan = plans_[device];
+  const int counted = static_cast<int>(Counted(device, now).size());
+  const bool successor = !growth && counted < static_cast<int>(plan.runs.size());
   if (growth && plan.probe.newcomers.empty())
-    plan.probe = Probe{{key}, now, plan.changed_t, plan.runs, plan.departures};
-  else if (growth) plan.probe.newcomers.push_back(key);
-  plan.changed_t = plan.touched_t = now;
-  if (plan.trained) plan.trained->warm = false;  // the newcomer is not past its warm-up
+    plan.probe = Probe{{key}, now, plan.changed_t, plan.runs, plan.departures, counted + 1};
+  else if (growth) plan.probe.newcomers.push_back(key), ++plan.probe.degree;
+  // Its start-up trains nothing: rule 10's spans change when it makes its first step (Stepping).
+  plan.changed_t = now;
   plan.runs.push_back(key);
   Live run;
   run.key = key;
@@ -139,6 +168,7 @@ void Packer::Place(const std::string& key, int64_t index, int device, double now
   run.shape = shape;
   run.device = device;
   run.placed_t = now;
+  run.successor = successor;
   run.start = run.peak = static_cast<int>(plan.runs.size());
   // The runs already there now share their device with one more, perhaps of another shape; those placed in this
   // same tick (a burst) start at the new degree with it.
@@ -173,10 +203,11 @@ std::vector<Admission> Packer::Admit(double now, const std::vector<DeviceState>&
     if (plan.departures != plan.departures_seen) plan.departures_seen = plan.departures, plan.changed_t = now;
     int burst_left = 0;  // newcomers of this tick's growth step still to admit
     while (!queued_shape_.empty()) {
-      const int n = static_cast<int>(plan.runs.size());
+      // The degree: runs about to leave, whose successors may start now, do not count (rule 11).
+      const int n = static_cast<int>(Counted(d, now).size());
       std::optional<std::pair<int64_t, std::string>> pick;
       bool growth = false;
-      if (n == 0) {
+      if (plan.runs.empty()) {
         // Alone a run is never at risk: the earliest one goes, whatever its shape.
         for (const auto& [shape, runs] : waiting_) {
           if (!pick || runs.begin()->first < pick->first) pick = *runs.begin();
@@ -184,25 +215,29 @@ std::vector<Admission> Packer::Admit(double now, const std::vector<DeviceState>&
         plan.proven = 1;
         StartRemembered(d, queued_shape_.at(pick->second));
       } else {
-        if (n >= std::min(plan.cap, params_.max_per_device)) break;
+        // The cap after an out of memory and the most runs a device takes count every run there, successors too.
+        if (static_cast<int>(plan.runs.size()) >= std::min(plan.cap, params_.max_per_device)) break;
         // Below the proven degree, or the degree on trial (rule 10), a run refills; at it, the device grows.
         growth = n >= std::max(plan.proven, plan.trial);
-        const bool unmeasured = std::any_of(plan.runs.begin(), plan.runs.end(),
-                                            [&](const std::string& key) { return !Known(where_.at(key)); });
+        // A successor started ahead (rule 11) restores a degree already known: growth does not wait for it.
+        const bool unmeasured = std::any_of(plan.runs.begin(), plan.runs.end(), [&](const std::string& key) {
+          const Live& run = where_.at(key);
+          return !Known(run) && !run.successor;
+        });
         // A growth step's newcomers (one, or a burst) are measured (on the CPU device: rated) and judged together
         // before the next step, and the step starts from a degree shown worthwhile: runs above it (an inconclusive
         // check's) end first, or a check would only compare one unproven degree with the next.
         if (growth && burst_left == 0) {
           const double window_s = plan.window_s > 0 ? plan.window_s : params_.window_s;
           if (!plan.probe.newcomers.empty() || unmeasured || n > plan.proven ||
-              now < plan.changed_t + window_s / 2 || HasPoorMix(MixOf(d), std::nullopt))
+              now < plan.changed_t + window_s / 2 || HasPoorMix(CountedMix(d, now), std::nullopt))
             break;
           burst_left = plan.burst;
         }
         const std::string pressure = HostPressure(host, params_, growth && devices_[d].kind == DeviceKind::kGpu);
         Block(d, pressure);
         if (!pressure.empty()) break;
-        pick = Pick(d, devices[d]);
+        pick = Pick(d, devices[d], now);
       }
       if (!pick) break;
       const std::string key = pick->second;
@@ -349,6 +384,26 @@ std::optional<double> Packer::RunSeconds(const std::string& shape) const {
   return seconds[seconds.size() / 2];
 }
 
+void Packer::Stepping(const std::string& key, double t) {
+  auto it = where_.find(key);
+  if (it == where_.end() || it->second.stepped_t) return;
+  Live& run = it->second;
+  run.stepped_t = t;
+  shapes_[run.shape].startups.push_back(std::max(0.0, t - run.placed_t));
+  // The training runs changed: rule 10's span up to here counts for none, and the newcomer is not warm yet.
+  Plan& plan = plans_[run.device];
+  plan.touched_t = std::max(plan.touched_t, t);
+  if (plan.trained) plan.trained->warm = false;
+}
+
+std::optional<double> Packer::StartupSeconds(const std::string& shape) const {
+  auto it = shapes_.find(shape);
+  if (it == shapes_.end() || it->second.startups.empty()) return std::nullopt;
+  std::vector<double> seconds = it->second.startups;
+  std::nth_element(seconds.begin(), seconds.begin() + static_cast<long>(seconds.size() / 2), seconds.end());
+  return seconds[seconds.size() / 2];
+}
+
 void Packer::Update(const std::string& key, const Footprint& footprint) {
   auto it = where_.find(key);
   if (it == where_.end()) return;
@@ -414,9 +469,8 @@ int Packer::BurstAfter(const Plan& plan, int degree, int k, double each) const {
   return each >= params_.burst_gain && room > 1 ? std::min(2 * k, room) : 1;
 }
 
-void Packer::Prove(int device, int k, double gain, double each, const std::string& how) {
+void Packer::Prove(int device, int degree, int k, double gain, double each, const std::string& how) {
   Plan& plan = plans_[device];
-  const int degree = static_cast<int>(plan.runs.size());
   MarkProven(device, degree);
   plan.burst = BurstAfter(plan, degree, k, each);
   notes_.push_back(fmt::format("{}: degree {}{} raised the progress rate by {:+.0f}%{}{}{}", devices_[device].name,
@@ -436,8 +490,9 @@ void Packer::EarlyVerdict(int device, double now, const RateSource& rates, doubl
   // Near enough to noise, or to the slow start's line, that the full windows decide.
   if (GainOf(f->low - params_.early_margin, n, k).second < params_.burst_gain) return;
   const auto [gain, each] = GainOf(f->mean, n, k);
+  const int degree = probe.degree;
   plan.probe = Probe{};
-  Prove(device, k, gain, each, fmt::format(", read early (over {:.1f} s)", window_s / 2));
+  Prove(device, degree, k, gain, each, fmt::format(", read early (over {:.1f} s)", window_s / 2));
 }
 
 void Packer::Evaluate(int device, double now, const RateSource& rates, double window_s) {
@@ -452,7 +507,7 @@ void Packer::Evaluate(int device, double now, const RateSource& rates, double wi
                                  probe.incumbents.size() + k, at_once));
     return;
   }
-  const int degree = static_cast<int>(plan.runs.size());
+  const int degree = probe.degree;
   const std::optional<Ratio> f = MeanRatio(probe, rates, window_s, now - window_s, now, 0);
   if (!f) {
     MarkProven(device, degree);
@@ -464,10 +519,12 @@ void Packer::Evaluate(int device, double now, const RateSource& rates, double wi
   }
   const auto [gain, each] = GainOf(f->mean, static_cast<int>(probe.incumbents.size()), k);
   if (each >= params_.min_gain) {
-    Prove(device, k, gain, each, "");
+    Prove(device, degree, k, gain, each, "");
     return;
   }
-  const Mix mix = MixOf(device);
+  // The mix it tried: the degree of one shape, else the runs there now.
+  Mix mix = MixOf(device);
+  if (mix.front() == mix.back()) mix = Mix(static_cast<size_t>(std::max(1, degree)), mix.front());
   poor_mixes_.insert(mix);
   notes_.push_back(
       fmt::format("{}: degree {}{} changed the progress rate by only {:+.1f}%{} (under {:.0f}%{}): {} is "
@@ -482,8 +539,9 @@ int Packer::Left(const std::string& key, LeaveReason reason, const Footprint& fo
   const Live run = it->second;
   where_.erase(it);
   Plan& plan = plans_[run.device];
-  if (now) plan.touched_t = *now;
-  else plan.untimed = true;
+  // One still starting up changes no span of rule 10's.
+  if (now && run.stepped_t) plan.touched_t = *now;
+  else if (run.stepped_t) plan.untimed = true;
   const int before = static_cast<int>(plan.runs.size());
   plan.runs.erase(std::find(plan.runs.begin(), plan.runs.end(), key));
   // A run that finished before it was measured showed its whole footprint.
@@ -496,11 +554,10 @@ int Packer::Left(const std::string& key, LeaveReason reason, const Footprint& fo
   const bool newcomer = std::find(newcomers.begin(), newcomers.end(), key) != newcomers.end();
   // Rule 10: an incumbent that finished cut the check short; the device is refilled to the degree it tried, and the
   // device's own progress decides it, where it can: one shape, whose progress at the proven degree was read.
-  if (!newcomer && !newcomers.empty() && reason == LeaveReason::kFinished &&
-      devices_[run.device].kind == DeviceKind::kCpu && spans_.count({run.shape, plan.proven}) &&
+  if (!newcomer && !newcomers.empty() && reason == LeaveReason::kFinished && spans_.count({run.shape, plan.proven}) &&
       std::all_of(plan.runs.begin(), plan.runs.end(),
                   [&](const std::string& k) { return where_.at(k).shape == run.shape; }))
-    plan.trial = std::max(plan.trial, static_cast<int>(plan.probe.incumbents.size() + newcomers.size()));
+    plan.trial = std::max(plan.trial, plan.probe.degree);
   if (newcomer) {
     plan.probe = Probe{};
     plan.burst = 1;
@@ -519,16 +576,20 @@ int Packer::Left(const std::string& key, LeaveReason reason, const Footprint& fo
 void Packer::Trained(int device, double now, double samples, double steps, bool warm) {
   Plan& plan = plans_[device];
   if (plan.trained && now <= plan.trained->t) return;  // no time passed: the last report stands
-  const std::optional<Plan::Report> last = std::exchange(plan.trained, Plan::Report{now, samples, steps, warm});
+  const int training = static_cast<int>(std::count_if(
+      plan.runs.begin(), plan.runs.end(), [&](const std::string& key) { return where_.at(key).stepped_t.has_value(); }));
+  const std::optional<Plan::Report> last =
+      std::exchange(plan.trained, Plan::Report{now, samples, steps, warm, training});
   const bool untimed = std::exchange(plan.untimed, false);
   const bool after_counted = std::exchange(plan.counted, false);
-  // A span counts when one degree of one shape held all of it, every run warm from its start.
-  if (devices_[device].kind != DeviceKind::kCpu || plan.runs.empty() || !last || !last->warm || untimed ||
-      plan.touched_t > last->t || samples < last->samples)
+  // A span counts when one degree of one shape trained all of it, every training run warm from its start; runs
+  // still starting up count for none (rule 11).
+  if (training == 0 || !last || !last->warm || last->training != training || untimed || plan.touched_t > last->t ||
+      samples < last->samples)
     return;
   const Mix mix = MixOf(device);
   if (mix.front() != mix.back()) return;
-  Span& span = spans_[{mix.front(), static_cast<int>(mix.size())}];
+  Span& span = spans_[{mix.front(), training}];
   span.seconds += now - last->t;
   span.samples += samples - last->samples;
   span.steps += steps - last->steps;
@@ -582,8 +643,7 @@ void Packer::ProveFromSpans(int device) {
   if (to == from) return;
   MarkProven(device, to);
   if (to >= plan.trial) plan.trial = 0;
-  const int tested = static_cast<int>(plan.probe.incumbents.size() + plan.probe.newcomers.size());
-  if (!plan.probe.newcomers.empty() && tested <= to) plan.probe = Probe{};
+  if (!plan.probe.newcomers.empty() && plan.probe.degree <= to) plan.probe = Probe{};
   plan.burst = BurstAfter(plan, to, to - from, std::pow(low, 1.0 / (to - from)) - 1);
   notes_.push_back(fmt::format(
       "{}: degree {} trained {:+.0f}% faster than degree {} (held {:.1f} s and {:.1f} s, read from the runs' own "

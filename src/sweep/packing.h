@@ -50,9 +50,9 @@
 //      newcomers' measurement, as above. A sweep of CPU runs so takes its first steps within half windows rather
 //      than warm-ups and windows. GPU devices keep rule 2: their memory settles during warm-up and the device is
 //      not the host's to watch.
-//  10. degrees read from the runs' own progress, on the CPU device: the device's runs together trained so many
-//      samples (Trained: those that left included) in the time it held each degree with runs of one shape, all of
-//      them past their warm-up. Once a degree above the proven one was held half a window in all, as was the
+//  10. degrees read from the runs' own progress, on any device: the device's runs together trained so many samples
+//      (Trained: those that left included) in the time it held each degree (the runs training: rule 11) with runs of
+//      one shape, all of them past their warm-up. Once a degree above the proven one was held half a window in all, as was the
 //      proven one, and trained faster than it, each added run paying min_gain compounded even at the lowest reading
 //      less early_margin, it is proven, whatever its gain checks said. The lowest reading takes each run's count over
 //      each piece as off by up to a step, independently: twice the spread of the sum; each run needs early_steps
@@ -60,7 +60,16 @@
 //      is held long enough in pieces: a check an incumbent's end cut short puts the degree it tried on trial, and
 //      the device is refilled to it (rule 4) until its progress there proves it, or shows it poor (even at its
 //      highest reading, plus early_margin, under min_gain a run: the mix is poor, as a check's). A pending check it
-//      answers ends; the burst doubles when each added run paid burst_gain at the lowest reading.
+//      answers ends; the burst doubles when each added run paid burst_gain at the lowest reading. On a GPU, a trial's
+//      refills are sized by the shape's measured footprint, as rule 4's are.
+//  11. start-ups ahead (any device holding one shape): a run's start-up (from its start to its first training step:
+//      the interpreter, the framework, a CUDA context) trains nothing and loads the device little. Once a run of
+//      the shape has finished, its median start-up S and training time T are known; where S is at least T / 2, a
+//      run within S of its expected end (its first step plus T) no longer counts toward its device's degree: its
+//      successor starts now, so that its start-up ends as the run leaves. Where S outlasts a check, this is what lets checks happen at all:
+//      a newcomer admitted after its neighbour is measured would find it gone when it starts training. Rule 10's
+//      degrees count the runs training (those that made their first step), not those still starting, and a check
+//      cut short puts its degree on trial on a GPU too (its memory is known from the shape's measured runs).
 // A run's memory estimate is the largest footprint measured for its shape, or of any shape while its own was
 // never measured; with nothing measured yet, only empty devices take runs.
 //
@@ -180,6 +189,11 @@ class Packer {
              std::optional<double> window_s = std::nullopt);
   // The median training time of the runs of `shape` that ended on their own (Finished); nullopt before any.
   std::optional<double> RunSeconds(const std::string& shape) const;
+  // The run made its first training step at `t` (rule 11): its start-up is over, and it counts among its device's
+  // training runs from now.
+  void Stepping(const std::string& key, double t);
+  // The median start-up of the runs of `shape` that made a first step; nullopt before any.
+  std::optional<double> StartupSeconds(const std::string& shape) const;
 
   // The run's latest footprint, measured or not (memory grows during training).
   void Update(const std::string& key, const Footprint& footprint);
@@ -208,10 +222,11 @@ class Packer {
   int Left(const std::string& key, LeaveReason reason, const Footprint& footprint,
            std::optional<double> now = std::nullopt);
   // Rule 10: the samples (steps for runs that count no samples) and the steps every run of `device` trained so far,
-  // those that left included, at `now`; `warm`: every run there now is past its warm-up (MeterOptions::warmup_s after
-  // its first training step). The span since the last call counts for the degree held now, so call it right before
-  // each change of the device's runs (Admit, Left) and often; a span the device's runs changed in, or that began with
-  // a run not warm yet, counts for none.
+  // those that left included, at `now`; `warm`: every run there that made its first step (Stepping) is past its
+  // warm-up (MeterOptions::warmup_s after that step). The span since the last call counts for the degree of runs
+  // training now (rule 11: those still starting up count for none), so call it right before each change of the
+  // device's runs (Admit, Left, Stepping) and often; a span the training runs changed in, or that began with one not
+  // warm yet, counts for none.
   void Trained(int device, double now, double samples, double steps, bool warm);
 
   // Decisions since the last call, one line each, for the live view and the log.
@@ -249,6 +264,8 @@ class Packer {
     bool rated = false;  // rule 9: on the CPU device, rated before it was measured
     Footprint footprint;
     double placed_t = 0;
+    std::optional<double> stepped_t;  // its first training step (rule 11)
+    bool successor = false;  // started ahead of a run's expected end (rule 11): growth does not wait for it
     int start = 1;           // runs on its device when it started (those placed in the same tick included)
     int peak = 1;            // the most runs its device held since it started
     bool one_shape = true;   // all of them of its shape
@@ -260,6 +277,7 @@ class Packer {
     int finished = 0, finished_unmeasured = 0;  // runs that ended on their own; of those, before being measured
     std::vector<std::pair<double, double>> ended;  // (wall s, trained) of runs that ended on their own (rule 8)
     std::map<int, std::vector<double>> rate_at;    // degree -> trained per second of each run that ended at it
+    std::vector<double> startups;                  // seconds from start to first step of each run that stepped
   };
   struct Probe {
     std::vector<std::string> newcomers;  // empty: none pending
@@ -267,6 +285,7 @@ class Packer {
     double steady_t = 0;  // the device's runs last changed before the admission: the before-window starts no sooner
     std::vector<std::string> incumbents;
     long departures = 0;
+    int degree = 0;  // the degree it tries (rule 11: the runs not about to leave, the newcomers included)
   };
   struct Plan {
     std::vector<std::string> runs;  // keys, in admission order
@@ -287,6 +306,7 @@ class Packer {
     struct Report {
       double t = 0, samples = 0, steps = 0;
       bool warm = false;
+      int training = 0;  // runs past their first step (rule 11)
     };
     std::optional<Report> trained;
     double touched_t = -1e300;
@@ -304,11 +324,16 @@ class Packer {
   };
 
   Mix MixOf(int device) const;
+  // Rule 11: whether the run is within its shape's start-up of its expected end; the runs of `device` that are not
+  // (all of them where it holds more than one shape), and their mix.
+  bool EndingSoon(const Live& run, double now) const;
+  std::vector<std::string> Counted(int device, double now) const;
+  Mix CountedMix(int device, double now) const;
   // Whether `mix` contains a poor mix: one that includes `shape`, or any when `shape` is unset.
   bool HasPoorMix(const Mix& mix, const std::optional<std::string>& shape) const;
   std::optional<uint64_t> Estimate(const std::string& shape) const;
   // The earliest queued run (index, key) that may join the occupied `device` now.
-  std::optional<std::pair<int64_t, std::string>> Pick(int device, const DeviceState& state) const;
+  std::optional<std::pair<int64_t, std::string>> Pick(int device, const DeviceState& state, double now) const;
   // `growth`: beyond the proven degree; the first newcomer of a step starts its gain check, later ones of the same
   // burst join it.
   void Place(const std::string& key, int64_t index, int device, double now, bool growth);
@@ -337,7 +362,7 @@ class Packer {
   // admits at once (rule 6): twice k while each paid burst_gain and there is room, else one.
   int BurstAfter(const Plan& plan, int degree, int k, double each) const;
   // The step of `device` to its degree paid: proven, the next step's burst set, and the note (`how`: "", or why early).
-  void Prove(int device, int k, double gain, double each, const std::string& how);
+  void Prove(int device, int degree, int k, double gain, double each, const std::string& how);
   // The run showed its footprint and rate, over windows of `window_s` (measured, or rated): learns them; returns
   // whether it completes its device's pending growth step, every newcomer of which is then `ready`.
   bool Reading(Live& run, const Footprint& footprint, double window_s, const std::function<bool(const Live&)>& ready);

@@ -451,12 +451,15 @@ TEST(PackerQuickGrowth, ADegreeTheRunsTrainedFasterAtIsProvenFromTheirOwnProgres
     FakeRates rates;  // two steps a window: too coarse for an early verdict
     rates.rate = [](const std::string&, double) { return Steady(100, 2); };
     ASSERT_EQ(packer.Admit(0, roomy, HostState{}).size(), 1u);
-    packer.Trained(0, 0, 0, 0, false);
+    packer.Trained(0, 0, 0, 0, true);  // r0 starting up: no run trains
+    packer.Stepping("r0", 0.1);
     packer.Trained(0, 0.2, 0, 0, true);
     packer.Trained(0, 1.2, 10, 10, true);  // alone: 10 samples/s over 1 s
     packer.Rated("r0", 1.2, Mem(kGiB), rates, 1.0);
     ASSERT_EQ(packer.Admit(1.2, roomy, HostState{}).size(), 1u);
-    packer.Trained(0, 1.5, 13, 13, true);  // r1 starting up: not warm: counts for nothing, though r0 trains
+    packer.Trained(0, 1.3, 11, 11, true);  // r1 starting up: r0 alone still trains
+    packer.Stepping("r1", 1.3);
+    packer.Trained(0, 1.5, 13, 13, true);  // r1 in its warm-up: counts for nothing, though r0 trains
     const double t = 1.5 + c.pair_s;
     packer.Trained(0, t, 13 + c.pair_rate * c.pair_s, 13 + c.pair_rate * c.pair_s, true);
     EXPECT_EQ(packer.View()[0].proven, c.proven);
@@ -464,7 +467,7 @@ TEST(PackerQuickGrowth, ADegreeTheRunsTrainedFasterAtIsProvenFromTheirOwnProgres
     if (c.proven == 2) {
       EXPECT_EQ(packer.View()[0].burst, 2) << "+80% each, past burst_gain";
       EXPECT_EQ(packer.TakeNotes().back(),
-                "cpu: degree 2 trained +90% faster than degree 1 (held 0.6 s and 1.0 s, read from the runs' own "
+                "cpu: degree 2 trained +90% faster than degree 1 (held 0.6 s and 1.1 s, read from the runs' own "
                 "progress as they came and went); the next step tries 2 more at once");
     }
     EXPECT_TRUE(packer.HeldDegrees().empty()) << "never a poor mix";
@@ -490,10 +493,12 @@ TEST(PackerQuickGrowth, ADegreeTheRunsTrainedFasterAtIsProvenFromTheirOwnProgres
     // Four steps a sample: fine enough to read in 0.3-s pieces.
     auto trained = [&](double t, double samples) { packer.Trained(0, t, samples, 4 * samples, true); };
     ASSERT_EQ(packer.Admit(0, roomy, HostState{}).size(), 1u);
+    packer.Stepping("r0", 0);
     trained(0, 0);
     trained(1, 10);
     packer.Rated("r0", 1, Mem(kGiB), rates, 1.0);
     ASSERT_EQ(packer.Admit(1, roomy, HostState{}).size(), 1u);
+    packer.Stepping("r1", 1);
     trained(1.2, 12);
     if (!c.timed) packer.Left("r0", LeaveReason::kFinished, Mem(kGiB));
     trained(1.5, 12 + 0.3 * c.pair_rate);
@@ -501,10 +506,49 @@ TEST(PackerQuickGrowth, ADegreeTheRunsTrainedFasterAtIsProvenFromTheirOwnProgres
     const auto refill = packer.Admit(1.5, roomy, HostState{});
     ASSERT_EQ(refill.size(), 1u) << "degree 2 on trial: refilled at once";
     EXPECT_FALSE(refill[0].growth);
+    packer.Stepping(refill[0].key, 1.5);
     trained(1.7, 12 + 0.5 * c.pair_rate);  // r2 not warm yet
     trained(c.until, 12 + (c.until - 1.2) * c.pair_rate);
     EXPECT_EQ(packer.View()[0].proven, c.proven);
     EXPECT_EQ(packer.HeldDegrees().count(""), c.poor ? 1u : 0u);
+  }
+}
+
+// Rule 11: where a shape's start-up (10 s here) is at least half its training (16 s), a run within a start-up of its
+// expected end (its first step plus the training) no longer counts toward the degree: its successor starts then, as a
+// refill, so that its start-up ends as the run leaves. Sooner, or where start-ups are short against training (30 s),
+// the same moment is a growth step as before.
+TEST(PackerStartups, ARunNearItsEndGetsItsSuccessorAheadWhereStartUpsAreLong) {
+  struct Case {
+    const char* name;
+    double training_s, at;
+    bool successor;
+  };
+  for (const Case& c : {Case{"near its end", 16, 16, true}, Case{"not yet", 16, 14, false},
+                        Case{"short start-ups", 30, 16, false}}) {
+    SCOPED_TRACE(c.name);
+    PackingParams params;
+    params.window_s = 2;
+    Packer packer({DeviceInfo{"gpu0", DeviceKind::kGpu, 0}}, params);
+    for (int i = 0; i < 4; ++i) packer.Enqueue("r" + std::to_string(i), i, "");
+    const std::vector<DeviceState> roomy = {DeviceState{80 * kGiB, 70 * kGiB}};
+    ASSERT_EQ(packer.Admit(0, roomy, HostState{}).size(), 1u);
+    packer.Stepping("r0", 10);
+    EXPECT_EQ(packer.StartupSeconds(""), 10);
+    packer.Finished("", c.training_s, 100 * c.training_s);  // an earlier run of the shape trained this long
+    FakeRates rates;
+    rates.rate = [](const std::string&, double) { return Steady(100); };
+    packer.Measured("r0", 13, Mem(kGiB), rates, 2.0);
+    const auto next = packer.Admit(c.at, roomy, HostState{});
+    ASSERT_EQ(next.size(), 1u) << "one run: a successor, or one growth step";
+    EXPECT_EQ(next[0].growth, !c.successor);
+    EXPECT_EQ(packer.View()[0].probing, !c.successor);
+    if (c.successor) {
+      // The successor restores the degree: growth does not wait for it to be measured, only for half a window.
+      const auto grown = packer.Admit(c.at + 1, roomy, HostState{});
+      ASSERT_EQ(grown.size(), 1u);
+      EXPECT_TRUE(grown[0].growth);
+    }
   }
 }
 

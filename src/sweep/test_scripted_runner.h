@@ -83,7 +83,7 @@ class ScriptedRunner : public AttemptRunner {
     const double from = now_;
     // Each attempt trains at its rate times the machine's speed for the attempts alive as the wait began.
     int live = 0;
-    for (const auto& a : started_) live += !Ended(*a);
+    for (const auto& a : started_) live += !Ended(*a) && (!speed_by_training || from >= a->start_t + a->script.steps_from_s);
     now_ += std::max(timeout_ms, 1) / 1000.0;
     for (const auto& a : started_) {
       a->rate_now = a->script.rate * (speed ? speed(live) : 1.0);
@@ -108,6 +108,8 @@ class ScriptedRunner : public AttemptRunner {
 
   // The machine's speed for each attempt when `live` attempts run (1: as scripted); unset: they never slow.
   std::function<double(int live)> speed;
+  // Whether `live` counts only the attempts past their start-up (training: a GPU's runs load it only once they step).
+  bool speed_by_training = false;
 
   // 16 GiB of host memory, less what the live attempts hold; their CPU over `cores` cores.
   telemetry::Sample SampleOnce() override {
@@ -119,6 +121,20 @@ class ScriptedRunner : public AttemptRunner {
       if (Ended(*a)) continue;
       used += a->script.rss_bytes;
       cpu += a->script.cpu_pct;
+    }
+    if (gpu_bytes) {
+      // One GPU of 80 GiB, each live attempt holding gpu_bytes of it.
+      telemetry::GpuSample g;
+      g.memory_total_bytes = kGpuBytes;
+      uint64_t held = 0;
+      for (const auto& a : started_) {
+        if (Ended(*a)) continue;
+        g.processes.push_back(telemetry::GpuProcess{static_cast<pid_t>(a->pid), *gpu_bytes});
+        held += *gpu_bytes;
+      }
+      g.memory_used_bytes = held;
+      g.memory_free_bytes = kGpuBytes - std::min(held, kGpuBytes);
+      s.gpus.push_back(g);
     }
     s.host.cpu_count = cores;
     s.host.cpu_util_pct = std::min(100.0, cpu / cores);
@@ -142,6 +158,10 @@ class ScriptedRunner : public AttemptRunner {
 
   unsigned cores = 4;
   static constexpr uint64_t kHostBytes = 16ull << 30;
+  // Set: the samples hold one GPU (index 0, kGpuBytes), on which each live attempt holds this much; for sweeps given a
+  // GpuBackend of one device (the backend stands for NVML's device count; the samples for its readings).
+  std::optional<uint64_t> gpu_bytes;
+  static constexpr uint64_t kGpuBytes = 80ull << 30;
 
  private:
   class Process : public AttemptProcess {

@@ -417,7 +417,9 @@ std::optional<Packer::Ratio> Packer::MeanRatio(const Probe& probe, const RateSou
   // have it, else, for a run that reports no steps, CPU use where it is large enough to mean something. A run
   // that reports steps is judged by its throughput only: its CPU use during start-up or data preparation says
   // nothing about its training.
-  Ratio sum;
+  struct {
+    double mean = 0, low = 0, var = 0;
+  } sum;
   int signalled = 0;
   for (const std::string& key : probe.incumbents) {
     const WindowRates before =
@@ -434,7 +436,13 @@ std::optional<Packer::Ratio> Packer::MeanRatio(const Probe& probe, const RateSou
       sum.mean += ratio;
       sum.low += ratio * (1 - 1 / a) / (1 + 1 / b);
     } else if (throughput) {
-      sum.mean += *after.samples_per_s / *before.samples_per_s;
+      const double ratio = *after.samples_per_s / *before.samples_per_s;
+      sum.mean += ratio;
+      // Each window's count off by up to a step, uniformly and independently: the ratio's variance.
+      if (after.steps && before.steps) {
+        const double a = std::max(1.0, *after.steps), b = std::max(1.0, *before.steps);
+        sum.var += ratio * ratio * (1 / (a * a) + 1 / (b * b)) / 3;
+      }
     } else if (!steps && before.cpu_pct && after.cpu_pct && *before.cpu_pct >= params_.quiet_cpu_pct) {
       sum.mean += *after.cpu_pct / *before.cpu_pct;
     } else {
@@ -443,7 +451,9 @@ std::optional<Packer::Ratio> Packer::MeanRatio(const Probe& probe, const RateSou
     ++signalled;
   }
   if (signalled == 0) return std::nullopt;
-  return Ratio{sum.mean / signalled, (min_steps > 0 ? sum.low : sum.mean) / signalled};
+  // The highest reading of the mean: twice its spread above it.
+  return Ratio{sum.mean / signalled, (min_steps > 0 ? sum.low : sum.mean) / signalled,
+               (sum.mean + 2 * std::sqrt(sum.var)) / signalled};
 }
 
 namespace {
@@ -517,14 +527,28 @@ void Packer::Evaluate(int device, double now, const RateSource& rates, double wi
                     name, degree, at_once));
     return;
   }
-  const auto [gain, each] = GainOf(f->mean, static_cast<int>(probe.incumbents.size()), k);
+  const int n = static_cast<int>(probe.incumbents.size());
+  const auto [gain, each] = GainOf(f->mean, n, k);
   if (each >= params_.min_gain) {
     Prove(device, degree, k, gain, each, "");
     return;
   }
   // The mix it tried: the degree of one shape, else the runs there now.
   Mix mix = MixOf(device);
-  if (mix.front() == mix.back()) mix = Mix(static_cast<size_t>(std::max(1, degree)), mix.front());
+  const bool one_shape = mix.front() == mix.back();
+  // Windows too coarse to tell (a few steps each: its highest reading would pay): the runs' own progress decides,
+  // where it can (rule 10), rather than noise.
+  const double each_high = GainOf(f->high, n, k).second;
+  if (each_high >= params_.min_gain && one_shape && ReadsProven(device, mix.front())) {
+    plan.trial = std::max(plan.trial, degree);
+    notes_.push_back(fmt::format(
+        "{}: degree {}{}: gain check undecided ({:+.1f}%{}, but up to {:+.1f}% within a step in its windows): on "
+        "trial, read from the runs' own progress",
+        name, degree, at_once, 100 * gain, k > 1 ? fmt::format(", {:+.1f}% each", 100 * each) : "",
+        100 * (GainOf(f->high, n, k).first)));
+    return;
+  }
+  if (one_shape) mix = Mix(static_cast<size_t>(std::max(1, degree)), mix.front());
   poor_mixes_.insert(mix);
   notes_.push_back(
       fmt::format("{}: degree {}{} changed the progress rate by only {:+.1f}%{} (under {:.0f}%{}): {} is "
@@ -554,7 +578,7 @@ int Packer::Left(const std::string& key, LeaveReason reason, const Footprint& fo
   const bool newcomer = std::find(newcomers.begin(), newcomers.end(), key) != newcomers.end();
   // Rule 10: an incumbent that finished cut the check short; the device is refilled to the degree it tried, and the
   // device's own progress decides it, where it can: one shape, whose progress at the proven degree was read.
-  if (!newcomer && !newcomers.empty() && reason == LeaveReason::kFinished && spans_.count({run.shape, plan.proven}) &&
+  if (!newcomer && !newcomers.empty() && reason == LeaveReason::kFinished && ReadsProven(run.device, run.shape) &&
       std::all_of(plan.runs.begin(), plan.runs.end(),
                   [&](const std::string& k) { return where_.at(k).shape == run.shape; }))
     plan.trial = std::max(plan.trial, plan.probe.degree);
@@ -606,6 +630,11 @@ std::optional<Packer::SpanRate> Packer::ReadSpan(const std::string& shape, int d
   // Each run's count over a piece is off by up to a step (its reports lag by up to one at either end), independently,
   // so the sum's spread is sqrt(degree x pieces / 3) steps; twice that.
   return SpanRate{s.samples / s.seconds, std::min(1.0, 2 * std::sqrt(degree * s.pieces / 3.0) / s.steps), s.seconds};
+}
+
+bool Packer::ReadsProven(int device, const std::string& shape) const {
+  const Plan& plan = plans_[device];
+  return ReadSpan(shape, plan.proven, (plan.window_s > 0 ? plan.window_s : params_.window_s) / 2).has_value();
 }
 
 void Packer::ProveFromSpans(int device) {

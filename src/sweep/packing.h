@@ -17,7 +17,10 @@
 //      device's progress rate (each run's throughput over its solo throughput, summed) grew by
 //      f (n + 1) / n - 1. At least min_gain: the new degree is proven. Below: the mix of shapes on the
 //      device is poor, and no device grows into a mix containing a poor one (for one shape: its degree is
-//      held one lower). A run that left meanwhile makes the check inconclusive; no signal at all (runs that
+//      held one lower); but only when even the highest reading (each window's count off by up to a step: twice
+//      the spread above the mean) is below too, else the check is undecided: its windows were too coarse to tell,
+//      and on a device of one shape whose progress at the proven degree was read, the degree goes on trial (rule 10)
+//      rather than being judged by noise. A run that left meanwhile makes the check inconclusive; no signal at all (runs that
 //      neither report throughput in both windows nor use measurable CPU) counts as a gain, since nothing
 //      shows harm;
 //   4. refill: a device below its proven degree (a run left) takes a queued run at once, without waiting
@@ -60,7 +63,8 @@
 //      is held long enough in pieces: a check an incumbent's end cut short puts the degree it tried on trial, and
 //      the device is refilled to it (rule 4) until its progress there proves it, or shows it poor (even at its
 //      highest reading, plus early_margin, under min_gain a run: the mix is poor, as a check's). A pending check it
-//      answers ends; the burst doubles when each added run paid burst_gain at the lowest reading. On a GPU, a trial's
+//      answers ends; the burst doubles when each added run paid burst_gain at the lowest reading. A trial needs the
+//      proven degree's progress readable already (else nothing could decide it). On a GPU, a trial's
 //      refills are sized by the shape's measured footprint, as rule 4's are.
 //  11. start-ups ahead (any device holding one shape): a run's start-up (from its start to its first training step:
 //      the interpreter, the framework, a CUDA context) trains nothing and loads the device little. Once a run of
@@ -346,10 +350,11 @@ class Packer {
   // Rule 9: settles the pending check of `device` now if its gain is far above noise.
   void EarlyVerdict(int device, double now, const RateSource& rates, double window_s);
   // The incumbents' after/before rate ratios over [admitted - window_s, admitted] (from steady_t at the earliest)
-  // and [after_t0, now]: their mean, and the mean of each one's lowest reading a step's error in each window allows
-  // (early verdicts only; else the mean).
+  // and [after_t0, now]: their mean, the mean of each one's lowest reading a step's error in each window allows
+  // (early verdicts only; else the mean), and the mean's highest reading (each window's count off by up to a step,
+  // uniformly and independently: twice the spread above the mean; the mean where no window counts steps).
   struct Ratio {
-    double mean = 0, low = 0;
+    double mean = 0, low = 0, high = 0;
   };
   // Throughput where both windows have it, else CPU use above the quiet level for runs without steps. `min_steps` > 0
   // (an early verdict): throughput only, from windows of at least that many steps, for every incumbent. nullopt: no
@@ -374,6 +379,9 @@ class Packer {
     double rate = 0, error = 0, seconds = 0;
   };
   std::optional<SpanRate> ReadSpan(const std::string& shape, int degree, double least_s) const;
+  // Rule 10: whether the progress of `shape` at the proven degree of `device` can be read, which a trial needs: without
+  // it, a degree on trial could never be decided, and the device would stay at it.
+  bool ReadsProven(int device, const std::string& shape) const;
   // Rule 10 on `device`, which holds one shape: proves the highest degree its spans show paying, or shows the degree
   // on trial poor.
   void ProveFromSpans(int device);

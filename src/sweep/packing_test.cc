@@ -514,6 +514,41 @@ TEST(PackerQuickGrowth, ADegreeTheRunsTrainedFasterAtIsProvenFromTheirOwnProgres
   }
 }
 
+// A full check whose windows hold a few steps each cannot tell -2% from +20%: even its highest reading must fall short
+// of min_gain for a poor verdict, else the degree goes on trial and the runs' own progress decides it (rule 10). With
+// 200 steps a window the same -2% marks the mix poor.
+TEST(PackerFullCheck, WindowsTooCoarseToTellPutTheDegreeOnTrialNotPoor) {
+  for (const double steps : {6.0, 200.0}) {
+    SCOPED_TRACE(steps);
+    PackingParams params;
+    params.window_s = 2;
+    Packer packer({Gpu(0)}, params);
+    for (int i = 0; i < 3; ++i) packer.Enqueue("r" + std::to_string(i), i, "");
+    const std::vector<DeviceState> roomy = {DeviceState{80 * kGiB, 70 * kGiB}};
+    FakeRates rates;
+    // The incumbent's rate: 100 before the newcomer's admission at 3 s, 49 after (the pair: -2%).
+    rates.rate = [&](const std::string&, double t1) { return Steady(t1 <= 3 ? 100 : 49, steps); };
+    ASSERT_EQ(packer.Admit(0, roomy, HostState{}).size(), 1u);
+    packer.Stepping("r0", 0.5);
+    packer.Trained(0, 1, 10, 10, true);
+    packer.Trained(0, 3, 30, 30, true);  // alone for 2 s: the proven degree's progress, readable
+    packer.Measured("r0", 3, Mem(kGiB), rates, 2.0);
+    ASSERT_EQ(packer.Admit(3, roomy, HostState{}).size(), 1u);
+    packer.Stepping("r1", 3.5);
+    packer.TakeNotes();
+    packer.Measured("r1", 8, Mem(kGiB), rates, 2.0);
+    const std::vector<std::string> notes = packer.TakeNotes();
+    ASSERT_FALSE(notes.empty());
+    if (steps < 10) {
+      EXPECT_NE(notes.back().find("undecided (-2.0%, but up to +24.7%"), std::string::npos) << notes.back();
+      EXPECT_TRUE(packer.HeldDegrees().empty()) << "not poor";
+    } else {
+      EXPECT_NE(notes.back().find("changed the progress rate by only -2.0%"), std::string::npos) << notes.back();
+      EXPECT_EQ(packer.HeldDegrees().at(""), 1);
+    }
+  }
+}
+
 // Rule 11: where a shape's start-up (10 s here) is at least half its training (16 s), a run within a start-up of its
 // expected end (its first step plus the training) no longer counts toward the degree: its successor starts then, as a
 // refill, so that its start-up ends as the run leaves. Sooner, or where start-ups are short against training (30 s),

@@ -27,6 +27,12 @@ std::string FormatMix(const std::vector<std::string>& mix) {
   return out;
 }
 
+// The middle value of a non-empty list; of an even one, the higher of the two middle values.
+double UpperMedian(std::vector<double> values) {
+  std::nth_element(values.begin(), values.begin() + static_cast<long>(values.size() / 2), values.end());
+  return values[values.size() / 2];
+}
+
 // Whether multiset `inner` is contained in multiset `outer` (both sorted).
 bool Includes(const std::vector<std::string>& outer, const std::vector<std::string>& inner) {
   return std::includes(outer.begin(), outer.end(), inner.begin(), inner.end());
@@ -380,8 +386,7 @@ std::optional<double> Packer::RunSeconds(const std::string& shape) const {
   if (it == shapes_.end() || it->second.ended.empty()) return std::nullopt;
   std::vector<double> seconds;
   for (const auto& [d, trained] : it->second.ended) seconds.push_back(d);
-  std::nth_element(seconds.begin(), seconds.begin() + static_cast<long>(seconds.size() / 2), seconds.end());
-  return seconds[seconds.size() / 2];
+  return UpperMedian(std::move(seconds));
 }
 
 void Packer::Stepping(const std::string& key, double t) {
@@ -399,9 +404,7 @@ void Packer::Stepping(const std::string& key, double t) {
 std::optional<double> Packer::StartupSeconds(const std::string& shape) const {
   auto it = shapes_.find(shape);
   if (it == shapes_.end() || it->second.startups.empty()) return std::nullopt;
-  std::vector<double> seconds = it->second.startups;
-  std::nth_element(seconds.begin(), seconds.begin() + static_cast<long>(seconds.size() / 2), seconds.end());
-  return seconds[seconds.size() / 2];
+  return UpperMedian(it->second.startups);
 }
 
 void Packer::Update(const std::string& key, const Footprint& footprint) {

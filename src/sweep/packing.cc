@@ -85,21 +85,24 @@ Packer::Mix Packer::MixOf(int device) const {
   return mix;
 }
 
-bool Packer::EndingSoon(const Live& run, double now) const {
-  if (!run.stepped_t) return false;
-  const std::optional<double> training = RunSeconds(run.shape), startup = StartupSeconds(run.shape);
+std::optional<double> Packer::SuccessorAfter(const std::string& shape) const {
+  const std::optional<double> training = RunSeconds(shape), startup = StartupSeconds(shape);
   // Only where start-ups are long against training: there they would leave the device idle a third of the time or
   // more; a short start-up costs little, while a successor started on a misjudged end would crowd the device.
-  return training && startup && *startup >= *training / 2 && now >= *run.stepped_t + *training - *startup;
+  if (!training || !startup || *startup < *training / 2) return std::nullopt;
+  return *training - *startup;
 }
 
 std::vector<std::string> Packer::Counted(int device, double now) const {
   const Plan& plan = plans_[device];
   const Mix mix = MixOf(device);
   if (mix.empty() || mix.front() != mix.back()) return plan.runs;
+  const std::optional<double> after = SuccessorAfter(mix.front());
+  if (!after) return plan.runs;
   std::vector<std::string> counted;
   for (const std::string& key : plan.runs) {
-    if (!EndingSoon(where_.at(key), now)) counted.push_back(key);
+    const Live& run = where_.at(key);
+    if (!run.stepped_t || now < *run.stepped_t + *after) counted.push_back(key);
   }
   return counted;
 }
@@ -541,14 +544,14 @@ void Packer::Evaluate(int device, double now, const RateSource& rates, double wi
   const bool one_shape = mix.front() == mix.back();
   // Windows too coarse to tell (a few steps each: its highest reading would pay): the runs' own progress decides,
   // where it can (rule 10), rather than noise.
-  const double each_high = GainOf(f->high, n, k).second;
+  const auto [gain_high, each_high] = GainOf(f->high, n, k);
   if (each_high >= params_.min_gain && one_shape && ReadsProven(device, mix.front())) {
     plan.trial = std::max(plan.trial, degree);
     notes_.push_back(fmt::format(
         "{}: degree {}{}: gain check undecided ({:+.1f}%{}, but up to {:+.1f}% within a step in its windows): on "
         "trial, read from the runs' own progress",
         name, degree, at_once, 100 * gain, k > 1 ? fmt::format(", {:+.1f}% each", 100 * each) : "",
-        100 * (GainOf(f->high, n, k).first)));
+        100 * gain_high));
     return;
   }
   if (one_shape) mix = Mix(static_cast<size_t>(std::max(1, degree)), mix.front());
@@ -604,7 +607,7 @@ void Packer::Trained(int device, double now, double samples, double steps, bool 
   Plan& plan = plans_[device];
   if (plan.trained && now <= plan.trained->t) return;  // no time passed: the last report stands
   const int training = static_cast<int>(std::count_if(
-      plan.runs.begin(), plan.runs.end(), [&](const std::string& key) { return where_.at(key).stepped_t.has_value(); }));
+      plan.runs.begin(), plan.runs.end(), [&](const std::string& k) { return where_.at(k).stepped_t.has_value(); }));
   const std::optional<Plan::Report> last =
       std::exchange(plan.trained, Plan::Report{now, samples, steps, warm, training});
   const bool untimed = std::exchange(plan.untimed, false);

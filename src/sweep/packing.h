@@ -20,8 +20,8 @@
 //      held one lower); but only when even the highest reading (each window's count off by up to a step: twice
 //      the spread above the mean) is below too, else the check is undecided: its windows were too coarse to tell,
 //      and on a device of one shape whose progress at the proven degree was read, the degree goes on trial (rule 10)
-//      rather than being judged by noise. A run that left meanwhile makes the check inconclusive; no signal at all (runs that
-//      neither report throughput in both windows nor use measurable CPU) counts as a gain, since nothing
+//      rather than being judged by noise. A run that left meanwhile makes the check inconclusive; no signal at all
+//      (runs that neither report throughput in both windows nor use measurable CPU) counts as a gain, since nothing
 //      shows harm;
 //   4. refill: a device below its proven degree (a run left) takes a queued run at once, without waiting
 //      for measurements, when the memory fits with estimates for the runs not yet measured: a known
@@ -55,9 +55,9 @@
 //      not the host's to watch.
 //  10. degrees read from the runs' own progress, on any device: the device's runs together trained so many samples
 //      (Trained: those that left included) in the time it held each degree (the runs training: rule 11) with runs of
-//      one shape, all of them past their warm-up. Once a degree above the proven one was held half a window in all, as was the
-//      proven one, and trained faster than it, each added run paying min_gain compounded even at the lowest reading
-//      less early_margin, it is proven, whatever its gain checks said. The lowest reading takes each run's count over
+//      one shape, all of them past their warm-up. Once a degree above the proven one was held half a window in all,
+//      as was the proven one, and trained faster than it, each added run paying min_gain compounded even at the
+//      lowest reading less early_margin, it is proven, whatever its gain checks said. The lowest reading takes each run's count over
 //      each piece as off by up to a step, independently: twice the spread of the sum; each run needs early_steps
 //      steps. Where runs last a few seconds, a run leaves during nearly every check (inconclusive), yet each degree
 //      is held long enough in pieces: a check an incumbent's end cut short puts the degree it tried on trial, and
@@ -70,8 +70,9 @@
 //      the interpreter, the framework, a CUDA context) trains nothing and loads the device little. Once a run of
 //      the shape has finished, its median start-up S and training time T are known; where S is at least T / 2, a
 //      run within S of its expected end (its first step plus T) no longer counts toward its device's degree: its
-//      successor starts now, so that its start-up ends as the run leaves. Where S outlasts a check, this is what lets checks happen at all:
-//      a newcomer admitted after its neighbour is measured would find it gone when it starts training. Rule 10's
+//      successor starts now, so that its start-up ends as the run leaves. Where S outlasts a check, this is what lets
+//      checks happen at all: a newcomer admitted after its neighbour is measured would find it gone when it starts
+//      training. Rule 10's
 //      degrees count the runs training (those that made their first step), not those still starting, and a check
 //      cut short puts its degree on trial on a GPU too (its memory is known from the shape's measured runs).
 // A run's memory estimate is the largest footprint measured for its shape, or of any shape while its own was
@@ -328,9 +329,10 @@ class Packer {
   };
 
   Mix MixOf(int device) const;
-  // Rule 11: whether the run is within its shape's start-up of its expected end; the runs of `device` that are not
+  // Rule 11: how long after its first step a run of `shape` is within a start-up of its expected end (its training
+  // time less its start-up), where start-ups are at least half the training; the runs of `device` that are not
   // (all of them where it holds more than one shape), and their mix.
-  bool EndingSoon(const Live& run, double now) const;
+  std::optional<double> SuccessorAfter(const std::string& shape) const;
   std::vector<std::string> Counted(int device, double now) const;
   Mix CountedMix(int device, double now) const;
   // Whether `mix` contains a poor mix: one that includes `shape`, or any when `shape` is unset.

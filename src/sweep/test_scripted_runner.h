@@ -83,7 +83,9 @@ class ScriptedRunner : public AttemptRunner {
     const double from = now_;
     // Each attempt trains at its rate times the machine's speed for the attempts alive as the wait began.
     int live = 0;
-    for (const auto& a : started_) live += !Ended(*a) && (!speed_by_training || from >= a->start_t + a->script.steps_from_s);
+    for (const auto& a : started_) {
+      live += !Ended(*a) && (!speed_by_training || from >= a->start_t + a->script.steps_from_s);
+    }
     now_ += std::max(timeout_ms, 1) / 1000.0;
     for (const auto& a : started_) {
       a->rate_now = a->script.rate * (speed ? speed(live) : 1.0);

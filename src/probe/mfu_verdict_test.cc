@@ -23,7 +23,7 @@ ProbeResult ComputeBoundAt(double mfu, std::string dtype = "bf16") {
   r.full.data_wait_share = 0.02;
   SetGpu(r.compute, 98, 6);
   SetGpu(r.full, 97, 6);
-  double peak = dtype == "bf16" ? 312e12 : 19.5e12;
+  double peak = dtype == "fp32" ? 19.5e12 : 312e12;  // the A100's bf16 and fp16 dense peaks are alike
   r.full.flops = Count(mfu * peak / 1150, dtype);
   return r;
 }
@@ -53,10 +53,25 @@ TEST(MfuVerdict, NearTheFp32PeakMixedPrecisionStillRaisesTheCeiling) {
 }
 
 TEST(MfuVerdict, BetweenTheThresholdsTheAdviceStaysAndTheEvidenceShowsMfu) {
-  Verdict v = Decide(ComputeBoundAt(0.4));
+  Verdict v = Decide(ComputeBoundAt(0.4, "fp32"));
   EXPECT_EQ(v.cause, "GPU compute");
   EXPECT_THAT(v.next, HasSubstr("mixed precision"));
   EXPECT_THAT(v.evidence, HasSubstr("MFU 40%"));
+}
+
+// The helper counted the products in bf16 or fp16: mixed precision is on already, so it is not advised again.
+TEST(MfuVerdict, AStepAlreadyInSixteenBitsIsNotToldToTurnOnMixedPrecision) {
+  EXPECT_EQ(Decide(ComputeBoundAt(0.4)).next, "a larger batch size");
+  EXPECT_EQ(Decide(ComputeBoundAt(0.4, "fp16")).next, "a larger batch size");
+  // A GPU busy a fifth of the time (the H200's Hugging Face Trainer with --bf16: CPU-side work in the step).
+  ProbeResult r = ComputeBoundAt(0.01);
+  SetGpu(r.compute, 20, 6);
+  SetGpu(r.full, 19, 6);
+  Verdict v = Decide(r);
+  EXPECT_THAT(v.cause, HasSubstr("CPU-side work in the step"));
+  EXPECT_EQ(v.next, "a larger batch size (fewer, larger kernels)");
+  r.full.flops = core::fixtures::Count(0.01 * 19.5e12 / 1150, "fp32");
+  EXPECT_EQ(Decide(r).next, "a larger batch size (fewer, larger kernels), then mixed precision (bf16/fp16 autocast)");
 }
 
 TEST(MfuVerdict, OnACpuTheEvidenceCarriesAchievedFlops) {

@@ -367,6 +367,10 @@ void DecideCompute(const ProbeResult& r, const Pipe& p, Verdict& v) {
   evidence.push_back(core::FlopsText(flops));
   v.evidence = JoinNonEmpty(evidence, "; ");
 
+  // A step whose products the helper counted in bf16 or fp16 already runs in mixed precision (a Hugging Face
+  // Trainer with --bf16 on the H200): advising it again would send the user after a knob that is on.
+  const bool sixteen_bit =
+      flops.precision && (*flops.precision == core::Precision::kBf16 || *flops.precision == core::Precision::kFp16);
   std::optional<Summary> util = LoopGpu(p, &core::StageTelemetry::gpu_util_pct);
   std::optional<Summary> tree_mem = LoopGpu(p, &core::StageTelemetry::tree_gpu_mem_bytes);
   if (!p.gpu) {
@@ -378,14 +382,15 @@ void DecideCompute(const ProbeResult& r, const Pipe& p, Verdict& v) {
   } else if (util && util->p50 < kLowGpuUtilPct) {
     v.cause = fmt::format("CPU-side work in the step: the GPU is busy only {}", FormatPct(util->p50));
     v.next = "a larger batch size (fewer, larger kernels)" + BatchAt(SeenLoader(r)) +
-             ", then mixed precision (bf16/fp16 autocast)";
+             (sixteen_bit ? "" : ", then mixed precision (bf16/fp16 autocast)");
   } else if (core::MfuAdvice mfu = core::AdviseOnMfu(flops, BatchAt(SeenLoader(r))); !mfu.cause.empty()) {
     // Low MFU: small kernels and launch overhead; near the peak: only fewer FLOPs (or 16-bit units) help.
     v.cause = mfu.cause;
     v.next = mfu.next;
   } else {
     v.cause = "GPU compute";
-    v.next = "mixed precision (bf16/fp16 autocast) if it is not on yet, then a larger batch size" +
+    v.next = (sixteen_bit ? "a larger batch size" : "mixed precision (bf16/fp16 autocast) if it is not on yet, then "
+                                                     "a larger batch size") +
              BatchAt(SeenLoader(r));
   }
 }

@@ -19,8 +19,10 @@
 //      a GPU, a batch that ran out of memory is retried once with the allocator knob. Workers are then re-checked
 //      against the new compute ceiling;
 //   5. full: the workers checked against the script's own count, then pinned memory, preload and any other knob
-//      in full training, adopted when they win by `gain`; then the compute-fastest batch against a smaller one
-//      recommended, adopted when distinguishably faster in full training by more than `tolerance`;
+//      in full training, adopted when they win by `gain`; then every batch size compute mode could not rank (within
+//      10% of the compute-fastest; three at most) in full training, while the plan holds them: the script's own
+//      size (else the chosen one) stays unless another beats it there by more than `tolerance` beyond both
+//      intervals, and then the smallest within `tolerance` of the fastest there is recommended;
 //   6. confirm: one more full run of the recommendation. One distinguishably slower than the baseline is not the
 //      end: the best other configuration measured in full training is confirmed in its place when the budget
 //      holds a run, and only when that fails too do the script's own settings stay.

@@ -21,6 +21,13 @@
 
 namespace sat::tune::internal {
 
+// Batch sizes whose compute-mode estimate lies within this share of the compute-fastest are run in full training
+// before the batch is settled (Search::ConfirmBatch): compute mode cannot rank them reliably, and full training is
+// what the user gets.
+inline constexpr double kContested = 0.10;
+// At most this many batch sizes besides the chosen one are run in full training for that check.
+inline constexpr int kMaxContestedRuns = 3;
+
 class Search {
  public:
   Search(const SearchOptions& o, const TrialFn& fn);

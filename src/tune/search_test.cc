@@ -1,6 +1,8 @@
 #include "tune/search.h"
 
 #include <cmath>
+#include <map>
+#include <random>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -58,9 +60,10 @@ TEST(Search, FollowsTheGuidesToTheRecommendation) {
     if (t.request.mode == core::StageKind::kCompute) {
       EXPECT_EQ(IntAt(t.request.knobs, "workers"), 0);
     }
-  // Far cheaper than the grid over the same space (7 batch levels x 9 worker counts x 3 x 2 = 378 runs).
+  // Far cheaper than the grid over the same space (7 batch levels x 9 worker counts x 3 x 2 = 378 runs), with the
+  // three contested batch sizes run in full training.
   EXPECT_EQ(static_cast<int>(s.trials.size()), model.calls);
-  EXPECT_LT(s.trials.size(), 30u);
+  EXPECT_LE(s.trials.size(), 31u);
 }
 
 SearchOutcome SearchFor(Objective objective, ScriptModel& model) {
@@ -224,7 +227,12 @@ TEST(Search, SkipsKnobsTheScriptDoesNotExpose) {
     EXPECT_EQ(t.request.knobs.count("workers"), 0u);
     EXPECT_EQ(t.request.knobs.count("amp"), 0u);
   }
-  EXPECT_EQ(s.recommended, (KnobValues{{"batch_size", 256}}));
+  // Compute mode recommends 256, but one loading process bounds full training, where every size trains alike: the
+  // script's own 64 stays.
+  EXPECT_THAT(DecisionOf(s, "batch"), HasSubstr("256 is within 3% of it"));
+  EXPECT_EQ(s.recommended, (KnobValues{{"batch_size", 64}}));
+  EXPECT_THAT(DecisionOf(s, "full"), HasSubstr("In full training batch_size=64 (the script's own) is kept in place "
+                                               "of 256: no size beats it by more than 3% beyond both intervals"));
 }
 
 TEST(Search, StopsWhenTrialsRunOutAndKeepsWhatWasMeasured) {
@@ -622,52 +630,89 @@ TEST(Search, TheBatchClimbOnACpuStopsAfterTwoSlowerDoublings) {
 // The README's main job: in compute mode batch 32 came within 3% of the fastest, 64, and was recommended, but in
 // full training 64 trained 11% faster (1,853 against 1,668 samples/s, re-measured outside saturate), since the
 // loader's work per batch is shared by twice the samples. The compute-fastest batch is run in full training too and
-// adopted when distinguishably faster there by more than the tolerance; where full training cannot tell the two
-// apart, the smaller stays.
+// adopted when it beats the script's own 32 there by more than the tolerance beyond both intervals; where full
+// training cannot tell the two apart, the script's own stays.
 TEST(Search, TheBatchIsCheckedInFullTrainingAgainstTheComputeFastest) {
   ScriptModel model;
+  model.defaults["batch_size"] = 32;
   model.compute_at = [](int64_t b) { return b == 64 ? 2000.0 : b == 32 ? 1960.0 : b < 32 ? 1500.0 : 1700.0; };
   model.per_batch_s = 0.004;
   SearchOutcome s = Search(model, Options());
   ASSERT_FALSE(s.failed) << s.failure;
   EXPECT_THAT(DecisionOf(s, "batch"), HasSubstr("32 is within 3% of it"));
   EXPECT_EQ(IntAt(s.recommended, "batch_size"), 64);
-  EXPECT_THAT(DecisionOf(s, "full"), HasSubstr("the compute-fastest 64 is adopted"));
+  EXPECT_THAT(DecisionOf(s, "full"), HasSubstr("In full training batch_size=64 is the fastest (batch_size=32 "));
+  EXPECT_THAT(DecisionOf(s, "full"), HasSubstr("the loader's work per batch is shared by more samples; adopted in "
+                                               "place of 32."));
   ASSERT_TRUE(s.confirm_trial.has_value());
   EXPECT_EQ(IntAt(s.FindTrial(s.confirm_trial)->request.knobs, "batch_size"), 64);
 
-  // No work per batch in full training: the two train alike, and the smaller batch stays.
+  // No work per batch in full training: the two train within 3%, and the script's own stays.
   model.per_batch_s = 0;
   SearchOutcome same = Search(model, Options());
   EXPECT_EQ(IntAt(same.recommended, "batch_size"), 32);
-  EXPECT_THAT(DecisionOf(same, "full"), HasSubstr("In full training batch_size=32 holds"));
+  EXPECT_THAT(DecisionOf(same, "full"), HasSubstr("In full training batch_size=32 holds: no size beats it by more "
+                                                  "than 3% beyond both intervals"));
 
-  // 64 about 1.5% faster in full training, inside the intervals (±3%): no steering, the smaller stays.
+  // 64 about 1.5% faster in full training, inside the intervals (±3%): no steering, the script's own stays.
   model.per_batch_s = 0.0003;
   model.half_width = 0.03;
   SearchOutcome wide = Search(model, Options());
   ASSERT_THAT(DecisionOf(wide, "batch"), HasSubstr("32 is within 3% of it"));
   EXPECT_EQ(IntAt(wide.recommended, "batch_size"), 32);
-  EXPECT_THAT(DecisionOf(wide, "full"), HasSubstr("batch_size=64 is not distinguishable"));
+  EXPECT_THAT(DecisionOf(wide, "full"), HasSubstr("In full training batch_size=32 holds"));
+
+  // The script's own 64: compute mode's smaller choice, 32, gives way to it where full training cannot tell them
+  // apart by more than the tolerance.
+  model.defaults["batch_size"] = 64;
+  SearchOutcome own = Search(model, Options());
+  EXPECT_EQ(IntAt(own.recommended, "batch_size"), 64);
+  EXPECT_THAT(DecisionOf(own, "full"), HasSubstr("In full training batch_size=64 (the script's own) is kept in place "
+                                                 "of 32"));
+  EXPECT_EQ(own.FindTrial(own.recommended_batch_trial)->request.knobs.at("batch_size"), 64);
 }
 
 // bench/tune_repeat.sh (issue 42): 32 led 64 by 9% in compute mode, the compute step chose it as the fastest, and in
 // full training 64 trained 11% faster. The next larger batch measured meets the chosen one in full training.
 TEST(Search, TheComputeFastestBatchMeetsTheNextLargerInFullTraining) {
   ScriptModel model;
+  model.defaults["batch_size"] = 32;
   model.compute_at = [](int64_t b) { return b == 32 ? 2000.0 : b == 64 ? 1830.0 : b < 32 ? 1500.0 : 1600.0; };
   model.per_batch_s = 0.008;
   SearchOutcome s = Search(model, Options());
   ASSERT_FALSE(s.failed) << s.failure;
   EXPECT_EQ(IntAt(s.recommended, "batch_size"), 64);
-  EXPECT_THAT(DecisionOf(s, "full"), HasSubstr("so the larger 64 is adopted"));
+  EXPECT_THAT(DecisionOf(s, "full"), HasSubstr("In full training batch_size=64 is the fastest"));
   EXPECT_EQ(s.FindTrial(s.recommended_batch_trial)->request.knobs.at("batch_size"), 64);
 
   // No work per batch in full training: 64 trains slower there too, and 32 stays.
   model.per_batch_s = 0;
   SearchOutcome same = Search(model, Options());
   EXPECT_EQ(IntAt(same.recommended, "batch_size"), 32);
-  EXPECT_THAT(DecisionOf(same, "full"), HasSubstr("In full training batch_size=32 holds: batch_size=64 is"));
+  EXPECT_THAT(DecisionOf(same, "full"), HasSubstr("In full training batch_size=32 holds: no size beats it"));
+}
+
+// The README's main job recommended batch 128, 32, 32 and 64 on one evening: compute mode read 32 to 256 within a
+// few per cent, so which size came out "smallest within the tolerance" and which "compute-fastest" was the noise's
+// choice. Here compute mode reads every size from 32 up alike (each trial off by up to 0.3%, a different draw per
+// seed), and in full training the loader's work per batch makes 32 about 5% slower than the largest sizes and 64
+// about 2% slower. Every contested size is run in full training, and every seed gets the same answer: 64, the
+// smallest that no size beats there by more than 3% beyond both intervals.
+TEST(Search, TheSameBatchEveryTimeWhereComputeModeReadsTheSizesAlike) {
+  std::map<int64_t, int> answers;
+  for (unsigned seed = 1; seed <= 20; ++seed) {
+    ScriptModel model;
+    model.compute_at = [](int64_t b) { return b < 32 ? 1500.0 : 2000.0; };
+    model.per_batch_s = 0.0006;
+    std::mt19937 rng(seed);
+    model.jitter = [rng](int) mutable { return std::uniform_real_distribution<double>(0.997, 1.003)(rng); };
+    SearchOutcome s = Search(model, Options());
+    ASSERT_FALSE(s.failed) << s.failure;
+    ++answers[IntAt(s.recommended, "batch_size")];
+    if (IntAt(s.recommended, "batch_size") != 64) ADD_FAILURE() << "seed " << seed << ": " << DecisionOf(s, "full");
+  }
+  ASSERT_EQ(answers.size(), 1u);
+  EXPECT_EQ(answers.begin()->first, 64);
 }
 
 // The first confirmation of the recommendation comes out slow (a disturbed run); the best other configuration

@@ -43,6 +43,8 @@ struct ScriptModel {
   std::set<std::string> flags_reach;
   // The GPU's mean power in watts during a trial of `r` at `rate` samples/s; unset: no energy reading.
   std::function<double(const TrialRequest& r, double rate)> watts;
+  // A multiplier on trial `id`'s rate (run-to-run noise), its interval kept around the noisy rate; unset: none.
+  std::function<double(int id)> jitter;
   int calls = 0;
 
   KnobValue Value(const KnobValues& set, const std::string& name) const {
@@ -112,6 +114,7 @@ struct ScriptModel {
         break;
     }
     if (!helper && r.mode != core::StageKind::kFull) rate = 0;
+    if (jitter) rate *= jitter(id);
     t.exit_class = run::ExitClass::kStopped;
     t.samples_per_s = rate;
     t.ci_low = rate * (1 - half_width);

@@ -501,11 +501,11 @@ void Search::Full() {
 // where compute mode reads the sizes nearly alike (the README's main job: 32 to 256 within a few per cent), which
 // of them came out "smallest within the tolerance" was the noise's choice, and the recommendation changed from run
 // to run (128, 32, 32, 64 on one evening). So the contested sizes are run in full training, with every other
-// setting as tuned: the compute-fastest first, then the sizes whose compute estimate is within kContested of it,
-// smallest first, and the next larger where the chosen one is the compute-fastest (docs/benchmarks.md, issue 42's
-// runs 1 and 3); at most kMaxContestedRuns, each after the step's first trial only while the plan holds it.
-// Like every other knob, the batch stays where the user had it (the script's own size, when contested; else the
-// chosen one) unless another size beats it in full training by more than the tolerance beyond both intervals
+// setting as tuned: the compute-fastest first, the script's own size, then the sizes whose compute estimate is
+// within kContested of the fastest, smallest first, and the next larger where the chosen one is the
+// compute-fastest (docs/benchmarks.md, issue 42's runs 1 and 3); at most kMaxContestedRuns, each after the step's
+// first trial only while the plan holds it. Like every other knob, the batch stays where the user had it (the
+// script's own size where it counts in full training; else the chosen one) unless another size beats it in full training by more than the tolerance beyond both intervals
 // (compare.h FasterBy): noise inside the intervals no longer picks the answer. Where one does, the smallest size
 // within the tolerance of the fastest there is recommended (smaller batches generalise better). Returns the
 // answer's full-training trial (null once the search stopped).
@@ -539,7 +539,12 @@ const Trial* Search::ConfirmBatch(const Trial* current) {
         static_cast<int>(contested.size()) < kMaxContestedRuns)
       contested.push_back(b);
   };
+  // The size the user had, where it is not the chosen one: measured in full training whatever compute mode read.
+  const int64_t own = out_.baseline.count(k->name) && out_.baseline.at(k->name).is_number_integer()
+                          ? out_.baseline.at(k->name).get<int64_t>()
+                          : chosen;
   contest(*fastest_batch_);
+  contest(own);
   if (chosen == *fastest_batch_)
     if (auto next = ladder.upper_bound(chosen); next != ladder.end()) contest(next->first);
   for (const auto& [b, t] : ladder)
@@ -578,9 +583,6 @@ const Trial* Search::ConfirmBatch(const Trial* current) {
   const Trial* best = full.at(*fastest_full);
   const ObjectiveWords words = WordsFor(o_.objective);
   // The size the user had, where full training measured it; else the one compute mode chose.
-  const int64_t own = out_.baseline.count(k->name) && out_.baseline.at(k->name).is_number_integer()
-                          ? out_.baseline.at(k->name).get<int64_t>()
-                          : chosen;
   const int64_t anchor = full.count(own) && Reliable(*full.at(own)) ? own : chosen;
   const Trial* at_anchor = full.at(anchor);
   int64_t answer = anchor;

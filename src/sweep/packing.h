@@ -124,7 +124,7 @@ struct PackingParams {
   double min_gain = 0.05;           // keep growing while each admission raises the progress rate this much
   int max_per_device = 8;           // never more runs than this on one device
   double window_s = 3;              // the span of the before/after rates (MeterOptions::window_s)
-  double host_cpu_limit_pct = 90;   // GPU devices grow only below this host CPU use
+  double host_cpu_limit_pct = 90;   // GPU devices grow only below this host CPU use (not after a burst-earning step)
   double mem_reserve = 0.1;         // share of host RAM that must stay available
   double disk_busy_limit_pct = 90;  // growth stops while a disk is this busy
   double net_limit = 0.9;           // growth stops while a link carries this share of its speed

@@ -522,6 +522,17 @@ void Search::Full() {
 // (compare.h FasterBy): noise inside the intervals no longer picks the answer. Where one does, the smallest size
 // within the tolerance of the fastest there is recommended (smaller batches generalise better). Returns the
 // answer's full-training trial (null once the search stopped).
+namespace {
+
+// The compute-mode trial of batch size `b` (the batch step's record of the recommended size); none where compute
+// mode has no reliable reading of it, so that no other size's reading stands in for it.
+std::optional<int> CounterpartIn(const std::map<int64_t, const Trial*>& ladder, int64_t b) {
+  auto it = ladder.find(b);
+  return it != ladder.end() ? std::optional<int>(it->second->id) : std::nullopt;
+}
+
+}  // namespace
+
 const Trial* Search::ConfirmBatch(const Trial* current) {
   const KnobSpec* k = Exposed(KnobRole::kBatchSize);
   if (!k || !fastest_batch_ || !current_.count(k->name) || !current_.at(k->name).is_number_integer())
@@ -609,7 +620,7 @@ const Trial* Search::ConfirmBatch(const Trial* current) {
                        FormatShare(o_.tolerance), rates);
     if (anchor != chosen) {
       current_[k->name] = KnobValue(anchor);
-      if (ladder.count(anchor)) out_.recommended_batch_trial = ladder.at(anchor)->id;
+      out_.recommended_batch_trial = CounterpartIn(ladder, anchor);
     }
     Decide("full", text + ".", ids);
     return at_anchor;
@@ -628,7 +639,7 @@ const Trial* Search::ConfirmBatch(const Trial* current) {
   }
   if (answer != chosen) {
     current_[k->name] = KnobValue(answer);
-    if (ladder.count(answer)) out_.recommended_batch_trial = ladder.at(answer)->id;
+    out_.recommended_batch_trial = CounterpartIn(ladder, answer);
     text += fmt::format("; adopted in place of {}", chosen);
   }
   Decide("full", text + ".", ids);

@@ -1,9 +1,9 @@
 // The guided search's state and steps, shared by the files that implement them (not part of the module's
 // interface; see search.h for the contract):
-//   search.cc          trial bookkeeping, the baseline and the ceilings, full training, confirmation, grid, the
-//                      conclusion;
+//   search.cc          trial bookkeeping, the baseline and the ceilings, confirmation, grid, the conclusion;
 //   search_workers.cc  step 2, the worker count (loader-only scan against the compute ceiling);
 //   search_compute.cc  steps 3 and 4, mixed precision and batch size (compute mode);
+//   search_full.cc     step 5, full training: the workers, the knobs only it measures, the contested batch sizes;
 //   search_plan.cc     the budget plan: each step's first trials reserved, a share of the rest for refinements.
 // Every comparison between measurements goes through compare.h. One Search object runs one search on the
 // caller's thread.
@@ -20,6 +20,9 @@
 #include "tune/search.h"
 
 namespace sat::tune::internal {
+
+// Repeats of a measurement: 1 is the confirmation; from 2 on, runs again of one that did not settle.
+inline constexpr int kFirstAgainRepeat = 2;
 
 // Batch sizes whose compute-mode estimate lies within this share of the compute-fastest are run in full training
 // before the batch is settled (Search::ConfirmBatch): compute mode cannot rank them reliably, and full training is
@@ -69,9 +72,9 @@ class Search {
   void Workers();                           // search_workers.cc
   void Amp();                               // search_compute.cc
   void Batch();                             // search_compute.cc
-  void Full();                              // search.cc
-  const Trial* ConfirmWorkers(const Trial* current);  // search.cc
-  const Trial* ConfirmBatch(const Trial* current);    // search.cc
+  void Full();                              // search_full.cc
+  const Trial* ConfirmWorkers(const Trial* current);  // search_full.cc
+  const Trial* ConfirmBatch(const Trial* current);    // search_full.cc
   void Confirm();                           // search.cc
   // The best configuration measured in full training other than the baseline's and `rejected`, faster than the
   // baseline by its estimate: what the confirmation tries when the recommendation confirmed slower. Null: none.

@@ -104,6 +104,17 @@ void Search::Full() {
   ConfirmBatch(best);
 }
 
+namespace {
+
+// The compute-mode trial of batch size `b` (the batch step's record of the recommended size); none where compute
+// mode has no reliable reading of it, so that no other size's reading stands in for it.
+std::optional<int> CounterpartIn(const std::map<int64_t, const Trial*>& ladder, int64_t b) {
+  auto it = ladder.find(b);
+  return it != ladder.end() ? std::optional<int>(it->second->id) : std::nullopt;
+}
+
+}  // namespace
+
 // The batch was chosen in compute mode, where the model runs alone. In full training a batch's loading costs
 // (collation, a worker's hand-over, the step's fixed overheads) are shared by more samples the larger it is, so the
 // batch that leads in compute mode can be distinguishably slower in training, which is what the user gets; and
@@ -118,17 +129,6 @@ void Search::Full() {
 // (compare.h FasterBy): noise inside the intervals no longer picks the answer. Where one does, the smallest size
 // within the tolerance of the fastest there is recommended (smaller batches generalise better). Returns the
 // answer's full-training trial (null once the search stopped).
-namespace {
-
-// The compute-mode trial of batch size `b` (the batch step's record of the recommended size); none where compute
-// mode has no reliable reading of it, so that no other size's reading stands in for it.
-std::optional<int> CounterpartIn(const std::map<int64_t, const Trial*>& ladder, int64_t b) {
-  auto it = ladder.find(b);
-  return it != ladder.end() ? std::optional<int>(it->second->id) : std::nullopt;
-}
-
-}  // namespace
-
 const Trial* Search::ConfirmBatch(const Trial* current) {
   const KnobSpec* k = Exposed(KnobRole::kBatchSize);
   if (!k || !fastest_batch_ || !current_.count(k->name) || !current_.at(k->name).is_number_integer())
@@ -201,42 +201,34 @@ const Trial* Search::ConfirmBatch(const Trial* current) {
     return current;
   }
   const Trial* best = full.at(*fastest_full);
-  const ObjectiveWords words = WordsFor(o_.objective);
-  // The size the user had, where full training measured it; else the one compute mode chose.
+  // The size the user had (where full training measured it; else the one compute mode chose) stays unless full
+  // training shows it beaten.
   const int64_t anchor = full.count(own) && Reliable(*full.at(own)) ? own : chosen;
-  const Trial* at_anchor = full.at(anchor);
-  int64_t answer = anchor;
+  const bool held = Reliable(*full.at(anchor)) && !FasterBy(*best, *full.at(anchor), o_.tolerance);
+  const int64_t answer = held ? anchor : *smallest;
   std::string text;
-  // The size the user had stays unless full training shows it beaten.
-  if (Reliable(*at_anchor) && !FasterBy(*best, *at_anchor, o_.tolerance)) {
+  if (held) {
     text = fmt::format("In full training {}={} {}: no size beats it by more than {} beyond both intervals ({})",
                        k->name, anchor,
                        anchor == chosen ? std::string("holds")
                                         : fmt::format("(the script's own) is kept in place of {}", chosen),
                        FormatShare(o_.tolerance), rates);
-    if (anchor != chosen) {
-      current_[k->name] = KnobValue(anchor);
-      out_.recommended_batch_trial = CounterpartIn(ladder, anchor);
-    }
-    Decide("full", text + ".", ids);
-    return at_anchor;
   } else {
-    answer = *smallest;
     text = fmt::format("In full training {}={} is {} ({}){}", k->name, answer,
                        answer == *fastest_full
-                           ? words.best
-                           : fmt::format("the smallest within {} of {}, {}", FormatShare(o_.tolerance), words.best,
-                                         *fastest_full),
+                           ? WordsFor(o_.objective).best
+                           : fmt::format("the smallest within {} of {}, {}", FormatShare(o_.tolerance),
+                                         WordsFor(o_.objective).best, *fastest_full),
                        rates,
                        answer > chosen ? ": the loader's work per batch is shared by more samples"
                        : answer < chosen ? ": compute mode's lead for the larger size does not hold in training, "
                                            "and smaller batches generalise better"
                                          : "");
+    if (answer != chosen) text += fmt::format("; adopted in place of {}", chosen);
   }
   if (answer != chosen) {
     current_[k->name] = KnobValue(answer);
     out_.recommended_batch_trial = CounterpartIn(ladder, answer);
-    text += fmt::format("; adopted in place of {}", chosen);
   }
   Decide("full", text + ".", ids);
   return full.at(answer);

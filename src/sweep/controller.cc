@@ -324,7 +324,7 @@ void Controller::ReportTrained(double now) {
     t.steps += trained.steps;
     // A run still starting up trains nothing and counts for no degree (packing.h rule 11).
     if (!meter.first_step_t()) continue;
-    if (!a->stepped) packer_->Stepping(key, *meter.first_step_t());
+    if (!a->stepped) packer_->Stepping(key, *meter.first_step_t(), meter.options().warmup_s, meter.options().window_s);
     a->stepped = true;
     t.warm = t.warm && now >= *meter.first_step_t() + meter.options().warmup_s;
   }

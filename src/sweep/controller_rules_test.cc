@@ -2,6 +2,7 @@
 // neighbour may join a run, what an out-of-memory while packed means, how a start that fails for want of a
 // resource is tried again, when early termination stops a run, and what of a run's reports reaches the journal. The same loop on real processes:
 // sweep/controller_test.cc and tests/e2e/sweep_*.sh.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -363,6 +364,97 @@ TEST(SweepRules, ShortRunsGrowFromTheDevicesOwnProgressWhereChecksAreCutShort) {
   EXPECT_LE(result->wall_s, 17.5);
 }
 
+// The 16 short runs of bench/sweep_bench.sh (RUNS_PER_KIND=8 RUN_SECONDS=2) on a model of this project's 2-core
+// machine: odd runs a busy loop (a core each), even ones 5 ms of CPU in each 50-ms step and asleep for the rest; each
+// makes 40 steps, 2 s alone, after 0.1 s of start-up. Where the runs alive want more cores than there are, the CPU
+// part of every step slows by the same share. Returns each run's speed (1: as alone).
+double BenchMixSpeed(bool busy, const std::vector<bool>& alive_busy) {
+  constexpr double kCores = 2;
+  double demand = 0;
+  for (bool b : alive_busy) demand += b ? 1.0 : 0.1;
+  const double share = std::min(1.0, kCores / std::max(demand, 1e-9));
+  return busy ? share : 0.050 / (0.005 / share + 0.045);
+}
+
+bool BenchBusy(const std::string& command) { return std::stoi(command.substr(4)) % 2 == 1; }
+
+// The makespan of GNU parallel -jK on the model above: the runs in order, K at a time, each slot refilled as a run
+// ends (millisecond steps).
+double BenchFixedCount(int runs, int k) {
+  struct Run {
+    bool busy;
+    double start, done;
+  };
+  std::vector<Run> alive;
+  int next = 1;
+  double t = 0;
+  constexpr double kDt = 0.001, kStartup = 0.1, kSteps = 40, kStepsPerS = 20;
+  while (next <= runs || !alive.empty()) {
+    while (static_cast<int>(alive.size()) < k && next <= runs) alive.push_back(Run{next++ % 2 == 1, t, 0});
+    std::vector<bool> training;
+    for (const Run& r : alive) {
+      if (t >= r.start + kStartup) training.push_back(r.busy);
+    }
+    for (Run& r : alive) {
+      if (t >= r.start + kStartup) r.done += BenchMixSpeed(r.busy, training) * kStepsPerS * kDt;
+    }
+    std::erase_if(alive, [&](const Run& r) { return r.done >= kSteps; });
+    t += kDt;
+  }
+  return t;
+}
+
+// One sweep of the bench's 16 short runs on the model above, its packing record in `record`; returns its makespan
+// and, in `trace`, each run's start and end and the sweep's notes.
+double BenchMixSweep(const TempDir& dir, const std::string& name, const std::string& record, std::string* trace) {
+  ScriptedRunner runner([](const Launch&, int) {
+    AttemptScript s;
+    s.hello_at_s = 0.05;
+    s.steps_from_s = 0.1;
+    s.rate = 20;  // samples (= steps) per second alone
+    s.every_s = 0.05;
+    s.work_samples = 40;
+    return s;
+  });
+  runner.speed_of = [](const ScriptedRunner::Started& a, const std::vector<const ScriptedRunner::Started*>& alive) {
+    std::vector<bool> busy;
+    for (const auto* other : alive) busy.push_back(BenchBusy(other->launch.argv.back()));
+    return BenchMixSpeed(BenchBusy(a.launch.argv.back()), busy);
+  };
+  runner.cores = 2;
+  std::vector<SweepEvent> events;
+  SweepOptions o = Options(dir, runner, &events);
+  o.journal_path = dir.File(name + ".journal");
+  o.log_dir = dir.File(name + ".logs");
+  o.packing.max_per_device = 8;
+  o.packing_record = record;
+  auto result = RunSweep(Runs(16), o);
+  EXPECT_TRUE(result) << result.error().message;
+  if (!result) return 0;
+  EXPECT_EQ(result->counts.done, 16);
+  *trace = "runs:";
+  for (const auto& a : runner.started())
+    *trace += fmt::format(" {}:{:.2f}-{:.2f}", RunOf(a->launch), a->start_t - runner.started()[0]->start_t,
+                          a->end_t - runner.started()[0]->start_t);
+  for (const SweepEvent& e : events) *trace += fmt::format("\n  {:.2f} {}", e.elapsed_s, e.text);
+  return result->wall_s;
+}
+
+// The bench's 16 short runs in milliseconds. The model's first sweep reads as the real bench's (docs/benchmarks.md,
+// issue 44: 1.24-1.32 the best fixed -j): 1.32 here, 11.4 s against -j8's 8.6 s, its first run ending before its
+// second was judged. The issue's 15% is met from the packing record: the second sweep starts at the degree the first
+// proved.
+TEST(SweepRules, SixteenShortRunsOfTheBenchsMixFinishNearTheBestFixedCountFromTheRecord) {
+  TempDir dir;
+  double best = 1e9;
+  for (int k : {2, 4, 8}) best = std::min(best, BenchFixedCount(16, k));
+  std::string first_trace, second_trace;
+  const double first = BenchMixSweep(dir, "first", dir.File("cache/packing.json"), &first_trace);
+  const double second = BenchMixSweep(dir, "second", dir.File("cache/packing.json"), &second_trace);
+  EXPECT_LE(first, 1.4 * best) << "best fixed count " << best << " s; " << first_trace;
+  EXPECT_LE(second, 1.15 * best) << "best fixed count " << best << " s; " << second_trace;
+}
+
 // One GPU of 80 GiB at the GpuBackend seam, where NVML would be: this machine has none.
 class OneGpu : public telemetry::GpuBackend {
  public:
@@ -382,7 +474,13 @@ class OneGpu : public telemetry::GpuBackend {
 // at 8); runs still starting up load it not at all. Eight at once from the start end at 52 s; one after another,
 // at 144 s. With successors started a start-up ahead of each run's end (packing.h rule 11), and degrees read from
 // the runs' own progress on the GPU too (rule 10, counting the runs training), the sweep took 69.6 s.
-TEST(SweepRules, RunsWhoseStartUpOutlastsTheirTrainingStartAheadOfTheirPredecessorsEnd) {
+struct StartUpSweep {
+  double wall_s = 0;
+  double second_start_s = 0;  // when the second run started
+  int progress = 0;           // degrees proven from the device's own progress
+  std::string trace;
+};
+StartUpSweep SweepOfLongStartUps(bool start_ahead, double warmup_s = 2, double window_s = 2) {
   TempDir dir;
   ScriptedRunner runner([](const Launch&, int) {
     AttemptScript s;
@@ -402,17 +500,37 @@ TEST(SweepRules, RunsWhoseStartUpOutlastsTheirTrainingStartAheadOfTheirPredecess
   SweepOptions o = Options(dir, runner, &events);
   o.gpu = &gpu;
   o.packing.max_per_device = 8;
-  o.warmup_s = 2;
-  o.window_s = 2;
+  o.packing.start_ahead = start_ahead;
+  o.warmup_s = warmup_s;
+  o.window_s = window_s;
   auto result = RunSweep(Runs(8), o);
-  ASSERT_TRUE(result) << result.error().message;
+  EXPECT_TRUE(result) << result.error().message;
+  if (!result) return {};
   EXPECT_EQ(result->counts.done, 8);
-  ASSERT_EQ(runner.started().size(), 8u) << "every run once";
-  int progress = 0;
-  for (const SweepEvent& e : events) progress += e.text.find("own progress") != std::string::npos;
-  EXPECT_GE(progress, 1) << "a degree proven from the device's own progress";
+  EXPECT_EQ(runner.started().size(), 8u) << "every run once";
+  StartUpSweep out;
+  out.wall_s = result->wall_s;
+  if (runner.started().size() > 1) out.second_start_s = runner.started()[1]->start_t - runner.started()[0]->start_t;
+  for (const SweepEvent& e : events) {
+    out.progress += e.text.find("own progress") != std::string::npos;
+    out.trace += fmt::format("\n  {:.2f} {}", e.elapsed_s, e.text);
+  }
+  return out;
+}
+
+// Rule 12 then starts the second run's start-up while the first is measured, not after: at 11.2 s rather than 14.2 s
+// with the 2-s warm-up and window of the H200 sweep (69.6 s -> 68.5 s), at 12.7 s rather than 18.1 s with the GPU's
+// default 5-s warm-up and 3-s window, where the first run ended before it could be measured (83.6 s -> 78.3 s).
+TEST(SweepRules, RunsWhoseStartUpOutlastsTheirTrainingStartAheadOfTheirPredecessorsEnd) {
+  const StartUpSweep before = SweepOfLongStartUps(false), ahead = SweepOfLongStartUps(true);
+  EXPECT_GE(before.progress, 1) << "a degree proven from the device's own progress";
   // Without successors started ahead (rule 11) the sweep took 82.8 s; without rule 10 on the GPU as well, 117 s.
-  EXPECT_LE(result->wall_s, 75);
+  EXPECT_LE(before.wall_s, 75) << before.trace;
+  EXPECT_LT(ahead.second_start_s, before.second_start_s - 2) << ahead.trace;
+  EXPECT_LT(ahead.wall_s, before.wall_s) << ahead.trace;
+  const StartUpSweep slow_before = SweepOfLongStartUps(false, 5, 3), slow_ahead = SweepOfLongStartUps(true, 5, 3);
+  EXPECT_LT(slow_ahead.second_start_s, slow_before.second_start_s - 4) << slow_ahead.trace;
+  EXPECT_LT(slow_ahead.wall_s, 0.97 * slow_before.wall_s) << slow_ahead.trace;
 }
 
 // What a sweep settled on is recorded for the machine and the command; the next sweep of the same command starts at

@@ -122,31 +122,31 @@ bool Packer::HasPoorMix(const Mix& mix, const std::optional<std::string>& shape)
   });
 }
 
-std::optional<std::pair<int64_t, std::string>> Packer::Pick(int device, const DeviceState& state, double now) const {
-  // The mix it would join: runs about to leave (rule 11) are not part of it.
-  const Mix mix = CountedMix(device, now);
+bool Packer::Fits(int device, const DeviceState& state, uint64_t estimate, uint64_t provisional) const {
   // Memory the runs there hold or are about to: measured footprints, and estimates for the others, whose
   // growth to their estimate the device's free memory does not show yet.
   uint64_t used = 0, pending_bytes = 0;
   for (const std::string& key : plans_[device].runs) {
     const Live& run = where_.at(key);
-    const uint64_t estimate = run.measured ? 0 : Estimate(run.shape).value_or(0);
-    used += std::max(run.footprint.mem_bytes, estimate);
-    if (!run.measured) pending_bytes += estimate > run.footprint.mem_bytes ? estimate - run.footprint.mem_bytes : 0;
+    const uint64_t expected = run.measured ? 0 : Estimate(run.shape).value_or(provisional);
+    used += std::max(run.footprint.mem_bytes, expected);
+    if (!run.measured) pending_bytes += expected > run.footprint.mem_bytes ? expected - run.footprint.mem_bytes : 0;
   }
+  const double need = static_cast<double>(estimate) * (1 + params_.margin);
+  if (state.capacity_bytes &&
+      static_cast<double>(used + estimate) * (1 + params_.margin) > static_cast<double>(*state.capacity_bytes))
+    return false;
+  return !state.free_bytes || need + static_cast<double>(pending_bytes) <= static_cast<double>(*state.free_bytes);
+}
+
+std::optional<std::pair<int64_t, std::string>> Packer::Pick(int device, const DeviceState& state, double now) const {
+  // The mix it would join: runs about to leave (rule 11) are not part of it.
+  const Mix mix = CountedMix(device, now);
   std::optional<std::pair<int64_t, std::string>> best;
   for (const auto& [shape, runs] : waiting_) {
     if (runs.empty() || (best && runs.begin()->first > best->first)) continue;
     const std::optional<uint64_t> estimate = Estimate(shape);
-    if (!estimate) continue;
-    const double need = static_cast<double>(*estimate) * (1 + params_.margin);
-    if (state.capacity_bytes &&
-        static_cast<double>(used + *estimate) * (1 + params_.margin) > static_cast<double>(*state.capacity_bytes)) {
-      continue;
-    }
-    if (state.free_bytes && need + static_cast<double>(pending_bytes) > static_cast<double>(*state.free_bytes)) {
-      continue;
-    }
+    if (!estimate || !Fits(device, state, *estimate)) continue;
     Mix grown = mix;
     grown.insert(std::upper_bound(grown.begin(), grown.end(), shape), shape);
     if (HasPoorMix(grown, shape)) continue;
@@ -235,28 +235,52 @@ std::vector<Admission> Packer::Admit(double now, const std::vector<DeviceState>&
       } else {
         // The cap after an out of memory and the most runs a device takes count every run there, successors too.
         if (static_cast<int>(plan.runs.size()) >= std::min(plan.cap, params_.max_per_device)) break;
+        // Runs started ahead of a step (rule 12) count for no degree until it adopts them. Where runs left meanwhile
+        // they fill in, as refills would; where the degree they were started ahead of was not proven, they are plain
+        // runs above the proven degree.
+        const int floor = std::max(plan.proven, plan.trial);
+        std::vector<std::string> ahead = Ahead(d);
+        for (auto it = ahead.begin(); it != ahead.end();) {
+          Live& run = where_.at(*it);
+          const bool gap = n - static_cast<int>(ahead.size()) < floor;
+          const bool unproven = plan.probe.newcomers.empty() && plan.proven < run.ahead_of;
+          if (!gap && !unproven) {
+            ++it;
+            continue;
+          }
+          run.ahead = false;
+          if (run.stepped_t) plan.changed_t = std::max(plan.changed_t, *run.stepped_t);
+          it = ahead.erase(it);
+        }
+        const int counted = n - static_cast<int>(ahead.size());
         // Below the proven degree, or the degree on trial (rule 10), a run refills; at it, the device grows.
-        growth = n >= std::max(plan.proven, plan.trial);
+        growth = counted >= floor;
         // A successor started ahead (rule 11) restores a degree already known: growth does not wait for it.
         const bool unmeasured = std::any_of(plan.runs.begin(), plan.runs.end(), [&](const std::string& key) {
           const Live& run = where_.at(key);
-          return !Known(run) && !run.successor;
+          return !Known(run) && !run.successor && !run.ahead;
         });
-        // A growth step's newcomers (one, or a burst) are measured (on the CPU device: rated) and judged together
-        // before the next step, and the step starts from a degree shown worthwhile: runs above it (an inconclusive
-        // check's) end first, or a check would only compare one unproven degree with the next.
-        if (growth && burst_left == 0) {
-          const double window_s = plan.window_s > 0 ? plan.window_s : params_.window_s;
-          if (!plan.probe.newcomers.empty() || unmeasured || n > plan.proven ||
-              now < plan.changed_t + window_s / 2 || HasPoorMix(CountedMix(d, now), std::nullopt))
-            break;
-          burst_left = plan.burst;
-        }
         // The host CPU stops a GPU's growth, unless the last step paid the slow start's burst gain per newcomer:
         // the runs' own progress then shows that the CPU's load is not what limits them (on the H200 each run's
         // torch kept 16 cores 90-99% busy, growth waited 10-15 s after degree 2 read +36-40%, and 8 at once, as
         // saturated, still beat 4 by 1.19x). RAM, disks and the network stop it whatever the gain.
         const bool check_cpu = growth && devices_[d].kind == DeviceKind::kGpu && plan.burst <= 1;
+        // A growth step's newcomers (one, or a burst) are measured (on the CPU device: rated) and judged together
+        // before the next step, and the step starts from a degree shown worthwhile: runs above it (an inconclusive
+        // check's) end first, or a check would only compare one unproven degree with the next.
+        if (growth && burst_left == 0) {
+          const double window_s = plan.window_s > 0 ? plan.window_s : params_.window_s;
+          if (!plan.probe.newcomers.empty() || unmeasured || counted > plan.proven ||
+              now < plan.changed_t + window_s / 2 || HasPoorMix(CountedMix(d, now), std::nullopt)) {
+            // Rule 12: the next step's newcomers may start up while the wait ends.
+            if (ahead.empty() && HostPressure(host, params_, check_cpu).empty())
+              StartAhead(d, devices[d], now, admitted);
+            break;
+          }
+          burst_left = plan.burst;
+          // Those started ahead are the step's first newcomers.
+          if (!ahead.empty() && (burst_left -= Adopt(d, now)) <= 0) break;
+        }
         const std::string pressure = HostPressure(host, params_, check_cpu);
         Block(d, pressure);
         if (!pressure.empty()) break;
@@ -406,16 +430,23 @@ std::optional<double> Packer::RunSeconds(const std::string& shape) const {
   return UpperMedian(std::move(seconds));
 }
 
-void Packer::Stepping(const std::string& key, double t) {
+void Packer::Stepping(const std::string& key, double t, double warmup_s, double window_s) {
   auto it = where_.find(key);
   if (it == where_.end() || it->second.stepped_t) return;
   Live& run = it->second;
   run.stepped_t = t;
+  run.warmup_s = warmup_s;
+  run.settled_t = t + warmup_s + window_s;
   shapes_[run.shape].startups.push_back(std::max(0.0, t - run.placed_t));
   // The training runs changed: rule 10's span up to here counts for none, and the newcomer is not warm yet.
   Plan& plan = plans_[run.device];
   plan.touched_t = std::max(plan.touched_t, t);
   if (plan.trained) plan.trained->warm = false;
+  // A newcomer started ahead (rule 12) joins the device's load here: its step's before-window ends at this step.
+  Probe& probe = plan.probe;
+  if (probe.adopted && !probe.stepped &&
+      std::find(probe.newcomers.begin(), probe.newcomers.end(), key) != probe.newcomers.end())
+    probe.admitted_t = t, probe.stepped = true;
 }
 
 std::optional<double> Packer::StartupSeconds(const std::string& shape) const {
@@ -537,8 +568,22 @@ void Packer::Evaluate(int device, double now, const RateSource& rates, double wi
                                  probe.incumbents.size() + k, at_once));
     return;
   }
+  // Newcomers started ahead (rule 12) that stepped before the runs there were past their warm-up left too short a
+  // before-window to tell.
+  if (probe.adopted && probe.admitted_t - std::max(probe.admitted_t - window_s, probe.steady_t) < window_s / 2) {
+    notes_.push_back(fmt::format("{}: degree {}{}: gain check inconclusive (its newcomers began training before the "
+                                 "runs there were steady)",
+                                 name, probe.degree, at_once));
+    return;
+  }
+  // The after-window ends where runs started ahead of the next step began training (rule 12).
+  double end = now;
+  for (const std::string& key : plan.runs) {
+    const Live& run = where_.at(key);
+    if (run.ahead && run.stepped_t) end = std::min(end, *run.stepped_t);
+  }
   const int degree = probe.degree;
-  const std::optional<Ratio> f = MeanRatio(probe, rates, window_s, now - window_s, now, 0);
+  const std::optional<Ratio> f = MeanRatio(probe, rates, window_s, end - window_s, end, 0);
   if (!f) {
     MarkProven(device, degree);
     notes_.push_back(

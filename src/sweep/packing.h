@@ -75,6 +75,19 @@
 //      training. Rule 10's
 //      degrees count the runs training (those that made their first step), not those still starting, and a check
 //      cut short puts its degree on trial on a GPU too (its memory is known from the shape's measured runs).
+//  12. start-ups ahead of a check (GPU devices holding one shape, `start_ahead`): a newcomer's start-up S (the shape's
+//      median, once a run of it stepped) loads the device little, so it need not wait for the step before it to be
+//      judged. When growth waits only for runs there to be measured (the first run's warm-up and window, or the
+//      pending check's newcomers), every run there has stepped, and all will be measured within 0.9 S, the next step's
+//      newcomers (as many as the pending step's, else the burst) start now, so that they begin training about as the
+//      check they wait for ends: on the H200 the first run trained alone 14-16 s of an 86-s sweep. They count for no
+//      degree while ahead; once the degree they were started ahead of is proven they become that step's newcomers, and
+//      its check's before-window ends at their first training step, not at their start; if it is not proven, they are
+//      plain runs above the proven degree (rule 2: they end first). Their memory is checked as a growth newcomer's,
+//      against the shape's measured footprint, or, before one is measured, the largest its stepped runs hold (half a
+//      warm-up after their first step: a first training step allocates weights, optimizer state and activations). A
+//      check whose before-window holds less than half a window (a newcomer that stepped before its neighbours were
+//      past their warm-up) is inconclusive.
 // A run's memory estimate is the largest footprint measured for its shape, or of any shape while its own was
 // never measured; with nothing measured yet, only empty devices take runs.
 //
@@ -138,6 +151,7 @@ struct PackingParams {
   // early), and the training steps each incumbent's windows must hold at least.
   double early_margin = 0.05;
   double early_steps = 4;
+  bool start_ahead = true;  // rule 12 (off: every growth newcomer starts once the step before it is judged)
 };
 
 // What an earlier sweep of the same command learnt of a shape on this machine (sweep/degree_record.h).
@@ -195,8 +209,9 @@ class Packer {
   // The median training time of the runs of `shape` that ended on their own (Finished); nullopt before any.
   std::optional<double> RunSeconds(const std::string& shape) const;
   // The run made its first training step at `t` (rule 11): its start-up is over, and it counts among its device's
-  // training runs from now.
-  void Stepping(const std::string& key, double t);
+  // training runs from now. `warmup_s`, `window_s`: its meter's, so that it will be measured about warmup_s +
+  // window_s after `t` (rule 12).
+  void Stepping(const std::string& key, double t, double warmup_s = 0, double window_s = 0);
   // The median start-up of the runs of `shape` that made a first step; nullopt before any.
   std::optional<double> StartupSeconds(const std::string& shape) const;
 
@@ -270,6 +285,11 @@ class Packer {
     Footprint footprint;
     double placed_t = 0;
     std::optional<double> stepped_t;  // its first training step (rule 11)
+    double warmup_s = 0, settled_t = 0;  // its meter's warm-up, and when it will be measured (rule 12)
+    // Started ahead of a step (rule 12), not yet one of its newcomers: it counts for no degree until that step's
+    // degree `ahead_of` is proven.
+    bool ahead = false;
+    int ahead_of = 0;
     bool successor = false;  // started ahead of a run's expected end (rule 11): growth does not wait for it
     int start = 1;           // runs on its device when it started (those placed in the same tick included)
     int peak = 1;            // the most runs its device held since it started
@@ -291,6 +311,9 @@ class Packer {
     std::vector<std::string> incumbents;
     long departures = 0;
     int degree = 0;  // the degree it tries (rule 11: the runs not about to leave, the newcomers included)
+    // Rule 12: its newcomers were started ahead, so the before-window ends at their first training step; `stepped`:
+    // admitted_t is that step already.
+    bool adopted = false, stepped = false;
   };
   struct Plan {
     std::vector<std::string> runs;  // keys, in admission order
@@ -340,6 +363,16 @@ class Packer {
   std::optional<uint64_t> Estimate(const std::string& shape) const;
   // The earliest queued run (index, key) that may join the occupied `device` now.
   std::optional<std::pair<int64_t, std::string>> Pick(int device, const DeviceState& state, double now) const;
+  // Whether one more run of `estimate` bytes fits `device` now, times (1 + margin): with the runs there (their
+  // measured footprints, else their shape's estimate, or `provisional` where their shape has none yet, whose growth to
+  // it the device's free memory does not show yet) within its capacity, and within what is free.
+  bool Fits(int device, const DeviceState& state, uint64_t estimate, uint64_t provisional = 0) const;
+  // Rule 12: the runs of `device` started ahead of a step and not yet its newcomers.
+  std::vector<std::string> Ahead(int device) const;
+  // Rule 12: starts the next step's newcomers on `device` ahead of the check that growth waits for, where it may.
+  void StartAhead(int device, const DeviceState& state, double now, std::vector<Admission>& admitted);
+  // Rule 12: the runs started ahead become the newcomers of the step to the next degree; returns how many.
+  int Adopt(int device, double now);
   // `growth`: beyond the proven degree; the first newcomer of a step starts its gain check, later ones of the same
   // burst join it.
   void Place(const std::string& key, int64_t index, int device, double now, bool growth);

@@ -82,13 +82,14 @@ class ScriptedRunner : public AttemptRunner {
   Result<std::vector<measure::HelperMessage>> Poll(int timeout_ms) override {
     const double from = now_;
     // Each attempt trains at its rate times the machine's speed for the attempts alive as the wait began.
-    int live = 0;
+    std::vector<const Started*> alive;
     for (const auto& a : started_) {
-      live += !Ended(*a) && (!speed_by_training || from >= a->start_t + a->script.steps_from_s);
+      if (!Ended(*a) && (!speed_by_training || from >= a->start_t + a->script.steps_from_s)) alive.push_back(a.get());
     }
+    const int live = static_cast<int>(alive.size());
     now_ += std::max(timeout_ms, 1) / 1000.0;
     for (const auto& a : started_) {
-      a->rate_now = a->script.rate * (speed ? speed(live) : 1.0);
+      a->rate_now = a->script.rate * (speed_of ? speed_of(*a, alive) : speed ? speed(live) : 1.0);
       const double first = a->start_t + a->script.steps_from_s;
       if (a->script.work_samples && !a->work_end_t && a->rate_now > 0 && !a->ended) {
         const double t = std::max(from, first) + (*a->script.work_samples - a->trained) / a->rate_now;
@@ -110,6 +111,9 @@ class ScriptedRunner : public AttemptRunner {
 
   // The machine's speed for each attempt when `live` attempts run (1: as scripted); unset: they never slow.
   std::function<double(int live)> speed;
+  // Set: each attempt's speed from the attempts alive as the wait began, in place of `speed`, for machines whose
+  // runs slow unequally (a busy loop and a run that mostly sleeps sharing the cores).
+  std::function<double(const Started& a, const std::vector<const Started*>& alive)> speed_of;
   // Whether `live` counts only the attempts past their start-up (training: a GPU's runs load it only once they step).
   bool speed_by_training = false;
 

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "tune/compare.h"
 #include "tune/flag_map.h"
@@ -414,6 +415,26 @@ void Search::Ceilings() {
 
 // ---- 6. confirmation ------------------------------------------------------------------------------------------
 
+// A machine whose speed moves by 2-3x within minutes (docs/benchmarks.md, tune run 7: the same command 751, 878 and
+// 1,942 samples/s in three rounds) makes every comparison of one trial against another follow the machine rather
+// than the settings, and the recommendation with them. The confirmation repeats settings the search already ran in
+// full training, so the two readings show it: 1,903 samples/s ±2% and then 1,090 ±2% in one tune of that run.
+std::string Search::MachineDrift(const Trial& confirm) const {
+  const Trial* earlier = nullptr;
+  for (const Trial& t : trials_) {
+    if (&t != &confirm && t.request.mode == StageKind::kFull && t.request.step != "confirm" &&
+        t.request.knobs == confirm.request.knobs && Succeeded(t) && Reliable(t))
+      earlier = &t;
+  }
+  if (!earlier || !Reliable(confirm) || Compare(confirm, *earlier) == Order::kNotDistinguishable) return "";
+  const double before = ScoreOf(*earlier).value, now = ScoreOf(confirm).value;
+  if (before <= 0 || std::abs(now / before - 1) <= kMachineDrift) return "";
+  return fmt::format("this machine's speed moved during the search: the same settings trained at {} in trial {} and "
+                     "at {} in the confirmation ({:+.0f}%), so the comparisons behind the recommendation may follow "
+                     "the machine rather than the settings; tune again while nothing else runs",
+                     RateWithInterval(*earlier), earlier->id, RateWithInterval(confirm), 100 * (now / before - 1));
+}
+
 void Search::Confirm() {
   StepScope scope(this, "confirm");
   if (out_.failed || (out_.stopped && !out_.kept_for_confirmation)) return;
@@ -427,6 +448,7 @@ void Search::Confirm() {
     return;
   }
   out_.confirm_trial = t->id;
+  if (const std::string drift = MachineDrift(*t); !drift.empty()) out_.warnings.push_back(drift);
   if (!base) return;
   if (current_ == out_.baseline) {
     Decide("confirm", fmt::format("Confirmed at {}: the script's own settings were already the best found.",

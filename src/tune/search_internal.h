@@ -30,6 +30,9 @@ inline constexpr int kFirstAgainRepeat = 2;
 inline constexpr double kContested = 0.10;
 // At most this many batch sizes besides the chosen one are run in full training for that check.
 inline constexpr int kMaxContestedRuns = 3;
+// Two full-training readings of the same settings that differ by more than this share, beyond both intervals, say
+// that the machine's speed moved during the search (Search::MachineDrift).
+inline constexpr double kMachineDrift = 0.20;
 
 class Search {
  public:
@@ -79,6 +82,9 @@ class Search {
   // The best configuration measured in full training other than the baseline's and `rejected`, faster than the
   // baseline by its estimate: what the confirmation tries when the recommendation confirmed slower. Null: none.
   const Trial* RunnerUp(const Trial& base, const KnobValues& rejected) const;
+  // Why the confirmation `confirm` and the search's last full-training reading of the same settings say that the
+  // machine's speed moved during the search; empty where they agree.
+  std::string MachineDrift(const Trial& confirm) const;
   // "Confirmed: the recommendation trains at ..., 1.52x the baseline's ..." for a confirmation not slower than
   // the baseline.
   std::string ConfirmedText(const Trial& confirm, const Trial& base) const;

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <functional>
 
@@ -41,24 +40,31 @@ bool Includes(const std::vector<std::string>& outer, const std::vector<std::stri
 
 }  // namespace
 
-std::string HostPressure(const HostState& host, const PackingParams& params, bool check_cpu) {
+Pressure HostPressure(const HostState& host, const PackingParams& params, bool check_cpu) {
+  Pressure p;
   std::vector<std::string> why;
+  auto press = [&](Pressure::Resource r, std::string text) {
+    p.resources |= r;
+    why.push_back(std::move(text));
+  };
   if (check_cpu && host.cpu_util_pct && *host.cpu_util_pct >= params.host_cpu_limit_pct) {
-    why.push_back(fmt::format("host CPU {:.0f}% busy (limit {:.0f}%)", *host.cpu_util_pct, params.host_cpu_limit_pct));
+    press(Pressure::kCpu,
+          fmt::format("host CPU {:.0f}% busy (limit {:.0f}%)", *host.cpu_util_pct, params.host_cpu_limit_pct));
   }
   if (host.mem_total_bytes && host.mem_available_bytes &&
       static_cast<double>(*host.mem_available_bytes) <
           params.mem_reserve * static_cast<double>(*host.mem_total_bytes)) {
-    why.push_back(fmt::format("host RAM {:.1f} GiB available of {:.1f} GiB", *host.mem_available_bytes / kGiB,
-                              *host.mem_total_bytes / kGiB));
+    press(Pressure::kRam, fmt::format("host RAM {:.1f} GiB available of {:.1f} GiB", *host.mem_available_bytes / kGiB,
+                                      *host.mem_total_bytes / kGiB));
   }
   if (host.disk_busy_pct && *host.disk_busy_pct >= params.disk_busy_limit_pct) {
-    why.push_back(fmt::format("a disk is {:.0f}% busy", *host.disk_busy_pct));
+    press(Pressure::kDisk, fmt::format("a disk is {:.0f}% busy", *host.disk_busy_pct));
   }
   if (host.net_util && *host.net_util >= params.net_limit) {
-    why.push_back(fmt::format("a network link carries {:.0f}% of its speed", 100 * *host.net_util));
+    press(Pressure::kNetwork, fmt::format("a network link carries {:.0f}% of its speed", 100 * *host.net_util));
   }
-  return fmt::format("{}", fmt::join(why, "; "));
+  p.why = fmt::format("{}", fmt::join(why, "; "));
+  return p;
 }
 
 Packer::Packer(std::vector<DeviceInfo> devices, PackingParams params)
@@ -199,19 +205,14 @@ int Packer::OneShapeDegree(const std::string& key) const {
   return run.one_shape && run.peak == run.start ? run.peak : 0;
 }
 
-void Packer::Block(int device, const std::string& why) {
+void Packer::Block(int device, const Pressure& pressure) {
   Plan& plan = plans_[device];
   // The same resources pressed with readings that move (host CPU 91%, 93%, 96%...) are one reason: noted once, not
   // at every tick (the H200 sweep printed it every half second for 15 s).
-  auto kind = [](const std::string& text) {
-    std::string out;
-    for (char c : text)
-      if (!std::isdigit(static_cast<unsigned char>(c)) && c != '.' && c != ',') out += c;
-    return out;
-  };
-  const bool same = kind(why) == kind(plan.blocked);
-  plan.blocked = why;
-  if (!why.empty() && !same) notes_.push_back(fmt::format("{}: not growing: {}", devices_[device].name, why));
+  const bool same = pressure.resources == plan.blocked;
+  plan.blocked = pressure.resources;
+  if (!pressure.none() && !same)
+    notes_.push_back(fmt::format("{}: not growing: {}", devices_[device].name, pressure.why));
 }
 
 std::vector<Admission> Packer::Admit(double now, const std::vector<DeviceState>& devices, const HostState& host) {
@@ -273,7 +274,7 @@ std::vector<Admission> Packer::Admit(double now, const std::vector<DeviceState>&
           if (!plan.probe.newcomers.empty() || unmeasured || counted > plan.proven ||
               now < plan.changed_t + window_s / 2 || HasPoorMix(CountedMix(d, now), std::nullopt)) {
             // Rule 12: the next step's newcomers may start up while the wait ends.
-            if (ahead.empty() && HostPressure(host, params_, check_cpu).empty())
+            if (ahead.empty() && HostPressure(host, params_, check_cpu).none())
               StartAhead(d, devices[d], now, admitted);
             break;
           }
@@ -281,9 +282,9 @@ std::vector<Admission> Packer::Admit(double now, const std::vector<DeviceState>&
           // Those started ahead are the step's first newcomers.
           if (!ahead.empty() && (burst_left -= Adopt(d, now)) <= 0) break;
         }
-        const std::string pressure = HostPressure(host, params_, check_cpu);
+        const Pressure pressure = HostPressure(host, params_, check_cpu);
         Block(d, pressure);
-        if (!pressure.empty()) break;
+        if (!pressure.none()) break;
         pick = Pick(d, devices[d], now);
       }
       if (!pick) break;

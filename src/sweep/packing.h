@@ -163,10 +163,16 @@ struct RememberedShape {
   bool clocked = false;     // its runs stop on the clock (rule 8)
 };
 
-// Why the host is too busy for another run ("host RAM 0.8 GiB available of 16.0 GiB; a disk is 97% busy"), or
-// empty when it is not.
+// The host resources too busy for another run: which (a bit each), and why in words ("host RAM 0.8 GiB available of
+// 16.0 GiB; a disk is 97% busy"); none: the host is not.
+struct Pressure {
+  enum Resource : unsigned { kCpu = 1, kRam = 2, kDisk = 4, kNetwork = 8 };
+  unsigned resources = 0;
+  std::string why;
+  bool none() const { return resources == 0; }
+};
 // `check_cpu`: CPU counts (for GPU devices; on the CPU device the gain check judges CPU contention itself).
-std::string HostPressure(const HostState& host, const PackingParams& params, bool check_cpu);
+Pressure HostPressure(const HostState& host, const PackingParams& params, bool check_cpu);
 
 // The window rates of live runs, for the gain check; the controller answers from its RunMeters.
 class RateSource {
@@ -322,7 +328,7 @@ class Packer {
     int burst = 1;  // newcomers the next growth step admits at once (rule 6)
     long departures = 0;
     Probe probe;
-    std::string blocked;  // the host pressure last noted
+    unsigned blocked = 0;  // the host resources last noted as pressed (Pressure::Resource bits)
     // When its runs last changed (a placement, or the first Admit after a departure), and the window its runs are
     // judged over: a growth step waits half a window after a change, and its check's before-window (at most a window)
     // starts after the change, so that it sees one degree.
@@ -376,8 +382,8 @@ class Packer {
   // `growth`: beyond the proven degree; the first newcomer of a step starts its gain check, later ones of the same
   // burst join it.
   void Place(const std::string& key, int64_t index, int device, double now, bool growth);
-  // Notes why growth of `device` is blocked, once per change of reason.
-  void Block(int device, const std::string& why);
+  // Notes why growth of `device` is blocked, once per change of the resources pressed.
+  void Block(int device, const Pressure& pressure);
   void Learn(const std::string& shape, const Footprint& footprint);
   // Rule 7 for an empty device about to take a run of `shape`.
   void StartRemembered(int device, const std::string& shape);

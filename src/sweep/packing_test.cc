@@ -751,13 +751,17 @@ TEST(PackerClock, RunsOnTheClockGoOnePerDevice) {
 TEST(HostPressure, NamesEverySaturatedResource) {
   PackingParams params;
   HostState host;
-  EXPECT_EQ(HostPressure(host, params, true), "");
+  EXPECT_TRUE(HostPressure(host, params, true).none());
+  EXPECT_EQ(HostPressure(host, params, true).why, "");
   host.cpu_util_pct = 93;
   host.disk_busy_pct = 97;
   host.net_util = 0.95;
-  EXPECT_EQ(HostPressure(host, params, false), "a disk is 97% busy; a network link carries 95% of its speed");
-  EXPECT_EQ(HostPressure(host, params, true),
-            "host CPU 93% busy (limit 90%); a disk is 97% busy; a network link carries 95% of its speed");
+  const Pressure without_cpu = HostPressure(host, params, false);
+  EXPECT_EQ(without_cpu.why, "a disk is 97% busy; a network link carries 95% of its speed");
+  EXPECT_EQ(without_cpu.resources, Pressure::kDisk | Pressure::kNetwork);
+  const Pressure with_cpu = HostPressure(host, params, true);
+  EXPECT_EQ(with_cpu.why, "host CPU 93% busy (limit 90%); a disk is 97% busy; a network link carries 95% of its speed");
+  EXPECT_EQ(with_cpu.resources, Pressure::kCpu | Pressure::kDisk | Pressure::kNetwork);
 }
 
 }  // namespace

@@ -270,7 +270,7 @@ std::vector<Admission> Packer::Admit(double now, const std::vector<DeviceState>&
         // before the next step, and the step starts from a degree shown worthwhile: runs above it (an inconclusive
         // check's) end first, or a check would only compare one unproven degree with the next.
         if (growth && burst_left == 0) {
-          const double window_s = plan.window_s > 0 ? plan.window_s : params_.window_s;
+          const double window_s = WindowOf(plan);
           if (!plan.probe.newcomers.empty() || unmeasured || counted > plan.proven ||
               now < plan.changed_t + window_s / 2 || HasPoorMix(CountedMix(d, now), std::nullopt)) {
             // Rule 12: the next step's newcomers may start up while the wait ends.
@@ -700,13 +700,13 @@ std::optional<Packer::SpanRate> Packer::ReadSpan(const std::string& shape, int d
 
 bool Packer::ReadsProven(int device, const std::string& shape) const {
   const Plan& plan = plans_[device];
-  return ReadSpan(shape, plan.proven, (plan.window_s > 0 ? plan.window_s : params_.window_s) / 2).has_value();
+  return ReadSpan(shape, plan.proven, WindowOf(plan) / 2).has_value();
 }
 
 void Packer::ProveFromSpans(int device) {
   Plan& plan = plans_[device];
   const std::string shape = MixOf(device).front();
-  const double least_s = (plan.window_s > 0 ? plan.window_s : params_.window_s) / 2;
+  const double least_s = WindowOf(plan) / 2;
   auto read = [&](int degree) { return ReadSpan(shape, degree, least_s); };
   const int from = plan.proven;
   const std::optional<SpanRate> base = read(from);

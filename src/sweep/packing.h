@@ -357,6 +357,8 @@ class Packer {
     int pieces = 0;
   };
 
+  // The window `plan`'s runs are judged over: their meters' (Reading), else the params'.
+  double WindowOf(const Plan& plan) const { return plan.window_s > 0 ? plan.window_s : params_.window_s; }
   Mix MixOf(int device) const;
   // Rule 11: how long after its first step a run of `shape` is within a start-up of its expected end (its training
   // time less its start-up), where start-ups are at least half the training; the runs of `device` that are not

@@ -27,7 +27,7 @@ void Packer::StartAhead(int device, const DeviceState& state, double now, std::v
   // pending step's newcomers, and the device steady for half a window.
   const int pending = static_cast<int>(plan.probe.newcomers.size());
   const int runs = static_cast<int>(plan.runs.size());
-  const double window_s = plan.window_s > 0 ? plan.window_s : params_.window_s;
+  const double window_s = WindowOf(plan);
   if (static_cast<int>(Counted(device, now).size()) != runs || runs != plan.proven + pending ||
       now < plan.changed_t + window_s / 2)
     return;

@@ -162,7 +162,7 @@ std::string Summary(const TuneResult& r) {
   if (s.failed) return report::Box(fmt::format("<b>No recommendation:</b> {}.\n", Esc(s.failure)), true);
   std::string o;
   const Trial* confirm = s.FindTrial(s.confirm_trial);
-  const Trial* base = s.FindTrial(s.baseline_trial);
+  const Trial* base = s.ClaimBase();
   o += fmt::format("<p><b>Recommended:</b> {}", Esc(ValuesText(s.recommended, order)));
   if (confirm && Succeeded(*confirm)) {
     o += fmt::format(" — <b>{}</b> in full training", Esc(RateWithInterval(*confirm)));

@@ -101,7 +101,7 @@ json ResultsJson(const TuneResult& r) {
   // The recommendation against the baseline, as a claim only when the two are distinguishable.
   json speedup = {{"ratio", nullptr}, {"claim", nullptr}};
   const Trial* confirm = s.FindTrial(s.confirm_trial);
-  const Trial* base = s.FindTrial(s.baseline_trial);
+  const Trial* base = s.ClaimBase();
   if (confirm && base && confirm != base && Succeeded(*confirm) && Succeeded(*base)) {
     std::optional<double> ratio = RatioIfDistinguishable(*confirm, *base);
     speedup["ratio"] = ratio ? json(*ratio) : json(nullptr);
@@ -139,6 +139,7 @@ json ResultsJson(const TuneResult& r) {
       {"plan", s.plan.empty() ? nlohmann::json() : nlohmann::json(s.plan)},
       {"throughput",
        {{"baseline", RateOf(s, s.baseline_trial)},
+        {"baseline_again", RateOf(s, s.baseline_again_trial)},
         {"recommended", RateOf(s, s.confirm_trial)},
         {"loader_ceiling", RateOf(s, s.loader_ceiling_trial)},
         {"compute_ceiling", RateOf(s, s.compute_ceiling_trial)},

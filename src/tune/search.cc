@@ -426,13 +426,36 @@ std::string Search::MachineDrift(const Trial& confirm) const {
         t.request.knobs == confirm.request.knobs && Succeeded(t) && Reliable(t))
       earlier = &t;
   }
-  if (!earlier || !Reliable(confirm) || Compare(confirm, *earlier) == Order::kNotDistinguishable) return "";
-  const double before = ScoreOf(*earlier).value, now = ScoreOf(confirm).value;
+  return earlier ? MachineMoved(*earlier, confirm, "in the confirmation") : "";
+}
+
+std::string Search::MachineMoved(const Trial& earlier, const Trial& later, const std::string& when) const {
+  if (!Reliable(earlier) || !Reliable(later) || Compare(later, earlier) == Order::kNotDistinguishable) return "";
+  const double before = ScoreOf(earlier).value, now = ScoreOf(later).value;
   if (before <= 0 || std::abs(now / before - 1) <= kMachineDrift) return "";
   return fmt::format("this machine's speed moved during the search: the same settings trained at {} in trial {} and "
-                     "at {} in the confirmation ({:+.0f}%), so the comparisons behind the recommendation may follow "
-                     "the machine rather than the settings; tune again while nothing else runs",
-                     RateWithInterval(*earlier), earlier->id, RateWithInterval(confirm), 100 * (now / before - 1));
+                     "at {} {} ({:+.0f}%), so the comparisons behind the recommendation may follow the machine rather "
+                     "than the settings; tune again while nothing else runs",
+                     RateWithInterval(earlier), earlier.id, RateWithInterval(later), when, 100 * (now / before - 1));
+}
+
+// The baseline ran minutes before the confirmation. Where the two readings are not to be compared as they stand (the
+// confirmation slower than the baseline, or the machine's speed seen to move), the baseline runs again right after
+// the confirmation, while the budget holds a run, so that the verdict and the speed-up rest on readings taken back to
+// back: in run 7 a tune fell back to the script's own settings (1.00x) on a confirmation that read slower than a
+// baseline measured four minutes earlier. Returns that reading, or null.
+const Trial* Search::BaselineAgain(const Trial& confirm, const Trial& base) {
+  const Trial* again = Measure(StageKind::kFull, out_.baseline, "confirm", 1);
+  // A reading that does not count would only replace a verdict with none.
+  if (!again || !Succeeded(*again) || !Reliable(*again) || again == &base || again == &confirm) return nullptr;
+  out_.baseline_again_trial = again->id;
+  // The machine moving is said once, whichever pair of readings showed it first.
+  const std::string moved = MachineMoved(base, *again, "when measured again after the confirmation");
+  if (!moved.empty() && std::none_of(out_.warnings.begin(), out_.warnings.end(), [](const std::string& w) {
+        return w.rfind("this machine's speed moved", 0) == 0;
+      }))
+    out_.warnings.push_back(moved);
+  return again;
 }
 
 void Search::Confirm() {
@@ -448,7 +471,8 @@ void Search::Confirm() {
     return;
   }
   out_.confirm_trial = t->id;
-  if (const std::string drift = MachineDrift(*t); !drift.empty()) out_.warnings.push_back(drift);
+  const std::string drift = MachineDrift(*t);
+  if (!drift.empty()) out_.warnings.push_back(drift);
   if (!base) return;
   if (current_ == out_.baseline) {
     Decide("confirm", fmt::format("Confirmed at {}: the script's own settings were already the best found.",
@@ -456,18 +480,29 @@ void Search::Confirm() {
            {base->id, t->id});
     return;
   }
+  std::vector<int> ids = {base->id, t->id};
+  // Said before the verdict where the baseline was measured again: what it read at the start.
+  std::string again_text;
+  if (Compare(*t, *base) == Order::kSlower || !drift.empty()) {
+    if (const Trial* again = BaselineAgain(*t, *base)) {
+      again_text = fmt::format("The baseline, measured again right after the confirmation, trained at {} (it read {} "
+                               "at the start); the verdict rests on the two readings taken back to back. ",
+                               RateWithInterval(*again), RateWithInterval(*base));
+      ids.push_back(again->id);
+      base = again;
+    }
+  }
   if (Compare(*t, *base) != Order::kSlower) {
-    Decide("confirm", ConfirmedText(*t, *base), {base->id, t->id});
+    Decide("confirm", again_text + ConfirmedText(*t, *base), ids);
     return;
   }
   // Measured worse than what the script does on its own. One unlucky run should not throw away the search: the
   // best other configuration full training measured is confirmed in its place, when the budget holds a run.
   const ObjectiveWords words = WordsFor(o_.objective);
-  std::string text = fmt::format("The recommendation ({}) trained {} than the baseline ({} against {})",
+  std::string text = fmt::format("{}The recommendation ({}) trained {} than the baseline ({} against {})", again_text,
                                  ValuesText(current_, KnobOrder()), words.worse, RateWithInterval(*t),
                                  RateWithInterval(*base));
-  std::vector<int> ids = {base->id, t->id};
-  if (const Trial* alt = RunnerUp(*base, current_)) {
+  if (const Trial* alt = RunnerUp(*Find(out_.baseline_trial), current_)) {
     ids.push_back(alt->id);
     const Trial* again = Measure(StageKind::kFull, alt->request.knobs, "confirm", 1);
     if (again) ids.push_back(again->id);

@@ -23,9 +23,12 @@
 //      10% of the compute-fastest; three at most) in full training, while the plan holds them: the script's own
 //      size (else the chosen one) stays unless another beats it there by more than `tolerance` beyond both
 //      intervals, and then the smallest within `tolerance` of the fastest there is recommended;
-//   6. confirm: one more full run of the recommendation. One distinguishably slower than the baseline is not the
-//      end: the best other configuration measured in full training is confirmed in its place when the budget
-//      holds a run, and only when that fails too do the script's own settings stay.
+//   6. confirm: one more full run of the recommendation. Where it reads distinguishably slower than the baseline,
+//      or the machine's speed is seen to move (the confirmation and an earlier reading of the same settings apart by
+//      more than 20%), the baseline runs again right after it while the budget holds a run, and the verdict and the
+//      speed-up rest on those two readings, taken back to back. One still distinguishably slower than the baseline
+//      is not the end: the best other configuration measured in full training is confirmed in its place when the
+//      budget holds a run, and only when that fails too do the script's own settings stay.
 // With a budget (SearchOptions::budget_left_s), the steps share it by plan (budget_plan.h): each step's first
 // trials are reserved, so every knob is measured before any step refines, and refinements take a share each.
 // Without the helper (no loader or compute mode), every trial is full training. Grid: the baseline, then every
@@ -107,12 +110,18 @@ struct SearchOutcome {
   std::optional<int64_t> largest_batch_tried;
   std::optional<int> baseline_trial, loader_ceiling_trial, compute_ceiling_trial, confirm_trial;
   std::optional<int> recommended_batch_trial, fastest_batch_trial;  // the batch step's measurements of them
+  // The baseline measured again right after the confirmation (step 6), where the first reading was not to be compared
+  // with it as it stood; unset: not run.
+  std::optional<int> baseline_again_trial;
   std::vector<int> loader_curve;  // loader trials over worker counts, by worker count
   std::vector<int> batch_curve;   // batch-step trials over batch sizes, by batch size
   std::vector<std::string> injected;  // the knobs set by the automatic instrumentation (Delivery::kInjected)
   std::string loader_key, loader_site;  // the training DataLoader, from the first trial that reported one
 
   const Trial* FindTrial(std::optional<int> id) const;
+  // The baseline reading the recommendation's speed-up is claimed against: the one taken back to back with the
+  // confirmation where there is one, else the first.
+  const Trial* ClaimBase() const { return FindTrial(baseline_again_trial ? baseline_again_trial : baseline_trial); }
 };
 
 // Runs one trial with id `id`; nullopt when no trial may run any more (the search then stops). A trial that was

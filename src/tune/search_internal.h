@@ -85,6 +85,12 @@ class Search {
   // Why the confirmation `confirm` and the search's last full-training reading of the same settings say that the
   // machine's speed moved during the search; empty where they agree.
   std::string MachineDrift(const Trial& confirm) const;
+  // Why two full-training readings of the same settings, `later` taken `when` ("in the confirmation"), say that the
+  // machine's speed moved: both count, they are distinguishable, and apart by more than kMachineDrift; else empty.
+  std::string MachineMoved(const Trial& earlier, const Trial& later, const std::string& when) const;
+  // The baseline measured again right after the confirmation `confirm` (step 6), its first reading `base`: the
+  // reading when it counts, else null (the budget held no run, or it failed or did not count).
+  const Trial* BaselineAgain(const Trial& confirm, const Trial& base);
   // "Confirmed: the recommendation trains at ..., 1.52x the baseline's ..." for a confirmation not slower than
   // the baseline.
   std::string ConfirmedText(const Trial& confirm, const Trial& base) const;

@@ -394,19 +394,6 @@ TEST(Search, EstimatesThatDidNotSettleDecideNothing) {
   EXPECT_THAT(DecisionOf(s, "amp"), Not(HasSubstr("adopted")));
 }
 
-TEST(Search, ClaimsASpeedUpOnlyWhenTheConfirmationIsDistinguishable) {
-  ScriptModel model;
-  model.unsettled = [](const TrialRequest& r) { return r.repeat >= 1; };  // the confirmation, run again too
-  SearchOutcome s = Search(model, Options());
-  std::string confirm = DecisionOf(s, "confirm");
-  EXPECT_THAT(confirm, HasSubstr("not distinguishable from the baseline"));
-  EXPECT_THAT(confirm, HasSubstr("no speed-up can be claimed"));
-  EXPECT_THAT(confirm, Not(HasSubstr("×")));
-
-  ScriptModel apart;
-  EXPECT_THAT(DecisionOf(Search(apart, Options()), "confirm"), HasSubstr("6.40× the baseline's"));
-}
-
 TEST(Search, RunsAMeasurementThatDidNotSettleOnceMore) {
   ScriptModel model;
   // The first full run of the tuned settings is disturbed; the run again settles.
@@ -434,23 +421,6 @@ TEST(Search, RunsAMeasurementThatDidNotSettleOnceMore) {
   for (const auto& t : never.trials) full += t.request.mode == core::StageKind::kFull && t.request.repeat < 2;
   EXPECT_EQ(agains, full);
   EXPECT_EQ(never.recommended.at("preload"), "off");  // nothing counted in full training
-}
-
-TEST(Search, AConfirmationSlowerThanTheBaselineKeepsTheScriptsSettings) {
-  ScriptModel model;
-  SearchOutcome s = RunSearch(Options(), [&](int id, const TrialRequest& r) -> std::optional<Trial> {
-    Trial t = model(id, r);
-    if (r.repeat == 1) {  // the tuned settings, measured again, turn out slow
-      t.samples_per_s = 100;
-      t.ci_low = 99;
-      t.ci_high = 101;
-    }
-    return t;
-  });
-  EXPECT_EQ(s.recommended, s.baseline);
-  EXPECT_EQ(s.confirm_trial, s.baseline_trial);
-  EXPECT_THAT(DecisionOf(s, "confirm"), HasSubstr("trained slower than the baseline"));
-  EXPECT_THAT(s.warnings.back(), HasSubstr("confirmed slower than the script's own"));
 }
 
 TEST(Search, WorkerScanStopsWhenMoreWorkersCannotBeToldApart) {
@@ -743,34 +713,6 @@ TEST(Search, APreloadTrialThatReadsSlowAndDidNotConvergeRunsOnceMore) {
   SearchOutcome converged = search(0.01, true);
   EXPECT_EQ(converged.recommended.at("preload"), "off");
   EXPECT_THAT(DecisionOf(converged, "full"), HasSubstr("preload=on brings nothing in full training"));
-}
-
-// The first confirmation of the recommendation comes out slow (a disturbed run); the best other configuration
-// measured in full training is confirmed in its place instead of giving up on the search.
-TEST(Search, AConfirmationSlowerThanTheBaselineTriesTheRunnerUp) {
-  ScriptModel model;
-  int confirmations = 0;
-  SearchOutcome s = RunSearch(Options(), [&](int id, const TrialRequest& r) -> std::optional<Trial> {
-    Trial t = model(id, r);
-    if (r.step == "confirm" && ++confirmations == 1) {
-      t.samples_per_s = 100;
-      t.ci_low = 99;
-      t.ci_high = 101;
-    }
-    return t;
-  });
-  ASSERT_EQ(confirmations, 2);
-  const Trial& first = s.trials[s.trials.size() - 2];
-  const Trial& second = s.trials.back();
-  EXPECT_EQ(first.request.step, "confirm");
-  EXPECT_EQ(second.request.step, "confirm");
-  EXPECT_NE(first.request.knobs, second.request.knobs);
-  EXPECT_EQ(s.recommended, second.request.knobs);
-  EXPECT_NE(s.recommended, s.baseline);
-  EXPECT_EQ(s.confirm_trial, second.id);
-  EXPECT_THAT(DecisionOf(s, "confirm"), HasSubstr("was confirmed in its place. Confirmed: the recommendation trains "
-                                                  "at"));
-  for (const auto& w : s.warnings) EXPECT_THAT(w, Not(HasSubstr("keep its settings")));
 }
 
 TEST(Search, AKnobTheInstrumentationCouldNotSetIsATrialThatDidNotRunAsAsked) {

@@ -182,10 +182,18 @@ done
 # 4. The helper gone, on a machine without the checkout: a message that says what to do, and exit status 1.
 user_in "$M" rm -rf "$M/share/saturate"
 mkdir -p "$WORK/empty"
+# The checkouts' python/ folders to hide: this source tree's, and the one the binary under test was built from (its
+# compiled-in fallback), where that is another checkout (build/saturate beside its python/).
+hide=("$SATURATE_SOURCE_DIR/python")
+built_from=$(realpath -m "$(dirname "$(realpath "$SATURATE")")/../python")
+if [ -f "$built_from/sitecustomize.py" ] && [ "$built_from" != "$(realpath "$SATURATE_SOURCE_DIR/python")" ]; then
+  hide+=("$built_from")
+fi
 if [ "$(id -u)" -eq 0 ] && unshare -m --propagation private true 2>/dev/null; then
   set +e
-  unshare -m --propagation private sh -c 'mount --bind "$1" "$2" && shift 2 && exec "$@"' _ \
-    "$WORK/empty" "$SATURATE_SOURCE_DIR/python" \
+  unshare -m --propagation private sh -c 'empty=$1; n=$2; shift 2
+    while [ "$n" -gt 0 ]; do mount --bind "$empty" "$1" || exit 125; shift; n=$((n - 1)); done
+    exec "$@"' _ "$WORK/empty" "${#hide[@]}" "${hide[@]}" \
     runuser -u nobody -- env -i HOME="$U/home" LANG=C.UTF-8 PATH="$M/bin:/usr/bin:/bin" \
     saturate monitor -c 1 -- "$PY" -c pass >"$WORK/broken.txt" 2>&1
   rc=$?

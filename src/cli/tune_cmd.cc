@@ -35,6 +35,7 @@ struct TuneCliOptions {
   std::string cache;
   bool fresh = false;
   bool trace = false;
+  std::string back_to_back = "on";
   ServeFlag serve;
 };
 
@@ -76,6 +77,8 @@ Status RunTuneCommand(const TuneCliOptions& c) {
   if (c.strategy == "grid") strategy = tune::Strategy::kGrid;
   else if (c.strategy != "guided")
     return UsageError(fmt::format("--strategy '{}' is not guided or grid", c.strategy));
+  if (c.back_to_back != "on" && c.back_to_back != "off")
+    return UsageError(fmt::format("--back-to-back '{}' is not on or off", c.back_to_back));
   const std::optional<tune::Objective> objective = tune::ParseObjective(c.objective);
   if (!objective)
     return UsageError(fmt::format("--objective '{}' is not throughput, energy or cost", c.objective));
@@ -103,6 +106,7 @@ Status RunTuneCommand(const TuneCliOptions& c) {
   o.trace = c.trace;
   o.cache_path = c.cache;
   o.fresh = c.fresh;
+  o.back_to_back = c.back_to_back == "on";
   o.on_event = Progress();
   o.on_plan = [](const std::string& plan) { fmt::print(stderr, "plan: {}\n", plan); };
 
@@ -159,6 +163,11 @@ Action SetupTune(CLI::App& app) {
   app.add_flag("--json", c->json, "print results.json instead of the report");
   app.add_option("--cache", c->cache, "the trial cache (default ~/.cache/saturate/tune.db)");
   app.add_flag("--fresh", c->fresh, "measure every trial again instead of reusing cached ones");
+  app.add_option("--back-to-back", c->back_to_back,
+                 "on (default): where the machine's speed may move between trials, a decision measures the settings "
+                 "it compares with again right after the challenger, while the budget holds the run (two such "
+                 "readings that agree show the machine steady, and later decisions rest on one reading each); off: "
+                 "one reading each");
   app.add_flag("--trace", c->trace,
                "after the search, run the recommendation once more for a torch.profiler Chrome trace of a few steady "
                "steps (trace.json in --out, else saturate-tune-trace-TIME.json here) and summarise it");

@@ -77,13 +77,8 @@ const Trial* Search::Measure(StageKind mode, const KnobValues& knobs, const std:
   // so that one unlucky run does not leave a step with nothing to compare; the later run stands for both.
   if (t && Succeeded(*t) && !Reliable(*t) && !t->too_slow && t->exit_class == run::ExitClass::kStopped &&
       AgainAffordable()) {
-    TrialRequest again = t->request;
-    again.repeat = kFirstAgainRepeat;
-    for (const auto& other : trials_)
-      if (other.request.mode == again.mode && other.request.knobs == again.knobs)
-        again.repeat = std::max(again.repeat, other.request.repeat + 1);
     const int first = t->id;
-    if (const Trial* second = Run(again)) {
+    if (const Trial* second = Run(AgainRequest(*t))) {
       again_[first] = second->id;
       return second;
     }

@@ -40,6 +40,14 @@
 // batch) stays. The same holds for the confirmation's speed-up over the baseline; a confirmation distinguishably
 // slower than the baseline brings the recommendation back to the script's own settings.
 //
+// A machine's speed can move between trials (shared hosts; tune run 7 of docs/benchmarks.md read one command at 751,
+// 878 and 1,942 samples/s within minutes), and a challenger compared with an incumbent read earlier then follows the
+// machine. So, while the budget holds runs again (`back_to_back`), the decisions of steps 3 and 5 measure the
+// incumbent again right after the challenger; the verdict stands where both readings give it; where the machine
+// moved between them, the challenger is measured again too and the last two readings decide; where they disagree
+// on a steady machine, the two are not distinguishable. Two readings again that agree, and none apart, show the
+// machine steady, and later decisions rest on one reading each.
+//
 // Knobs the script has no flag for, but that the automatic instrumentation reports ("auto": true), are searched
 // like helper knobs and become Delivery::kInjected after the baseline.
 //
@@ -81,6 +89,10 @@ struct SearchOptions {
   // every step runs to its end (the grid, and tests of one step).
   std::function<double()> budget_left_s;
   double trial_s = 0;  // a trial's length before any has run (the trial cap), for the first plan
+  // Decisions between two settings rest on readings taken back to back where the machine's speed moves (mixed
+  // precision, the workers against the script's own count, and the knobs full training measures; search_internal.h,
+  // Search::BackToBack), while the budget holds the runs again. Off: one reading each, as measured.
+  bool back_to_back = true;
   // Called once with the plan's sentence, when the knobs are known (after the baseline), before the next trial.
   std::function<void(const std::string&)> on_plan;
 };

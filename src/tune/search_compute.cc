@@ -26,7 +26,7 @@ void Search::Amp() {
   const KnobValue now = current_.count(k->name) ? current_.at(k->name) : KnobValue(k->choices.front());
   const Trial* base = Measure(ComputeMode(), current_, "amp");
   if (!base) return;
-  const Trial* best = Succeeded(*base) ? base : nullptr;
+  const Trial* challenger = nullptr;  // the fastest other choice that ran
   std::vector<int> ids = {base->id};
   std::vector<std::string> failures;
   for (const auto& choice : k->choices) {
@@ -38,12 +38,29 @@ void Search::Amp() {
       failures.push_back(fmt::format("{}={} {}", k->name, choice, FailureText(*t)));
       continue;
     }
-    if (!best || ScoreOf(*t).value > ScoreOf(*best).value) best = t;
+    if (!challenger || ScoreOf(*t).value > ScoreOf(*challenger).value) challenger = t;
   }
   if (out_.stopped && ids.size() == 1) return;
+  // The verdict on readings taken back to back, where the machine's speed moves between trials.
+  Pair pair{base, challenger};
+  if (challenger && Succeeded(*base)) {
+    pair = BackToBack(base, challenger, [&](const Trial& c, const Trial& i) {
+      return FasterBy(c, i, o_.gain) ? 1 : Compare(c, i) == Order::kNotDistinguishable ? 0 : -1;
+    });
+    base = pair.incumbent;
+    challenger = pair.challenger;
+    ids.insert(ids.end(), pair.ids.begin(), pair.ids.end());
+  }
+  const Trial* best = !Succeeded(*base) || (challenger && ScoreOf(*challenger).value > ScoreOf(*base).value)
+                          ? challenger
+                          : base;
   std::string text;
-  const std::string other = best && best != base ? ValueText(best->request.knobs.at(k->name)) : "";
-  if (best && best != base && (!Succeeded(*base) || FasterBy(*best, *base, o_.gain))) {
+  const std::string other = challenger ? ValueText(challenger->request.knobs.at(k->name)) : "";
+  if (pair.undecided) {
+    text = fmt::format("Mixed precision cannot be told apart here: {}={} against {}={}: {}; left at {}", k->name, other,
+                       k->name, ValueText(now), pair.note, ValueText(now));
+    pair.note.clear();
+  } else if (best && best != base && (!Succeeded(*base) || FasterBy(*best, *base, o_.gain))) {
     current_[k->name] = best->request.knobs.at(k->name);
     text = Succeeded(*base)
                ? fmt::format("{}={} runs the model at {}, {} {}={} ({}): adopted", k->name, other,
@@ -68,6 +85,7 @@ void Search::Amp() {
     text = fmt::format("No {} choice ran", k->name);
   }
   for (const auto& f : failures) text += "; " + f;
+  if (!pair.note.empty()) text += "; " + pair.note;
   Decide("amp", text + ".", ids);
 }
 

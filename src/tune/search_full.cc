@@ -64,8 +64,19 @@ void Search::Full() {
       if (!Succeeded(*t)) failures.push_back(fmt::format("{}={} {}", k.name, ValueText(v), FailureText(*t)));
       else if (!winner || ScoreOf(*t).value > ScoreOf(*winner).value) winner = t;
     }
+    // The verdict on readings taken back to back, where the machine's speed moves between trials.
+    Pair pair{best, winner};
+    if (winner && Succeeded(*best)) {
+      pair = BackToBack(best, winner, [&](const Trial& c, const Trial& i) {
+        return FasterBy(c, i, o_.gain) ? 1 : Compare(c, i) == Order::kSlower ? -1 : 0;
+      });
+      best = pair.incumbent;
+      winner = pair.challenger;
+      ids.insert(ids.end(), pair.ids.begin(), pair.ids.end());
+    }
+    const bool undecided = pair.undecided;
     std::string text;
-    if (winner && FasterBy(*winner, *best, o_.gain)) {
+    if (winner && !undecided && FasterBy(*winner, *best, o_.gain)) {
       const KnobValue& v = winner->request.knobs.at(k.name);
       text = fmt::format("{}={} {} by {} ({} against {}): adopted", k.name, ValueText(v),
                          WordsFor(o_.objective).improves,
@@ -73,7 +84,8 @@ void Search::Full() {
                          RateWithInterval(*winner), RateWithInterval(*best));
       current_[k.name] = v;
       best = winner;
-    } else if (winner && Reliable(*winner) && Reliable(*best) && Compare(*winner, *best) == Order::kNotDistinguishable &&
+    } else if (winner && Reliable(*winner) && Reliable(*best) &&
+               (undecided || Compare(*winner, *best) == Order::kNotDistinguishable) &&
                (k.role == KnobRole::kPreload || k.role == KnobRole::kPinMemory) &&
                winner->request.knobs.at(k.name) == KnobValue("on")) {
       // Inside the noise, on is right either way: where the two train alike it costs only memory (which the trial
@@ -82,14 +94,16 @@ void Search::Full() {
       text = fmt::format("{}={} is {} in full training; it is adopted, since it costs nothing but memory where the "
                          "two are alike and takes the gain the intervals may hide",
                          k.name, ValueText(v),
-                         NotDistinguishable(*winner, *best, fmt::format("from {}={}", k.name, ValueText(now))));
+                         undecided ? "not told apart from " + k.name + "=" + ValueText(now)
+                                   : NotDistinguishable(*winner, *best, fmt::format("from {}={}", k.name, ValueText(now))));
       current_[k.name] = v;
       best = winner;
-    } else if (winner && Compare(*winner, *best) == Order::kNotDistinguishable) {
+    } else if (winner && (undecided || Compare(*winner, *best) == Order::kNotDistinguishable)) {
       text = fmt::format("{}={} is {} in full training; {} stays {}", k.name,
                          ValueText(winner->request.knobs.at(k.name)),
-                         NotDistinguishable(*winner, *best, fmt::format("from {}={}", k.name, ValueText(now))), k.name,
-                         ValueText(now));
+                         undecided ? "not told apart from " + k.name + "=" + ValueText(now)
+                                   : NotDistinguishable(*winner, *best, fmt::format("from {}={}", k.name, ValueText(now))),
+                         k.name, ValueText(now));
     } else if (winner) {
       text = fmt::format("{}={} brings nothing in full training ({} against {}); {} stays {}", k.name,
                          ValueText(winner->request.knobs.at(k.name)), RateWithInterval(*winner),
@@ -100,6 +114,7 @@ void Search::Full() {
       text = fmt::format("{} stays {}", k.name, ValueText(now));
     }
     for (const auto& f : failures) text += "; " + f;
+    if (!pair.note.empty()) text += "; " + pair.note;
     Decide("full", text + ".", ids);
   }
   ConfirmBatch(best);
@@ -245,41 +260,51 @@ const Trial* Search::ConfirmWorkers(const Trial* current) {
   const KnobValue chosen = current_.at(k->name), own = out_.baseline.at(k->name);
   const Trial* t = Measure(StageKind::kFull, With(k->name, own), "full");
   if (!t) return nullptr;
+  std::vector<int> ids = {current->id, t->id};
+  // The verdict on readings taken back to back, where the machine's speed moves between trials.
+  const Pair pair = BackToBack(current, t, [&](const Trial& c, const Trial& i) {
+    return FasterBy(c, i, o_.gain) ? 1 : Compare(c, i) == Order::kSlower ? -1 : 0;
+  });
+  current = pair.incumbent;
+  t = pair.challenger;
+  ids.insert(ids.end(), pair.ids.begin(), pair.ids.end());
+  auto decide = [&](const std::string& text) {
+    Decide("full", text + (pair.note.empty() ? "" : " (" + pair.note + ")") + ".", ids);
+  };
+  // "not distinguishable from ..." for a sentence, or that the readings back to back could not tell.
+  auto tie = [&](const Trial& a, const Trial& b, const std::string& from) {
+    return pair.undecided ? "not told apart " + from : NotDistinguishable(a, b, from);
+  };
   const bool own_fewer = own.get<int64_t>() < chosen.get<int64_t>();
-  const Order order = Succeeded(*t) ? Compare(*t, *current) : Order::kSlower;
+  const Order order =
+      !Succeeded(*t) ? Order::kSlower : pair.undecided ? Order::kNotDistinguishable : Compare(*t, *current);
   const bool close = Succeeded(*t) && ScoreOf(*t).value >= ScoreOf(*current).value * (1 - o_.tolerance);
-  const std::vector<int> ids = {current->id, t->id};
-  if (FasterBy(*t, *current, o_.gain)) {
+  if (!pair.undecided && FasterBy(*t, *current, o_.gain)) {
     current_[k->name] = own;
-    Decide("full", fmt::format("In full training the script's own {}={} runs at {} against {} with {}={}: the "
-                               "loader and the model share the CPU here, so {} stays {}.",
-                               k->name, ValueText(own), RateWithInterval(*t), RateWithInterval(*current), k->name,
-                               ValueText(chosen), k->name, ValueText(own)),
-           ids);
+    decide(fmt::format("In full training the script's own {}={} runs at {} against {} with {}={}: the loader and the "
+                       "model share the CPU here, so {} stays {}",
+                       k->name, ValueText(own), RateWithInterval(*t), RateWithInterval(*current), k->name,
+                       ValueText(chosen), k->name, ValueText(own)));
     return t;
   }
   if (own_fewer && Succeeded(*t) && (order != Order::kSlower || close)) {
     current_[k->name] = own;
     const std::string versus = fmt::format("{}={}", k->name, ValueText(chosen));
-    Decide("full", fmt::format("In full training the script's own {}={} is {}: the fewer workers stay.", k->name,
-                               ValueText(own),
-                               order == Order::kNotDistinguishable
-                                   ? NotDistinguishable(*t, *current, "from " + versus)
-                                   : fmt::format("within {} of {} ({} against {})", FormatShare(o_.tolerance), versus,
-                                                 RateWithInterval(*t), RateWithInterval(*current))),
-           ids);
+    decide(fmt::format("In full training the script's own {}={} is {}: the fewer workers stay", k->name,
+                       ValueText(own),
+                       order == Order::kNotDistinguishable
+                           ? tie(*t, *current, "from " + versus)
+                           : fmt::format("within {} of {} ({} against {})", FormatShare(o_.tolerance), versus,
+                                         RateWithInterval(*t), RateWithInterval(*current))));
     return t;
   }
   if (order == Order::kNotDistinguishable)
-    Decide("full", fmt::format("In full training {}={} holds: it is {}, and fewer workers use less RAM.", k->name,
-                               ValueText(chosen),
-                               NotDistinguishable(*current, *t, "from the script's own " + ValueText(own))),
-           ids);
+    decide(fmt::format("In full training {}={} holds: it is {}, and fewer workers use less RAM", k->name,
+                       ValueText(chosen), tie(*current, *t, "from the script's own " + ValueText(own))));
   else
-    Decide("full", fmt::format("In full training {}={} holds: {} against {} with the script's own {}.", k->name,
-                               ValueText(chosen), RateWithInterval(*current),
-                               Succeeded(*t) ? RateWithInterval(*t) : FailureText(*t), ValueText(own)),
-           ids);
+    decide(fmt::format("In full training {}={} holds: {} against {} with the script's own {}", k->name,
+                       ValueText(chosen), RateWithInterval(*current),
+                       Succeeded(*t) ? RateWithInterval(*t) : FailureText(*t), ValueText(own)));
   return current;
 }
 

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <deque>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -30,6 +31,11 @@ inline constexpr int kFirstAgainRepeat = 2;
 inline constexpr double kContested = 0.10;
 // At most this many batch sizes besides the chosen one are run in full training for that check.
 inline constexpr int kMaxContestedRuns = 3;
+// Two readings of the same settings that differ by more than this share, beyond both intervals, say that the
+// machine's speed moved between them (Search::BackToBack); two that do not, twice and never otherwise, that the machine
+// is steady, and later decisions rest on one reading each.
+inline constexpr double kMoved = 0.05;
+inline constexpr int kSteadyChecks = 2;
 // Two full-training readings of the same settings that differ by more than this share, beyond both intervals, say
 // that the machine's speed moved during the search (Search::MachineDrift).
 inline constexpr double kMachineDrift = 0.20;
@@ -97,6 +103,29 @@ class Search {
   void Grid();                              // search.cc
   void Conclude();                          // search.cc
 
+  // ---- readings back to back (search_paired.cc) ----
+  // The readings a decision rests on, and what was measured again for it.
+  struct Pair {
+    const Trial* incumbent = nullptr;
+    const Trial* challenger = nullptr;
+    bool undecided = false;  // the readings disagree and nothing settled it: decide as "not distinguishable"
+    std::string note;        // for the decision's text ("" where nothing needs saying)
+    std::vector<int> ids;    // the trials measured again for it
+  };
+  // The pair of readings a decision between `incumbent` and `challenger` (both reliable) rests on. `verdict` is the
+  // caller's rule (+1 adopt the challenger, -1 keep the incumbent, 0 neither: not distinguishable). Until the machine
+  // is shown steady (kSteadyChecks), the incumbent is measured again right after the challenger, while the budget holds
+  // a run (AgainAffordable): where both readings give one verdict, it stands; where they differ on a steady machine,
+  // the challenger is on the line (undecided); where the machine moved between them (Moved), the challenger is
+  // measured again too, and the last two readings, back to back after the move, decide.
+  Pair BackToBack(const Trial* incumbent, const Trial* challenger,
+                  const std::function<int(const Trial& challenger, const Trial& incumbent)>& verdict);
+  // A new trial of `t`'s settings (a run again, counted as a refinement), when the budget holds one and its reading
+  // counts; later Measure calls of those settings get it. Null otherwise.
+  const Trial* ReadAgain(const Trial& t);
+  TrialRequest AgainRequest(const Trial& t) const;  // `t`'s request with the next repeat number of its settings
+  static bool Moved(const Trial& earlier, const Trial& later);  // apart beyond both intervals, by more than kMoved
+
   // ---- the budget plan (search_plan.cc) ----
   // While a step of the plan runs, its name is `running_`; at the end it is done. Trials of steps outside the plan
   // (baseline, flags, ceilings) are never limited by it.
@@ -159,6 +188,9 @@ class Search {
   std::map<std::string, int> used_;
   std::map<std::string, int> again_used_;  // per step, runs again of trials that did not settle (refinements)
   std::set<std::string> cut_;
+  // BackToBack's reading of the machine: readings of the same settings that agreed, and whether any moved apart.
+  int steady_ = 0;
+  bool drifting_ = false;
 };
 
 }  // namespace sat::tune::internal

@@ -240,6 +240,7 @@ Result<TuneResult> RunTune(const TuneOptions& o, telemetry::GpuBackend* gpu, cor
   search.tolerance = o.tolerance;
   search.objective = o.objective;
   search.batch_multiple = o.batch_multiple;
+  search.back_to_back = o.back_to_back;
   // The confirmation needs one trial of the current length: once the budget left holds no more than that and one
   // more, the search stops and confirms.
   search.keep_for_confirmation = [&] { return left() < 2 * cap + kStopAllowanceS; };

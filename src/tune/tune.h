@@ -66,6 +66,7 @@ struct TuneOptions {
   bool trace = false;                   // --trace: a profiler trace of the recommendation (trace_run.h)
   std::string cache_path;               // empty: DefaultCachePath(), or no cache where it has no place
   bool fresh = false;                   // do not reuse cached trials (new ones are still stored)
+  bool back_to_back = true;             // --back-to-back (search.h SearchOptions::back_to_back)
   std::function<void(const TrialEvent&)> on_event;
   // The guided search's budget plan, said once after the baseline (search.h SearchOptions::on_plan).
   std::function<void(const std::string&)> on_plan;

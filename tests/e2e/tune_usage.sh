@@ -16,6 +16,8 @@ expect_exit 2 "$SATURATE" tune --cache "$WORK/u.db" --price-per-hour -2 -- true
 expect_contains "$ERR" "--price-per-hour"
 expect_exit 2 "$SATURATE" tune --strategy random -- true
 expect_contains "$ERR" "guided or grid"
+expect_exit 2 "$SATURATE" tune --back-to-back sometimes -- true
+expect_contains "$ERR" "--back-to-back 'sometimes' is not on or off"
 expect_exit 2 "$SATURATE" tune
 expect_contains "$ERR" "after --"
 expect_exit 2 "$SATURATE" tune --samples-per-step -4 -- true

@@ -42,7 +42,8 @@
 //
 // A machine's speed can move between trials (shared hosts; tune run 7 of docs/benchmarks.md read one command at 751,
 // 878 and 1,942 samples/s within minutes), and a challenger compared with an incumbent read earlier then follows the
-// machine. So, while the budget holds runs again (`back_to_back`), the decisions of steps 3 and 5 measure the
+// machine. So, while the budget holds runs again (`back_to_back`), the decisions of steps 3 and 5 (mixed precision;
+// the workers, the full-training knobs, and the user's batch size against the fastest in full training) measure the
 // incumbent again right after the challenger; the verdict stands where both readings give it; where the machine
 // moved between them, the challenger is measured again too and the last two readings decide; where they disagree
 // on a steady machine, the two are not distinguishable. Two readings again that agree, and none apart, show the
@@ -90,8 +91,9 @@ struct SearchOptions {
   std::function<double()> budget_left_s;
   double trial_s = 0;  // a trial's length before any has run (the trial cap), for the first plan
   // Decisions between two settings rest on readings taken back to back where the machine's speed moves (mixed
-  // precision, the workers against the script's own count, and the knobs full training measures; search_internal.h,
-  // Search::BackToBack), while the budget holds the runs again. Off: one reading each, as measured.
+  // precision, the workers against the script's own count, the knobs full training measures, and the batch size the
+  // user had against the fastest in full training; search_internal.h, Search::BackToBack), while the budget holds
+  // the runs again. Off: one reading each, as measured.
   bool back_to_back = true;
   // Called once with the plan's sentence, when the knobs are known (after the baseline), before the next trial.
   std::function<void(const std::string&)> on_plan;

@@ -199,6 +199,22 @@ const Trial* Search::ConfirmBatch(const Trial* current) {
     else failures.push_back(fmt::format("{}={} {}", k->name, b, FailureText(*t)));
   }
   if (full.size() == 1 && failures.empty()) return current;
+  // The size the user had (where full training measured it; else the one compute mode chose) against the fastest
+  // there, on readings taken back to back where the machine's speed moves between trials.
+  const int64_t own_or_chosen = full.count(own) && Reliable(*full.at(own)) ? own : chosen;
+  Pair pair;
+  {
+    std::vector<TrialPoint> first;
+    for (const auto& [b, t] : full) first.push_back({b, t});
+    if (const std::optional<int64_t> fastest = FastestReliable(first); fastest && *fastest != own_or_chosen) {
+      pair = BackToBack(full.at(own_or_chosen), full.at(*fastest), [&](const Trial& c, const Trial& i) {
+        return FasterBy(c, i, o_.tolerance) ? 1 : Compare(c, i) == Order::kSlower ? -1 : 0;
+      });
+      if (pair.incumbent) full[own_or_chosen] = pair.incumbent;
+      if (pair.challenger) full[*fastest] = pair.challenger;
+      ids.insert(ids.end(), pair.ids.begin(), pair.ids.end());
+    }
+  }
   // Every full-training rate, smallest size first: "batch_size=32 1,979 samples/s ±3%, 64 2,270 samples/s ±2%".
   std::string rates;
   std::vector<TrialPoint> points;
@@ -219,8 +235,9 @@ const Trial* Search::ConfirmBatch(const Trial* current) {
   const Trial* best = full.at(*fastest_full);
   // The size the user had (where full training measured it; else the one compute mode chose) stays unless full
   // training shows it beaten.
-  const int64_t anchor = full.count(own) && Reliable(*full.at(own)) ? own : chosen;
-  const bool held = Reliable(*full.at(anchor)) && !FasterBy(*best, *full.at(anchor), o_.tolerance);
+  const int64_t anchor = own_or_chosen;
+  const bool held =
+      Reliable(*full.at(anchor)) && (pair.undecided || !FasterBy(*best, *full.at(anchor), o_.tolerance));
   const int64_t answer = held ? anchor : *smallest;
   std::string text;
   if (held) {
@@ -242,6 +259,7 @@ const Trial* Search::ConfirmBatch(const Trial* current) {
                                          : "");
     if (answer != chosen) text += fmt::format("; adopted in place of {}", chosen);
   }
+  if (!pair.note.empty()) text += "; " + pair.note;
   if (answer != chosen) {
     current_[k->name] = KnobValue(answer);
     out_.recommended_batch_trial = CounterpartIn(ladder, answer);

@@ -50,7 +50,7 @@ double TrueRate(const KnobValues& settings) {
 
 // Forty tunes of the main job on a machine whose speed moves between 45% and 100% of its own. Each answer is measured
 // at the machine's own speed against the best of them all (2 workers, bf16, batch 64, preload: 1,386 samples/s).
-// One reading each: 30 of 40 within 1% of the best, a mean of 0.950 of it. Back to back: 35, a mean of 0.974, for 20.9
+// One reading each: 30 of 40 within 1% of the best, a mean of 0.950 of it. Back to back: 38, a mean of 0.981, for 21.1
 // trials a tune against 16.5.
 TEST(SearchBackToBack, OnAMachineWhoseSpeedMovesTheAnswersComeCloserToTheBest) {
   const double best = TrueRate({{"workers", 2}, {"amp", "bf16"}, {"batch_size", 64}, {"preload", "on"}});
@@ -70,9 +70,9 @@ TEST(SearchBackToBack, OnAMachineWhoseSpeedMovesTheAnswersComeCloserToTheBest) {
       by[paired].trials += static_cast<double>(s.trials.size()) / 40;
     }
   }
-  EXPECT_GE(by[true].near_best, by[false].near_best + 3)
+  EXPECT_GE(by[true].near_best, by[false].near_best + 5)
       << by[true].near_best << " against " << by[false].near_best;
-  EXPECT_GT(by[true].quality, by[false].quality + 0.015) << by[true].quality << " against " << by[false].quality;
+  EXPECT_GT(by[true].quality, by[false].quality + 0.02) << by[true].quality << " against " << by[false].quality;
   EXPECT_LT(by[true].trials, by[false].trials + 6) << "the readings again cost a few trials a tune";
 }
 

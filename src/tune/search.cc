@@ -444,13 +444,16 @@ const Trial* Search::BaselineAgain(const Trial& confirm, const Trial& base) {
   // A reading that does not count would only replace a verdict with none.
   if (!again || !Succeeded(*again) || !Reliable(*again) || again == &base || again == &confirm) return nullptr;
   out_.baseline_again_trial = again->id;
-  // The machine moving is said once, whichever pair of readings showed it first.
-  const std::string moved = MachineMoved(base, *again, "when measured again after the confirmation");
-  if (!moved.empty() && std::none_of(out_.warnings.begin(), out_.warnings.end(), [](const std::string& w) {
+  WarnMachineMoved(MachineMoved(base, *again, "when measured again after the confirmation"));
+  return again;
+}
+
+void Search::WarnMachineMoved(const std::string& text) {
+  if (text.empty() || std::any_of(out_.warnings.begin(), out_.warnings.end(), [](const std::string& w) {
         return w.rfind("this machine's speed moved", 0) == 0;
       }))
-    out_.warnings.push_back(moved);
-  return again;
+    return;
+  out_.warnings.push_back(text);
 }
 
 void Search::Confirm() {
@@ -467,7 +470,7 @@ void Search::Confirm() {
   }
   out_.confirm_trial = t->id;
   const std::string drift = MachineDrift(*t);
-  if (!drift.empty()) out_.warnings.push_back(drift);
+  WarnMachineMoved(drift);
   if (!base) return;
   if (current_ == out_.baseline) {
     Decide("confirm", fmt::format("Confirmed at {}: the script's own settings were already the best found.",

@@ -97,6 +97,9 @@ class Search {
   // The baseline measured again right after the confirmation `confirm` (step 6), its first reading `base`: the
   // reading when it counts, else null (the budget held no run, or it failed or did not count).
   const Trial* BaselineAgain(const Trial& confirm, const Trial& base);
+  // Adds MachineMoved's `text` to the warnings, unless it is empty or the machine's moving was said already (once,
+  // whichever pair of readings showed it first).
+  void WarnMachineMoved(const std::string& text);
   // "Confirmed: the recommendation trains at ..., 1.52x the baseline's ..." for a confirmation not slower than
   // the baseline.
   std::string ConfirmedText(const Trial& confirm, const Trial& base) const;

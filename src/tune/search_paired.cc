@@ -56,6 +56,8 @@ Search::Pair Search::BackToBack(const Trial* incumbent, const Trial* challenger,
   const bool moved = Moved(*incumbent, *again);
   if (moved) drifting_ = true;
   else ++steady_;
+  // A move as large as the confirmation's check looks for (kMachineDrift) is said to the user too.
+  WarnMachineMoved(MachineMoved(*incumbent, *again, "when measured again right after another setting"));
   const int second = verdict(*challenger, *again);
   if (first == second) {
     if (moved)

@@ -1,4 +1,5 @@
 // Decisions on readings taken back to back (search.h, SearchOptions::back_to_back; Search::BackToBack).
+#include <algorithm>
 #include <map>
 #include <random>
 #include <vector>
@@ -100,6 +101,11 @@ TEST(SearchBackToBack, AChoiceReadWhileTheMachineSlowedIsMeasuredAgainBackToBack
   EXPECT_EQ(paired.recommended.at("amp"), "bf16") << DecisionOf(paired, "amp");
   EXPECT_THAT(DecisionOf(paired, "amp"), HasSubstr("the machine's speed moved between readings"));
   EXPECT_THAT(DecisionOf(paired, "amp"), HasSubstr("adopted"));
+  // The move (to 40%) is said once, as the confirmation's check would say it.
+  ASSERT_EQ(std::count_if(paired.warnings.begin(), paired.warnings.end(),
+                          [](const std::string& w) { return w.rfind("this machine's speed moved", 0) == 0; }),
+            1);
+  EXPECT_THAT(paired.warnings.front(), HasSubstr("when measured again right after another setting (-60%)"));
 }
 
 // A steady machine: two readings again show it steady, and every decision and the answer are as with one reading

@@ -67,14 +67,17 @@ void Search::Full() {
     // The verdict on readings taken back to back, where the machine's speed moves between trials.
     Pair pair{best, winner};
     if (winner && Succeeded(*best)) {
-      pair = BackToBack(best, winner, [&](const Trial& c, const Trial& i) {
-        return FasterBy(c, i, o_.gain) ? 1 : Compare(c, i) == Order::kSlower ? -1 : 0;
-      });
+      pair = BackToBack(best, winner, o_.gain);
       best = pair.incumbent;
       winner = pair.challenger;
       ids.insert(ids.end(), pair.ids.begin(), pair.ids.end());
     }
     const bool undecided = pair.undecided;
+    // "not distinguishable from preload=off (...)" for a sentence, or that the readings back to back could not tell.
+    const std::string tie = !winner ? ""
+                            : undecided
+                                ? "not told apart from " + k.name + "=" + ValueText(now)
+                                : NotDistinguishable(*winner, *best, fmt::format("from {}={}", k.name, ValueText(now)));
     std::string text;
     if (winner && !undecided && FasterBy(*winner, *best, o_.gain)) {
       const KnobValue& v = winner->request.knobs.at(k.name);
@@ -93,17 +96,12 @@ void Search::Full() {
       const KnobValue& v = winner->request.knobs.at(k.name);
       text = fmt::format("{}={} is {} in full training; it is adopted, since it costs nothing but memory where the "
                          "two are alike and takes the gain the intervals may hide",
-                         k.name, ValueText(v),
-                         undecided ? "not told apart from " + k.name + "=" + ValueText(now)
-                                   : NotDistinguishable(*winner, *best, fmt::format("from {}={}", k.name, ValueText(now))));
+                         k.name, ValueText(v), tie);
       current_[k.name] = v;
       best = winner;
     } else if (winner && (undecided || Compare(*winner, *best) == Order::kNotDistinguishable)) {
       text = fmt::format("{}={} is {} in full training; {} stays {}", k.name,
-                         ValueText(winner->request.knobs.at(k.name)),
-                         undecided ? "not told apart from " + k.name + "=" + ValueText(now)
-                                   : NotDistinguishable(*winner, *best, fmt::format("from {}={}", k.name, ValueText(now))),
-                         k.name, ValueText(now));
+                         ValueText(winner->request.knobs.at(k.name)), tie, k.name, ValueText(now));
     } else if (winner) {
       text = fmt::format("{}={} brings nothing in full training ({} against {}); {} stays {}", k.name,
                          ValueText(winner->request.knobs.at(k.name)), RateWithInterval(*winner),
@@ -207,9 +205,7 @@ const Trial* Search::ConfirmBatch(const Trial* current) {
     std::vector<TrialPoint> first;
     for (const auto& [b, t] : full) first.push_back({b, t});
     if (const std::optional<int64_t> fastest = FastestReliable(first); fastest && *fastest != own_or_chosen) {
-      pair = BackToBack(full.at(own_or_chosen), full.at(*fastest), [&](const Trial& c, const Trial& i) {
-        return FasterBy(c, i, o_.tolerance) ? 1 : Compare(c, i) == Order::kSlower ? -1 : 0;
-      });
+      pair = BackToBack(full.at(own_or_chosen), full.at(*fastest), o_.tolerance);
       if (pair.incumbent) full[own_or_chosen] = pair.incumbent;
       if (pair.challenger) full[*fastest] = pair.challenger;
       ids.insert(ids.end(), pair.ids.begin(), pair.ids.end());
@@ -280,9 +276,7 @@ const Trial* Search::ConfirmWorkers(const Trial* current) {
   if (!t) return nullptr;
   std::vector<int> ids = {current->id, t->id};
   // The verdict on readings taken back to back, where the machine's speed moves between trials.
-  const Pair pair = BackToBack(current, t, [&](const Trial& c, const Trial& i) {
-    return FasterBy(c, i, o_.gain) ? 1 : Compare(c, i) == Order::kSlower ? -1 : 0;
-  });
+  const Pair pair = BackToBack(current, t, o_.gain);
   current = pair.incumbent;
   t = pair.challenger;
   ids.insert(ids.end(), pair.ids.begin(), pair.ids.end());

@@ -123,6 +123,9 @@ class Search {
   // measured again too, and the last two readings, back to back after the move, decide.
   Pair BackToBack(const Trial* incumbent, const Trial* challenger,
                   const std::function<int(const Trial& challenger, const Trial& incumbent)>& verdict);
+  // The same with the usual verdict: +1 where the challenger wins by `gain` (FasterBy), -1 where it is
+  // distinguishably slower, 0 otherwise.
+  Pair BackToBack(const Trial* incumbent, const Trial* challenger, double gain);
   // A new trial of `t`'s settings (a run again, counted as a refinement), when the budget holds one and its reading
   // counts; later Measure calls of those settings get it. Null otherwise.
   const Trial* ReadAgain(const Trial& t);

@@ -92,4 +92,10 @@ Search::Pair Search::BackToBack(const Trial* incumbent, const Trial* challenger,
   return p;
 }
 
+Search::Pair Search::BackToBack(const Trial* incumbent, const Trial* challenger, double gain) {
+  return BackToBack(incumbent, challenger, [gain](const Trial& c, const Trial& i) {
+    return FasterBy(c, i, gain) ? 1 : Compare(c, i) == Order::kSlower ? -1 : 0;
+  });
+}
+
 }  // namespace sat::tune::internal
